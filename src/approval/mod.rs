@@ -1,0 +1,3 @@
+pub mod frozen;
+pub mod risk;
+pub mod shell;

@@ -1,0 +1,139 @@
+use super::*;
+use std::path::Path;
+
+fn ctx() -> ShellContext {
+    ShellContext {
+        home: PathBuf::from("/home/u"),
+        cwd: PathBuf::from("/work/ws"),
+    }
+}
+
+fn programs(command: &str) -> Vec<String> {
+    let facts = analyze(command, &ctx());
+    assert_eq!(facts.parse_error, None, "{command}");
+    facts.commands.iter().map(SimpleCommand::display).collect()
+}
+
+#[test]
+fn every_simple_command_is_found_in_lists_pipes_and_control_flow() {
+    let cases: &[(&str, &[&str])] = &[
+        ("a && b || c; d & e\nf", &["a", "b", "c", "d", "e", "f"]),
+        ("a | b |& c", &["a", "b", "c"]),
+        ("(a; (b))", &["a", "b"]),
+        ("echo $(a) `b` <(c) >(d)", &["a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"]),
+        ("if a; then b; elif c; then d; else e; fi", &["a", "b", "c", "d", "e"]),
+        ("for x in 1 2; do a $x; done", &["a $x"]),
+        ("while a; do b; done", &["a", "b"]),
+        ("case $x in y) a;; *) b;; esac", &["a", "b"]),
+        ("f() { a; }; f", &["a", "f"]),
+        ("function g { a; }", &["a"]),
+        ("cat <<EOF\n$(a)\nEOF", &["a", "cat"]),
+        ("! a", &["a"]),
+        ("{ a; b; } > out", &["a", "b"]),
+        ("x=$(a) b", &["a", "b"]),
+        ("[[ -f $(a) ]]", &["a"]),
+    ];
+    for (command, expected) in cases {
+        let mut got = programs(command);
+        let mut want: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{command}");
+    }
+}
+
+#[test]
+fn wrappers_are_unwrapped_and_shell_strings_parsed_recursively() {
+    assert_eq!(programs("sudo env FOO=1 nice rm -rf /"), vec!["rm -rf /"]);
+    assert_eq!(programs("bash -c 'ls && sh -c \"rm x\"'"), vec!["ls", "rm x"]);
+    assert_eq!(programs("find . -name '*.o' -exec rm {} +"), vec!["find . -name *.o", "rm ."]);
+    assert_eq!(programs("eval 'rm -rf /'"), vec!["eval rm -rf /", "rm -rf /"]);
+    assert_eq!(programs("bash <<'EOF'\nrm -rf ~\nEOF"), vec!["bash", "rm -rf ~"]);
+    assert_eq!(programs("bash <<< 'rm -rf ~'"), vec!["bash", "rm -rf ~"]);
+    assert_eq!(programs("/usr/bin/env /bin/rm x"), vec!["rm x"]);
+}
+
+#[test]
+fn quoting_tricks_are_seen_through_and_flagged() {
+    let facts = analyze(r#"r""m -rf / ; \rm x ; $'\x72\x6d' y"#, &ctx());
+    let names: Vec<_> = facts.commands.iter().map(|c| c.display()).collect();
+    assert_eq!(names, vec!["rm -rf /", "rm x", "rm y"]);
+    assert!(facts.commands.iter().all(|c| c.name_disguised));
+    assert!(!analyze("rm x", &ctx()).commands[0].name_disguised);
+}
+
+#[test]
+fn a_command_name_built_from_a_variable_is_dynamic() {
+    let facts = analyze("$CMD -rf /", &ctx());
+    assert!(facts.commands[0].argv[0].is_dynamic());
+    let facts = analyze("x=rm; $x -rf /", &ctx());
+    assert_eq!(facts.commands[0].display(), "rm -rf /");
+}
+
+#[test]
+fn redirect_targets_are_collected_with_their_command() {
+    let facts = analyze("echo hi > out.txt 2>&1 >> log < in; cat > ~/.bashrc", &ctx());
+    let targets: Vec<_> = facts
+        .redirects
+        .iter()
+        .map(|r| (r.target.display().to_string(), r.op, r.owner))
+        .collect();
+    assert_eq!(
+        targets,
+        vec![
+            ("out.txt".into(), RedirectOp::Write, Some(0)),
+            ("log".into(), RedirectOp::Append, Some(0)),
+            ("in".into(), RedirectOp::Read, Some(0)),
+            ("~/.bashrc".into(), RedirectOp::Write, Some(1)),
+        ]
+    );
+}
+
+#[test]
+fn cd_moves_later_commands_and_is_forgotten_after_a_subshell() {
+    let facts = analyze("cd sub && ls; (cd /etc; cat passwd); cat x", &ctx());
+    let cwd: Vec<_> = facts.commands.iter().map(|c| c.cwd.clone()).collect();
+    assert_eq!(cwd[1], Cwd::Known(PathBuf::from("/work/ws/sub")));
+    assert_eq!(cwd[3], Cwd::Known(PathBuf::from("/etc")));
+    // After `cd sub && ls`, the `cd` may have failed: unknown.
+    assert_eq!(cwd[4], Cwd::Unknown);
+    let facts = analyze("cd /tmp; cat x", &ctx());
+    assert_eq!(facts.commands[1].cwd, Cwd::Known(PathBuf::from("/tmp")));
+    let facts = analyze("if a; then cd /; fi; cat x", &ctx());
+    assert_eq!(facts.commands[2].cwd, Cwd::Unknown);
+}
+
+#[test]
+fn pipes_record_what_feeds_a_command() {
+    let facts = analyze("echo aGk= | base64 -d | bash", &ctx());
+    assert_eq!(
+        facts.commands[2].stdin,
+        Stdin::Pipe {
+            producers: vec!["echo".into(), "base64".into(), "<decoder>".into()]
+        }
+    );
+}
+
+#[test]
+fn environment_reads_and_assignments_are_recorded() {
+    let facts = analyze("echo $HOME $AWS_SECRET_ACCESS_KEY; x=1; echo $x; export PATH=/tmp:$PATH", &ctx());
+    let reads: Vec<_> = facts.env_reads.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(reads, vec!["AWS_SECRET_ACCESS_KEY"]);
+    let assigned: Vec<_> = facts.assignments.iter().map(|a| (a.name.as_str(), a.exported)).collect();
+    assert_eq!(assigned, vec![("x", false), ("PATH", true)]);
+}
+
+#[test]
+fn unparseable_commands_report_where() {
+    let facts = analyze("echo 'unterminated", &ctx());
+    assert!(facts.parse_error.is_some());
+    let facts = analyze("bash -c 'if then'", &ctx());
+    assert!(facts.parse_error.as_deref().unwrap_or("").contains("nested"));
+}
+
+#[test]
+fn arithmetic_on_a_variable_holding_code_is_opaque() {
+    let facts = analyze("x='a[$(id)]'; echo $((x))", &ctx());
+    assert!(!facts.opaque.is_empty(), "{facts:?}");
+    let _ = Path::new("/");
+}
