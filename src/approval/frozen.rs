@@ -80,7 +80,12 @@ pub fn canonical_json(value: &Value) -> String {
             Value::Object(map) => {
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                 entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
             }
             Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
             other => other.clone(),
@@ -117,7 +122,10 @@ mod tests {
         let value: Value =
             serde_json::from_str(r#"{ "b": 1, "a": { "z": [ {"y": 2, "x": 1} ], "c": null } }"#)
                 .unwrap();
-        assert_eq!(canonical_json(&value), r#"{"a":{"c":null,"z":[{"x":1,"y":2}]},"b":1}"#);
+        assert_eq!(
+            canonical_json(&value),
+            r#"{"a":{"c":null,"z":[{"x":1,"y":2}]},"b":1}"#
+        );
     }
 
     #[test]

@@ -1,3 +1,11 @@
+pub mod audit;
 pub mod frozen;
+pub mod git;
+pub mod grants;
+pub mod paths;
+pub mod policy;
+pub mod programs;
 pub mod risk;
+pub mod rules;
 pub mod shell;
+pub mod verdict;

@@ -57,7 +57,8 @@ impl ToolCatalog {
     /// The six built-in tools with their schemas and declared risks.
     pub fn builtin() -> Self {
         let mut catalog = Self::empty();
-        let path = json!({"type": "string", "description": "path, relative to the workspace or absolute"});
+        let path =
+            json!({"type": "string", "description": "path, relative to the workspace or absolute"});
         catalog.register(ToolDescriptor {
             name: "read_file".into(),
             description: "Read a text file.".into(),
@@ -75,7 +76,10 @@ impl ToolCatalog {
             description: "Search file contents with a regular expression, respecting .gitignore."
                 .into(),
             schema: object_schema(
-                &[("pattern", json!({"type": "string"})), ("path", path.clone())],
+                &[
+                    ("pattern", json!({"type": "string"})),
+                    ("path", path.clone()),
+                ],
                 &["pattern"],
             ),
             risk: Some(Risk::Safe),
@@ -84,7 +88,10 @@ impl ToolCatalog {
             name: "write_file".into(),
             description: "Create or replace a file with the given content.".into(),
             schema: object_schema(
-                &[("path", path.clone()), ("content", json!({"type": "string"}))],
+                &[
+                    ("path", path.clone()),
+                    ("content", json!({"type": "string"})),
+                ],
                 &["path", "content"],
             ),
             risk: Some(Risk::Mutating),
@@ -152,7 +159,10 @@ mod tests {
 
     #[test]
     fn an_unregistered_tool_is_dangerous() {
-        assert_eq!(ToolCatalog::builtin().risk_of("launch_missiles"), Risk::Dangerous);
+        assert_eq!(
+            ToolCatalog::builtin().risk_of("launch_missiles"),
+            Risk::Dangerous
+        );
     }
 
     #[test]

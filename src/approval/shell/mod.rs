@@ -29,9 +29,13 @@ pub enum Cwd {
 pub enum Stdin {
     Inherited,
     /// Output of earlier pipeline stages, by program name (e.g. `["curl"]`, `["echo", "base64"]`).
-    Pipe { producers: Vec<String> },
+    Pipe {
+        producers: Vec<String>,
+    },
     /// A here-doc or here-string; `text` is its content when it has no expansions.
-    Inline { text: Option<String> },
+    Inline {
+        text: Option<String>,
+    },
     File,
 }
 

@@ -20,8 +20,14 @@ fn every_simple_command_is_found_in_lists_pipes_and_control_flow() {
         ("a && b || c; d & e\nf", &["a", "b", "c", "d", "e", "f"]),
         ("a | b |& c", &["a", "b", "c"]),
         ("(a; (b))", &["a", "b"]),
-        ("echo $(a) `b` <(c) >(d)", &["a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"]),
-        ("if a; then b; elif c; then d; else e; fi", &["a", "b", "c", "d", "e"]),
+        (
+            "echo $(a) `b` <(c) >(d)",
+            &["a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"],
+        ),
+        (
+            "if a; then b; elif c; then d; else e; fi",
+            &["a", "b", "c", "d", "e"],
+        ),
         ("for x in 1 2; do a $x; done", &["a $x"]),
         ("while a; do b; done", &["a", "b"]),
         ("case $x in y) a;; *) b;; esac", &["a", "b"]),
@@ -45,10 +51,22 @@ fn every_simple_command_is_found_in_lists_pipes_and_control_flow() {
 #[test]
 fn wrappers_are_unwrapped_and_shell_strings_parsed_recursively() {
     assert_eq!(programs("sudo env FOO=1 nice rm -rf /"), vec!["rm -rf /"]);
-    assert_eq!(programs("bash -c 'ls && sh -c \"rm x\"'"), vec!["ls", "rm x"]);
-    assert_eq!(programs("find . -name '*.o' -exec rm {} +"), vec!["find . -name *.o", "rm ."]);
-    assert_eq!(programs("eval 'rm -rf /'"), vec!["eval rm -rf /", "rm -rf /"]);
-    assert_eq!(programs("bash <<'EOF'\nrm -rf ~\nEOF"), vec!["bash", "rm -rf ~"]);
+    assert_eq!(
+        programs("bash -c 'ls && sh -c \"rm x\"'"),
+        vec!["ls", "rm x"]
+    );
+    assert_eq!(
+        programs("find . -name '*.o' -exec rm {} +"),
+        vec!["find . -name *.o", "rm ."]
+    );
+    assert_eq!(
+        programs("eval 'rm -rf /'"),
+        vec!["eval rm -rf /", "rm -rf /"]
+    );
+    assert_eq!(
+        programs("bash <<'EOF'\nrm -rf ~\nEOF"),
+        vec!["bash", "rm -rf ~"]
+    );
     assert_eq!(programs("bash <<< 'rm -rf ~'"), vec!["bash", "rm -rf ~"]);
     assert_eq!(programs("/usr/bin/env /bin/rm x"), vec!["rm x"]);
 }
@@ -72,7 +90,10 @@ fn a_command_name_built_from_a_variable_is_dynamic() {
 
 #[test]
 fn redirect_targets_are_collected_with_their_command() {
-    let facts = analyze("echo hi > out.txt 2>&1 >> log < in; cat > ~/.bashrc", &ctx());
+    let facts = analyze(
+        "echo hi > out.txt 2>&1 >> log < in; cat > ~/.bashrc",
+        &ctx(),
+    );
     let targets: Vec<_> = facts
         .redirects
         .iter()
@@ -116,10 +137,17 @@ fn pipes_record_what_feeds_a_command() {
 
 #[test]
 fn environment_reads_and_assignments_are_recorded() {
-    let facts = analyze("echo $HOME $AWS_SECRET_ACCESS_KEY; x=1; echo $x; export PATH=/tmp:$PATH", &ctx());
+    let facts = analyze(
+        "echo $HOME $AWS_SECRET_ACCESS_KEY; x=1; echo $x; export PATH=/tmp:$PATH",
+        &ctx(),
+    );
     let reads: Vec<_> = facts.env_reads.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(reads, vec!["AWS_SECRET_ACCESS_KEY"]);
-    let assigned: Vec<_> = facts.assignments.iter().map(|a| (a.name.as_str(), a.exported)).collect();
+    let assigned: Vec<_> = facts
+        .assignments
+        .iter()
+        .map(|a| (a.name.as_str(), a.exported))
+        .collect();
     assert_eq!(assigned, vec![("x", false), ("PATH", true)]);
 }
 
@@ -128,7 +156,13 @@ fn unparseable_commands_report_where() {
     let facts = analyze("echo 'unterminated", &ctx());
     assert!(facts.parse_error.is_some());
     let facts = analyze("bash -c 'if then'", &ctx());
-    assert!(facts.parse_error.as_deref().unwrap_or("").contains("nested"));
+    assert!(
+        facts
+            .parse_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("nested")
+    );
 }
 
 #[test]

@@ -77,7 +77,7 @@ fn skip_options(argv: &[Word], mut i: usize, with_value: &[&str], stop_at_number
             i += 1;
             continue;
         }
-        let takes_value = with_value.iter().any(|o| *o == w);
+        let takes_value = with_value.contains(&w);
         i += if takes_value { 2 } else { 1 };
     }
     i
@@ -108,8 +108,9 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                     .filter_map(lit)
                     .any(|w| matches!(w, "-s" | "-i" | "--shell" | "--login"));
                 if shell_flag && i >= out.argv.len() {
-                    out.problems
-                        .push(format!("`{name}` opens a root shell reading commands airlock cannot see"));
+                    out.problems.push(format!(
+                        "`{name}` opens a root shell reading commands airlock cannot see"
+                    ));
                 }
                 i
             }
@@ -129,7 +130,8 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                     } else if let Some(dir) = w.strip_prefix("--chdir=") {
                         out.chdir = Some(Word::lit(dir));
                         i += 1;
-                    } else if matches!(w, "-S" | "--split-string") || w.starts_with("--split-string=")
+                    } else if matches!(w, "-S" | "--split-string")
+                        || w.starts_with("--split-string=")
                         || (w.starts_with("-S") && w.len() > 2)
                     {
                         out.problems.push(
@@ -178,7 +180,12 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
             "ionice" => skip_options(&out.argv, 1, &["-c", "-n", "--class", "--classdata"], false),
             "stdbuf" => skip_options(&out.argv, 1, &["-i", "-o", "-e"], false),
             "timeout" => {
-                let i = skip_options(&out.argv, 1, &["-s", "-k", "--signal", "--kill-after"], false);
+                let i = skip_options(
+                    &out.argv,
+                    1,
+                    &["-s", "-k", "--signal", "--kill-after"],
+                    false,
+                );
                 i + 1 // the duration
             }
             "xargs" => return unwrap_xargs(out),
@@ -238,7 +245,13 @@ fn is_name(s: &str) -> bool {
 fn unwrap_shell(out: &mut Unwrapped) {
     let mut i = 1;
     let mut has_c = false;
-    if out.argv.first().and_then(lit).map(|n| n.ends_with("busybox")) == Some(true) {
+    if out
+        .argv
+        .first()
+        .and_then(lit)
+        .map(|n| n.ends_with("busybox"))
+        == Some(true)
+    {
         // `busybox sh -c ...`
         match out.argv.get(1).and_then(lit) {
             Some(s) if SHELLS.contains(&s) || s == "sh" => i = 2,
@@ -275,16 +288,28 @@ fn unwrap_shell(out: &mut Unwrapped) {
         Some(Word::Dynamic { .. }) => out
             .problems
             .push("the shell runs a command string built at run time".into()),
-        None => out
-            .problems
-            .push("`-c` without a command string".into()),
+        None => out.problems.push("`-c` without a command string".into()),
     }
 }
 
 fn unwrap_xargs(mut out: Unwrapped) -> Unwrapped {
     let with_value = [
-        "-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter",
-        "--max-args", "--max-procs", "--max-lines", "--max-chars", "--replace", "--eof",
+        "-I",
+        "-L",
+        "-n",
+        "-P",
+        "-s",
+        "-d",
+        "-E",
+        "-a",
+        "--arg-file",
+        "--delimiter",
+        "--max-args",
+        "--max-procs",
+        "--max-lines",
+        "--max-chars",
+        "--replace",
+        "--eof",
         "--process-slot-var",
     ];
     let mut i = 1;
@@ -405,7 +430,9 @@ mod tests {
 
     #[test]
     fn nested_wrappers_come_off_down_to_the_real_program() {
-        let u = unwrap(argv("sudo -u root env -i FOO=1 timeout -s KILL 5 nice -n 10 nohup rm -rf /"));
+        let u = unwrap(argv(
+            "sudo -u root env -i FOO=1 timeout -s KILL 5 nice -n 10 nohup rm -rf /",
+        ));
         assert_eq!(names(&u), vec!["rm", "-rf", "/"]);
         assert_eq!(u.wrappers, vec!["sudo", "env", "timeout", "nice", "nohup"]);
         assert_eq!(u.env[0].0, "FOO");
@@ -414,7 +441,10 @@ mod tests {
     #[test]
     fn a_wrapper_with_nothing_to_run_is_the_command_itself() {
         assert_eq!(names(&unwrap(argv("env"))), vec!["env"]);
-        assert_eq!(names(&unwrap(argv("command -v rm"))), vec!["command", "-v", "rm"]);
+        assert_eq!(
+            names(&unwrap(argv("command -v rm"))),
+            vec!["command", "-v", "rm"]
+        );
     }
 
     #[test]
@@ -439,10 +469,17 @@ mod tests {
 
     #[test]
     fn a_shell_with_dash_c_is_replaced_by_its_string() {
-        let u = unwrap(vec![Word::lit("bash"), Word::lit("-lc"), Word::lit("rm -rf ~")]);
+        let u = unwrap(vec![
+            Word::lit("bash"),
+            Word::lit("-lc"),
+            Word::lit("rm -rf ~"),
+        ]);
         assert!(u.replaced);
         assert_eq!(u.inner, vec![Inner::Script("rm -rf ~".into())]);
-        assert_eq!(program_name(&Word::lit("/usr/bin/env")).as_deref(), Some("env"));
+        assert_eq!(
+            program_name(&Word::lit("/usr/bin/env")).as_deref(),
+            Some("env")
+        );
         assert_eq!(program_name(&Word::lit("./env")).as_deref(), Some("./env"));
     }
 }

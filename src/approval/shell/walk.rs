@@ -10,20 +10,68 @@ use tree_sitter::{Node, Parser};
 use super::unwrap::{self, Inner, SHELLS};
 use super::words::{self, Pieces, ScriptVars, Word};
 use super::{
-    Cwd, EnvRead, MAX_NESTING, Opaque, Origin, Redirect, RedirectOp, ShellAssignment,
-    ShellContext, ShellFacts, SimpleCommand, Stdin,
+    Cwd, EnvRead, MAX_NESTING, Opaque, Origin, Redirect, RedirectOp, ShellAssignment, ShellContext,
+    ShellFacts, SimpleCommand, Stdin,
 };
 
 /// Environment variables whose reading tells nothing secret.
 const BENIGN_ENV: &[&str] = &[
-    "HOME", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "PATH", "LANG", "LANGUAGE", "TERM",
-    "HOSTNAME", "TMPDIR", "RANDOM", "LINENO", "SECONDS", "IFS", "COLUMNS", "LINES", "UID",
-    "EUID", "PPID", "BASH", "BASH_VERSION", "BASHPID", "HOSTTYPE", "OSTYPE", "MACHTYPE",
-    "SHLVL", "EPOCHSECONDS", "EPOCHREALTIME", "PIPESTATUS", "FUNCNAME", "BASH_SOURCE",
-    "BASH_LINENO", "EDITOR", "VISUAL", "PAGER", "CI", "NO_COLOR", "TZ", "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "CARGO_HOME",
-    "RUSTUP_HOME", "GOPATH", "GOROOT", "JAVA_HOME", "VIRTUAL_ENV", "NODE_ENV",
-    "CARGO_TARGET_DIR", "REPLY", "OPTARG", "OPTIND",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "HOSTNAME",
+    "TMPDIR",
+    "RANDOM",
+    "LINENO",
+    "SECONDS",
+    "IFS",
+    "COLUMNS",
+    "LINES",
+    "UID",
+    "EUID",
+    "PPID",
+    "BASH",
+    "BASH_VERSION",
+    "BASHPID",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "SHLVL",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "PIPESTATUS",
+    "FUNCNAME",
+    "BASH_SOURCE",
+    "BASH_LINENO",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "CI",
+    "NO_COLOR",
+    "TZ",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "VIRTUAL_ENV",
+    "NODE_ENV",
+    "CARGO_TARGET_DIR",
+    "REPLY",
+    "OPTARG",
+    "OPTIND",
 ];
 
 pub struct Nested {
@@ -143,7 +191,6 @@ impl<'a> Walker<'a, '_> {
         });
     }
 
-
     fn visit_children(&mut self, node: Node) {
         for child in named_children(node) {
             self.visit(child);
@@ -221,10 +268,12 @@ impl<'a> Walker<'a, '_> {
                 self.origin = origin;
             }
             "simple_expansion" | "expansion" => self.expansion(node),
-            "arithmetic_expansion" | "binary_expression" | "unary_expression"
-            | "postfix_expression" | "parenthesized_expression" | "ternary_expression" => {
-                self.arithmetic(node)
-            }
+            "arithmetic_expansion"
+            | "binary_expression"
+            | "unary_expression"
+            | "postfix_expression"
+            | "parenthesized_expression"
+            | "ternary_expression" => self.arithmetic(node),
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 self.redirect(node, None)
             }
@@ -358,7 +407,8 @@ impl<'a> Walker<'a, '_> {
         for child in named_children(node) {
             match child.kind() {
                 "variable_assignment" => {
-                    let exported = keyword == "export" || flags.iter().any(|f: &String| f.contains('x'));
+                    let exported =
+                        keyword == "export" || flags.iter().any(|f: &String| f.contains('x'));
                     self.assignment(child, exported);
                     names += 1;
                 }
@@ -387,7 +437,8 @@ impl<'a> Walker<'a, '_> {
                 }
             }
         }
-        let prints = names == 0 && (keyword == "export" || flags.iter().any(|f| f.contains('p')) || flags.is_empty());
+        let prints = names == 0
+            && (keyword == "export" || flags.iter().any(|f| f.contains('p')) || flags.is_empty());
         if prints || flags.iter().any(|f| f.contains('p')) {
             let span = self.span(node);
             self.facts.env_reads.push(EnvRead {
@@ -439,9 +490,11 @@ impl<'a> Walker<'a, '_> {
                 if let Some(p) = cmd.program() {
                     producers.push(p.to_string());
                 }
-                if cmd.argv.iter().any(|a| {
-                    matches!(a.as_lit(), Some("-d" | "--decode" | "-D" | "-r"))
-                }) {
+                if cmd
+                    .argv
+                    .iter()
+                    .any(|a| matches!(a.as_lit(), Some("-d" | "--decode" | "-D" | "-r")))
+                {
                     producers.push("<decoder>".into());
                 }
             }
@@ -536,8 +589,8 @@ impl<'a> Walker<'a, '_> {
                     return;
                 };
                 let target_text = self.text(dest);
-                let is_fd_dup = dest.kind() == "number"
-                    || (op == RedirectOp::Write && target_text == "-");
+                let is_fd_dup =
+                    dest.kind() == "number" || (op == RedirectOp::Write && target_text == "-");
                 let mut cursor = node.walk();
                 let raw_op = node
                     .children(&mut cursor)
@@ -590,7 +643,10 @@ impl<'a> Walker<'a, '_> {
             "word" | "number" => pieces = words::unquoted_word(self.text(node)),
             "raw_string" => {
                 let t = self.text(node);
-                let inner = t.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')).unwrap_or(t);
+                let inner = t
+                    .strip_prefix('\'')
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(t);
                 pieces.push_str(inner, true);
             }
             "ansi_c_string" => {
@@ -633,7 +689,8 @@ impl<'a> Walker<'a, '_> {
                     .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
                     .map(|c| self.text(c).to_string());
                 let plain = node.kind() == "simple_expansion"
-                    || named_children(node).len() == 1 && !self.text(node).starts_with("${!")
+                    || named_children(node).len() == 1
+                        && !self.text(node).starts_with("${!")
                         && !self.text(node).starts_with("${#");
                 match (name, plain) {
                     (Some(name), true) => match self.known_value(&name) {
@@ -740,7 +797,10 @@ impl<'a> Walker<'a, '_> {
             }
             return;
         };
-        let name_inner = named_children(name_node).into_iter().next().unwrap_or(name_node);
+        let name_inner = named_children(name_node)
+            .into_iter()
+            .next()
+            .unwrap_or(name_node);
         let name_pieces = self.eval(name_inner);
         let name_disguised = name_pieces.any_quoted() || name_pieces.ansi_c;
         let mut argv = name_pieces.into_words(self.text(name_inner));
@@ -857,11 +917,7 @@ impl<'a> Walker<'a, '_> {
             }
         }
         for r in redirect_nodes {
-            if r.kind() == "file_redirect" || r.kind() == "heredoc_redirect" {
-                self.redirect(r, index);
-            } else {
-                self.redirect(r, index);
-            }
+            self.redirect(r, index);
         }
         // Directory changes and `read` targets affect what follows.
         if let Some(index) = index {

@@ -233,7 +233,11 @@ pub fn decode_ansi_c(body: &str) -> String {
     out
 }
 
-fn take_digits(it: &mut std::iter::Peekable<std::str::Chars<'_>>, max: usize, radix: u32) -> String {
+fn take_digits(
+    it: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    max: usize,
+    radix: u32,
+) -> String {
     let mut digits = String::new();
     while digits.len() < max {
         match it.peek() {

@@ -1,0 +1,456 @@
+//! Assessing a bash command line: one part per simple command and per redirect, every effect of
+//! every part turned into reasons, then the cross-part rule that secrets never leave the machine.
+
+use crate::approval::grants::{GrantScope, Subject};
+use crate::approval::paths::{PathContext, Sensitivity};
+use crate::approval::programs::{self, Effect};
+use crate::approval::risk::Risk;
+use crate::approval::shell::{self, RedirectOp, ShellContext, ShellFacts, Word};
+use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
+
+use super::judge::{self, Access, Target};
+use super::scope::command_prefix;
+
+/// Variables whose change alters how every later command is found or run.
+const SPECIAL_SHELL_VARS: &[&str] = &[
+    "PATH",
+    "IFS",
+    "BASH_ENV",
+    "ENV",
+    "CDPATH",
+    "GLOBIGNORE",
+    "PS4",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "HOME",
+    "BASH_XTRACEFD",
+    "FUNCNEST",
+    "HISTFILE",
+];
+
+const BENIGN_EXPORTS: &[&str] = &[
+    "LANG",
+    "TZ",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "CI",
+    "DEBUG",
+    "VERBOSE",
+    "PYTHONUNBUFFERED",
+    "NODE_ENV",
+    "CARGO_TERM_COLOR",
+];
+
+fn secret_like(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+        "SESSION",
+        "COOKIE",
+        "PRIVATE",
+    ]
+    .iter()
+    .any(|w| upper.contains(w))
+}
+
+pub struct BashAssessment {
+    pub facts: ShellFacts,
+    pub effects: Vec<Vec<Effect>>,
+    pub parts: Vec<Part>,
+    pub reasons: Vec<Reason>,
+}
+
+struct Builder<'a> {
+    ctx: &'a PathContext,
+    parts: Vec<Part>,
+    reasons: Vec<Reason>,
+}
+
+impl Builder<'_> {
+    fn part(
+        &mut self,
+        kind: PartKind,
+        label: String,
+        span: Option<std::ops::Range<usize>>,
+        subject: Option<Subject>,
+        scope: Option<GrantScope>,
+    ) -> usize {
+        self.parts.push(Part {
+            kind,
+            label,
+            span,
+            ruling: Ruling::Allow,
+            risk: Risk::Safe,
+            subject,
+            scope,
+        });
+        self.parts.len() - 1
+    }
+
+    fn reason(
+        &mut self,
+        part: usize,
+        ruling: Ruling,
+        code: ReasonCode,
+        risk: Risk,
+        message: String,
+    ) {
+        let p = &mut self.parts[part];
+        p.ruling = p.ruling.max(ruling);
+        p.risk = p.risk.max(risk);
+        self.reasons
+            .push(Reason::policy(ruling, code, Some(part), message));
+    }
+
+    fn path_effect(&mut self, part: usize, access: Access, cwd: &shell::Cwd, word: &Word) {
+        match judge::target(self.ctx, cwd, word) {
+            Target::Paths(paths) => {
+                for p in paths {
+                    let f = judge::judge(self.ctx, access, &p);
+                    self.reason(part, f.ruling, f.code, f.risk, f.message);
+                }
+            }
+            Target::Unknown(why) => {
+                let f = judge::judge_unknown(access, &why);
+                self.reason(part, f.ruling, f.code, f.risk, f.message);
+            }
+        }
+    }
+}
+
+pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
+    let shell_ctx = ShellContext {
+        home: ctx.home.clone(),
+        cwd: ctx.workspace.clone(),
+    };
+    let facts = shell::analyze(command, &shell_ctx);
+    let mut b = Builder {
+        ctx,
+        parts: Vec::new(),
+        reasons: Vec::new(),
+    };
+    let mut all_effects = Vec::new();
+    if let Some(error) = &facts.parse_error {
+        let part = b.part(
+            PartKind::Script,
+            "the whole command".into(),
+            Some(0..command.len()),
+            None,
+            None,
+        );
+        b.reason(
+            part,
+            Ruling::Deny,
+            ReasonCode::Unparseable,
+            Risk::Dangerous,
+            format!(
+                "the command cannot be parsed ({error}); nothing runs. Rewrite it in plain bash"
+            ),
+        );
+        return BashAssessment {
+            facts,
+            effects: all_effects,
+            parts: b.parts,
+            reasons: b.reasons,
+        };
+    }
+    if facts.commands.is_empty() && facts.redirects.is_empty() {
+        let part = b.part(
+            PartKind::Script,
+            "the whole command".into(),
+            Some(0..command.len()),
+            None,
+            None,
+        );
+        b.reason(
+            part,
+            Ruling::Allow,
+            ReasonCode::ReadOnly,
+            Risk::Safe,
+            "runs no command".into(),
+        );
+    }
+
+    for cmd in &facts.commands {
+        let argv = cmd.literal_argv();
+        let scope = argv
+            .as_deref()
+            .and_then(command_prefix)
+            .map(|prefix| GrantScope::Command { prefix });
+        let part = b.part(
+            PartKind::Command,
+            cmd.display(),
+            Some(cmd.span.clone()),
+            argv.map(Subject::Command),
+            scope,
+        );
+        let effects = programs::classify(cmd);
+        for effect in &effects {
+            apply_effect(&mut b, part, cmd, effect);
+        }
+        if b.parts[part].ruling == Ruling::Allow && !b.reasons.iter().any(|r| r.part == Some(part))
+        {
+            b.reason(
+                part,
+                Ruling::Allow,
+                ReasonCode::ReadOnly,
+                Risk::Safe,
+                format!("`{}` only reads", cmd.display()),
+            );
+        }
+        all_effects.push(effects);
+    }
+
+    for opaque in &facts.opaque {
+        let part = match opaque.command {
+            Some(i) => i,
+            None => b.part(
+                PartKind::Script,
+                "part of the command".into(),
+                Some(opaque.span.clone()),
+                None,
+                None,
+            ),
+        };
+        b.reason(
+            part,
+            Ruling::Ask,
+            ReasonCode::Opaque,
+            Risk::Dangerous,
+            format!("airlock cannot see through this: {}", opaque.what),
+        );
+    }
+
+    for redirect in &facts.redirects {
+        let access = match redirect.op {
+            RedirectOp::Read => Access::Read,
+            _ => Access::Write,
+        };
+        let shown = redirect.target.display().to_string();
+        if shown.starts_with("/dev/tcp/") || shown.starts_with("/dev/udp/") {
+            let part = b.part(
+                PartKind::Redirect,
+                format!("redirect to {shown}"),
+                Some(redirect.span.clone()),
+                None,
+                None,
+            );
+            b.reason(
+                part,
+                Ruling::Ask,
+                ReasonCode::Network,
+                Risk::Dangerous,
+                format!("opens a network connection through `{shown}`"),
+            );
+            continue;
+        }
+        let target = judge::target(ctx, &redirect.cwd, &redirect.target);
+        if let Target::Paths(paths) = &target {
+            if paths.iter().all(|p| {
+                p.location == crate::approval::paths::Location::Device
+                    && !p.sensitivity.contains(&Sensitivity::DiskDevice)
+            }) {
+                continue;
+            }
+        }
+        let (subject, scope) = match &target {
+            Target::Paths(paths) if paths.len() == 1 && access == Access::Write => (
+                Some(Subject::Path(paths[0].path.clone())),
+                Some(GrantScope::Path {
+                    path: paths[0].path.clone(),
+                }),
+            ),
+            _ => (None, None),
+        };
+        let op = match redirect.op {
+            RedirectOp::Read => "<",
+            RedirectOp::Write => ">",
+            RedirectOp::Append => ">>",
+            RedirectOp::ReadWrite => "<>",
+        };
+        let part = b.part(
+            PartKind::Redirect,
+            format!("{op} {shown}"),
+            Some(redirect.span.clone()),
+            subject,
+            scope,
+        );
+        b.path_effect(part, access, &redirect.cwd, &redirect.target);
+    }
+
+    for read in &facts.env_reads {
+        let part = owning_part(&b.parts, &read.span).unwrap_or_else(|| {
+            b.part(
+                PartKind::Script,
+                format!("${}", read.name),
+                Some(read.span.clone()),
+                None,
+                None,
+            )
+        });
+        if secret_like(&read.name) {
+            b.reason(
+                part,
+                Ruling::Ask,
+                ReasonCode::ReadsSecret,
+                Risk::Mutating,
+                format!(
+                    "reads the environment variable `{}`, which looks like a secret",
+                    read.name
+                ),
+            );
+        } else {
+            b.reason(
+                part,
+                Ruling::Ask,
+                ReasonCode::ReadsEnvironment,
+                Risk::Mutating,
+                format!("reads the environment variable `{}`", read.name),
+            );
+        }
+    }
+
+    for assignment in &facts.assignments {
+        let special = SPECIAL_SHELL_VARS.contains(&assignment.name.as_str())
+            || assignment.name.starts_with("LD_")
+            || assignment.name.starts_with("DYLD_")
+            || assignment.name.starts_with("GIT_");
+        let exported = assignment.exported
+            && !BENIGN_EXPORTS.contains(&assignment.name.as_str())
+            && !assignment.name.starts_with("LC_");
+        if special || exported {
+            let part = owning_part(&b.parts, &assignment.span).unwrap_or_else(|| {
+                b.part(
+                    PartKind::Script,
+                    format!("{}=…", assignment.name),
+                    Some(assignment.span.clone()),
+                    None,
+                    None,
+                )
+            });
+            b.reason(
+                part,
+                Ruling::Ask,
+                ReasonCode::ConfigInjection,
+                Risk::Dangerous,
+                format!(
+                    "sets `{}`, which changes how later commands are found or run",
+                    assignment.name
+                ),
+            );
+        }
+    }
+
+    // Secrets never leave the machine: network use together with reading a secret is a deny.
+    let network_parts: Vec<usize> = b
+        .reasons
+        .iter()
+        .filter(|r| r.code == ReasonCode::Network || r.code == ReasonCode::Publishes)
+        .filter_map(|r| r.part)
+        .collect();
+    let secret = b
+        .reasons
+        .iter()
+        .find(|r| {
+            matches!(
+                r.code,
+                ReasonCode::ReadsSecret | ReasonCode::ReadsEnvironment
+            )
+        })
+        .map(|r| r.message.clone());
+    if let (Some(&first), Some(secret)) = (network_parts.first(), secret) {
+        b.reason(
+            first,
+            Ruling::Deny,
+            ReasonCode::SendsSecrets,
+            Risk::Dangerous,
+            format!("uses the network in the same command that {secret}; secrets must not leave this machine"),
+        );
+    }
+
+    BashAssessment {
+        facts,
+        effects: all_effects,
+        parts: b.parts,
+        reasons: b.reasons,
+    }
+}
+
+/// The command part whose span holds `span` most tightly.
+fn owning_part(parts: &[Part], span: &std::ops::Range<usize>) -> Option<usize> {
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind == PartKind::Command)
+        .filter(|(_, p)| {
+            p.span
+                .as_ref()
+                .is_some_and(|s| s.start <= span.start && span.end <= s.end)
+        })
+        .min_by_key(|(_, p)| {
+            p.span
+                .as_ref()
+                .map(|s| s.end - s.start)
+                .unwrap_or(usize::MAX)
+        })
+        .map(|(i, _)| i)
+}
+
+fn apply_effect(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand, effect: &Effect) {
+    use ReasonCode as C;
+    use Ruling::{Ask, Deny};
+    match effect {
+        Effect::Read(w) => b.path_effect(part, Access::Read, &cmd.cwd, w),
+        Effect::Write(w) => b.path_effect(part, Access::Write, &cmd.cwd, w),
+        Effect::Delete(w) => b.path_effect(part, Access::Delete, &cmd.cwd, w),
+        Effect::RunsCode(m) => b.reason(part, Ask, C::RunsCode, Risk::Mutating, m.clone()),
+        Effect::InlineCode(m) => b.reason(part, Ask, C::InlineCode, Risk::Dangerous, m.clone()),
+        Effect::StdinScript(m) => b.reason(part, Ask, C::HiddenInput, Risk::Dangerous, m.clone()),
+        Effect::Network(m) => b.reason(part, Ask, C::Network, Risk::Mutating, m.clone()),
+        Effect::Publishes(m) => b.reason(part, Ask, C::Publishes, Risk::Dangerous, m.clone()),
+        Effect::EnvironmentDump(m) => {
+            b.reason(part, Ask, C::ReadsEnvironment, Risk::Mutating, m.clone())
+        }
+        Effect::CredentialAccess(m) => b.reason(
+            part,
+            Deny,
+            C::CredentialMaterial,
+            Risk::Dangerous,
+            m.clone(),
+        ),
+        Effect::SystemChange(m) => {
+            b.reason(part, Deny, C::SystemChange, Risk::Dangerous, m.clone())
+        }
+        Effect::DestroysWork(m) => b.reason(part, Ask, C::DestroysWork, Risk::Dangerous, m.clone()),
+        Effect::Privileged(m) => b.reason(part, Ask, C::Privileged, Risk::Dangerous, m.clone()),
+        Effect::ConfigInjection(m) => {
+            b.reason(part, Ask, C::ConfigInjection, Risk::Dangerous, m.clone())
+        }
+        Effect::ProcessControl(m) => {
+            b.reason(part, Ask, C::ProcessControl, Risk::Mutating, m.clone())
+        }
+        Effect::ShellBehaviour(m) => {
+            b.reason(part, Ask, C::ShellBehaviour, Risk::Dangerous, m.clone())
+        }
+        Effect::Unknown(m) => b.reason(part, Ask, C::UnknownProgram, Risk::Mutating, m.clone()),
+        Effect::Opaque(m) => b.reason(
+            part,
+            Ask,
+            C::Opaque,
+            Risk::Dangerous,
+            format!("airlock cannot see through this: {m}"),
+        ),
+    }
+}

@@ -1,0 +1,401 @@
+//! Judging paths: what reading, writing or deleting a resolved path calls for, and how a shell
+//! word becomes the paths it names (tilde, globs expanded against the real filesystem).
+
+use std::path::{Path, PathBuf};
+
+use crate::approval::paths::{self, Location, PathContext, ResolvedPath, Sensitivity};
+use crate::approval::risk::Risk;
+use crate::approval::rules::glob_match;
+use crate::approval::shell::{Cwd, Word};
+use crate::approval::verdict::{ReasonCode, Ruling};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Delete,
+}
+
+/// One finding about a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub ruling: Ruling,
+    pub code: ReasonCode,
+    pub risk: Risk,
+    pub message: String,
+}
+
+fn finding(ruling: Ruling, code: ReasonCode, risk: Risk, message: String) -> Finding {
+    Finding {
+        ruling,
+        code,
+        risk,
+        message,
+    }
+}
+
+/// A shell word turned into the paths it names, or why that is not possible.
+pub enum Target {
+    Paths(Vec<ResolvedPath>),
+    Unknown(String),
+}
+
+/// Most names a glob may expand to before airlock gives up and treats it as unknown.
+const MAX_GLOB_MATCHES: usize = 4096;
+
+pub fn target(ctx: &PathContext, cwd: &Cwd, word: &Word) -> Target {
+    let (value, glob) = match word {
+        Word::Lit { value, glob, .. } => (value.as_str(), *glob),
+        Word::Dynamic { text, .. } => {
+            return Target::Unknown(format!("`{text}` is only known when the command runs"));
+        }
+    };
+    let absolute = value.starts_with('/') || value.starts_with('~');
+    let base = match cwd {
+        Cwd::Known(dir) => dir.clone(),
+        Cwd::Unknown if absolute => ctx.workspace.clone(),
+        Cwd::Unknown => {
+            return Target::Unknown(format!(
+                "`{value}` is relative to a directory airlock could not follow (a `cd` to a computed or conditional place)"
+            ));
+        }
+    };
+    if !glob {
+        return Target::Paths(vec![paths::resolve(ctx, &base, value)]);
+    }
+    match expand_glob(ctx, &base, value) {
+        Some(names) => Target::Paths(
+            names
+                .iter()
+                .map(|n| paths::resolve(ctx, &base, n))
+                .collect(),
+        ),
+        None => Target::Unknown(format!("`{value}` matches too many files to check")),
+    }
+}
+
+/// Expands a glob the way bash would, against the filesystem. A component that starts with `.`
+/// may match `..` in bash, so it also yields `.` and `..`. No match leaves the word as it is.
+fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Vec<String>> {
+    let (mut prefix, rest) = if let Some(rest) = pattern.strip_prefix("~/") {
+        (format!("{}/", ctx.home.display()), rest)
+    } else if let Some(rest) = pattern.strip_prefix('/') {
+        ("/".to_string(), rest)
+    } else {
+        (String::new(), pattern)
+    };
+    if pattern.starts_with('~') && !pattern.starts_with("~/") {
+        return Some(vec![pattern.to_string()]);
+    }
+    if prefix.ends_with("//") {
+        prefix.pop();
+    }
+    let mut candidates = vec![prefix];
+    for component in rest.split('/') {
+        if component.is_empty() {
+            continue;
+        }
+        let has_glob = component.contains(['*', '?', '[']);
+        let mut next = Vec::new();
+        for candidate in &candidates {
+            if !has_glob {
+                next.push(format!("{candidate}{component}/"));
+                continue;
+            }
+            let dir: PathBuf = if candidate.is_empty() {
+                base.to_path_buf()
+            } else if candidate.starts_with('/') {
+                PathBuf::from(candidate)
+            } else {
+                base.join(candidate)
+            };
+            if component.starts_with('.') {
+                for special in [".", ".."] {
+                    if glob_match(component, special, true) {
+                        next.push(format!("{candidate}{special}/"));
+                    }
+                }
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && !component.starts_with('.') {
+                    continue;
+                }
+                if glob_match(component, &name, true) {
+                    next.push(format!("{candidate}{name}/"));
+                    if next.len() > MAX_GLOB_MATCHES {
+                        return None;
+                    }
+                }
+            }
+        }
+        candidates = next;
+    }
+    let matched: Vec<String> = candidates
+        .into_iter()
+        .map(|c| {
+            let trimmed = c.trim_end_matches('/');
+            if trimmed.is_empty() {
+                "/".to_string()
+            } else {
+                trimmed.to_string()
+            }
+        })
+        .collect();
+    if matched.is_empty() {
+        Some(vec![pattern.to_string()])
+    } else {
+        Some(matched)
+    }
+}
+
+/// How a path is shown in reasons: relative inside the workspace, `~/...` under home.
+pub fn show(ctx: &PathContext, path: &ResolvedPath) -> String {
+    if let Ok(rel) = path.path.strip_prefix(&ctx.workspace) {
+        let rel = rel.display().to_string();
+        return if rel.is_empty() { ".".into() } else { rel };
+    }
+    if let Ok(rel) = path.path.strip_prefix(&ctx.home) {
+        return format!("~/{}", rel.display());
+    }
+    path.path.display().to_string()
+}
+
+fn describe_all(sens: &[Sensitivity]) -> String {
+    let words: Vec<&str> = sens.iter().map(Sensitivity::describe).collect();
+    words.join(", ")
+}
+
+fn has(path: &ResolvedPath, any: &[Sensitivity]) -> bool {
+    path.sensitivity.iter().any(|s| any.contains(s))
+}
+
+/// What touching one resolved path calls for.
+pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding {
+    use Sensitivity::*;
+    let shown = show(ctx, path);
+    let via = if path.is_symlink_escape {
+        format!(" (`{}` leads there through a symlink)", path.raw)
+    } else {
+        String::new()
+    };
+    let credential = [PrivateKey, CredentialStore, OtherProcessEnvironment];
+    if has(path, &credential) || (access == Access::Read && has(path, &[DiskDevice])) {
+        let what = describe_all(
+            &path
+                .sensitivity
+                .iter()
+                .copied()
+                .filter(|s| credential.contains(s) || *s == DiskDevice)
+                .collect::<Vec<_>>(),
+        );
+        let verb = match access {
+            Access::Read => "reads",
+            Access::Write => "writes",
+            Access::Delete => "deletes",
+        };
+        return finding(
+            Ruling::Deny,
+            ReasonCode::CredentialMaterial,
+            Risk::Dangerous,
+            format!("{verb} {what}: {shown}{via}"),
+        );
+    }
+    match access {
+        Access::Read => match path.location {
+            Location::Device => finding(
+                Ruling::Allow,
+                ReasonCode::ReadOnly,
+                Risk::Safe,
+                format!("reads {shown}"),
+            ),
+            _ if has(path, &[ProcessEnvironment]) => finding(
+                Ruling::Ask,
+                ReasonCode::ReadsEnvironment,
+                Risk::Mutating,
+                format!("reads the process environment: {shown}{via}"),
+            ),
+            _ if has(path, &[SecretFile, EnvFile]) => finding(
+                Ruling::Ask,
+                ReasonCode::ReadsSecret,
+                Risk::Mutating,
+                format!("reads {}: {shown}{via}", describe_all(&path.sensitivity)),
+            ),
+            Location::Workspace => finding(
+                Ruling::Allow,
+                ReasonCode::ReadOnly,
+                Risk::Safe,
+                format!("reads {shown} inside the workspace"),
+            ),
+            Location::AirlockState => finding(
+                Ruling::Ask,
+                ReasonCode::ReadsOutsideWorkspace,
+                Risk::Mutating,
+                format!("reads airlock's own state: {shown}{via}"),
+            ),
+            Location::Temp | Location::Outside => finding(
+                Ruling::Ask,
+                ReasonCode::ReadsOutsideWorkspace,
+                Risk::Mutating,
+                format!("reads outside the workspace: {shown}{via}"),
+            ),
+        },
+        Access::Write | Access::Delete => {
+            let verb = if access == Access::Write {
+                "writes"
+            } else {
+                "deletes"
+            };
+            match path.location {
+                Location::Device if has(path, &[DiskDevice]) => finding(
+                    Ruling::Deny,
+                    ReasonCode::DestroysOutsideWorkspace,
+                    Risk::Dangerous,
+                    format!("{verb} a raw disk or memory device: {shown}"),
+                ),
+                Location::Device if access == Access::Write => finding(
+                    Ruling::Allow,
+                    ReasonCode::ReadOnly,
+                    Risk::Safe,
+                    format!("writes to {shown}"),
+                ),
+                Location::Device => finding(
+                    Ruling::Deny,
+                    ReasonCode::DestroysOutsideWorkspace,
+                    Risk::Dangerous,
+                    format!("deletes a device file: {shown}"),
+                ),
+                Location::AirlockState => finding(
+                    Ruling::Deny,
+                    ReasonCode::TampersWithAirlock,
+                    Risk::Dangerous,
+                    format!("{verb} airlock's own state (grants, audit log): {shown}{via}"),
+                ),
+                Location::Workspace if has(path, &[AirlockConfig]) => finding(
+                    Ruling::Deny,
+                    ReasonCode::TampersWithAirlock,
+                    Risk::Dangerous,
+                    format!(
+                        "{verb} airlock's project configuration ({shown}); only the user changes airlock's rules"
+                    ),
+                ),
+                Location::Workspace if path.path == ctx.workspace => finding(
+                    Ruling::Ask,
+                    ReasonCode::DeletesInWorkspace,
+                    Risk::Dangerous,
+                    format!("{verb} the whole workspace"),
+                ),
+                Location::Workspace
+                    if has(
+                        path,
+                        &[
+                            GitInternals,
+                            CiConfig,
+                            Manifest,
+                            CodeRunningConfig,
+                            EnvFile,
+                            SecretFile,
+                            PrivateKey,
+                        ],
+                    ) =>
+                {
+                    finding(
+                        Ruling::Ask,
+                        ReasonCode::WritesSensitiveFile,
+                        Risk::Mutating,
+                        format!("{verb} {}: {shown}", describe_all(&path.sensitivity)),
+                    )
+                }
+                Location::Workspace if access == Access::Delete => finding(
+                    Ruling::Ask,
+                    ReasonCode::DeletesInWorkspace,
+                    Risk::Dangerous,
+                    format!("deletes {shown} in the workspace"),
+                ),
+                Location::Workspace => finding(
+                    Ruling::Ask,
+                    ReasonCode::WritesWorkspace,
+                    Risk::Mutating,
+                    format!("writes {shown} in the workspace"),
+                ),
+                Location::Temp
+                    if has(
+                        path,
+                        &[ShellStartup, SystemDir, CredentialStore, GitInternals],
+                    ) || path.path == ctx.home =>
+                {
+                    finding(
+                        Ruling::Deny,
+                        if access == Access::Delete {
+                            ReasonCode::DestroysOutsideWorkspace
+                        } else {
+                            ReasonCode::WritesOutsideWorkspace
+                        },
+                        Risk::Dangerous,
+                        format!(
+                            "{verb} {} outside the workspace: {shown}{via}",
+                            describe_all(&path.sensitivity)
+                        ),
+                    )
+                }
+                Location::Temp => finding(
+                    Ruling::Ask,
+                    ReasonCode::WritesTemp,
+                    Risk::Mutating,
+                    format!("{verb} {shown} in a temporary directory, outside the workspace"),
+                ),
+                Location::Outside => {
+                    let what = if path.sensitivity.is_empty() {
+                        "a place outside the workspace".to_string()
+                    } else {
+                        describe_all(&path.sensitivity)
+                    };
+                    let (code, lead) = if access == Access::Delete {
+                        (
+                            ReasonCode::DestroysOutsideWorkspace,
+                            "destroys data outside the workspace",
+                        )
+                    } else {
+                        (
+                            ReasonCode::WritesOutsideWorkspace,
+                            "writes outside the workspace",
+                        )
+                    };
+                    finding(
+                        Ruling::Deny,
+                        code,
+                        Risk::Dangerous,
+                        format!("{lead}, in {what}: {shown}{via}"),
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// A path whose value is unknown: reading asks; writing or deleting asks and cannot be granted.
+pub fn judge_unknown(access: Access, why: &str) -> Finding {
+    match access {
+        Access::Read => finding(
+            Ruling::Ask,
+            ReasonCode::UnknownPath,
+            Risk::Mutating,
+            format!("reads a path airlock cannot check: {why}"),
+        ),
+        Access::Write => finding(
+            Ruling::Ask,
+            ReasonCode::UnknownPath,
+            Risk::Dangerous,
+            format!("writes a path airlock cannot check: {why}"),
+        ),
+        Access::Delete => finding(
+            Ruling::Ask,
+            ReasonCode::UnknownPath,
+            Risk::Dangerous,
+            format!("deletes a path airlock cannot check: {why}"),
+        ),
+    }
+}

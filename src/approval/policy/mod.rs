@@ -1,0 +1,470 @@
+//! The policy: from a tool call's arguments to a `Verdict` with every reason.
+//!
+//! Order of work: facts first (a real shell parse, resolved paths), then every reason collected per
+//! part, then rules (deny > ask > allow, applied to parts only, never lifting a deny), then the mode,
+//! then one decision over all parts. Nothing here asks anyone or runs anything.
+
+mod bash;
+mod judge;
+pub mod scope;
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::approval::grants::{GrantScope, Subject};
+use crate::approval::paths::{self, PathContext, ResolvedPath};
+use crate::approval::programs::Effect;
+use crate::approval::risk::{Risk, ToolCatalog};
+use crate::approval::rules::{Action, PATH_TOOLS, Rules};
+use crate::approval::shell::ShellFacts;
+use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Ruling, Verdict};
+
+pub use judge::show as show_path;
+
+/// How much airlock lets through without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Every mutation asks; file writes show their diff.
+    Default,
+    /// Ordinary file writes inside the workspace run; sensitive ones still ask.
+    AutoEdit,
+    /// Whatever would ask is denied.
+    ReadOnly,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AutoEdit => "auto-edit",
+            Mode::ReadOnly => "read-only",
+        }
+    }
+}
+
+/// An edit or write deleting more lines than this asks even in auto-edit mode.
+pub const LARGE_DELETION_LINES: usize = 200;
+
+/// What airlock derived from a call's arguments.
+#[derive(Debug, Clone)]
+pub enum Facts {
+    Bash {
+        shell: ShellFacts,
+        effects: Vec<Vec<Effect>>,
+    },
+    File(FileFacts),
+    None,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileFacts {
+    pub path: ResolvedPath,
+    pub exists: bool,
+    pub lines_deleted: usize,
+    pub lines_added: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Assessment {
+    pub facts: Facts,
+    pub verdict: Verdict,
+}
+
+pub struct Policy {
+    pub mode: Mode,
+    pub rules: Rules,
+    pub paths: PathContext,
+    pub catalog: ToolCatalog,
+}
+
+impl Policy {
+    pub fn new(mode: Mode, rules: Rules, paths: PathContext, catalog: ToolCatalog) -> Self {
+        Policy {
+            mode,
+            rules,
+            paths,
+            catalog,
+        }
+    }
+
+    pub fn assess(&self, tool: &str, args: &Value) -> Assessment {
+        let (facts, mut parts, mut reasons) = self.facts_and_reasons(tool, args);
+        self.apply_rules(tool, &facts, &mut parts, &mut reasons);
+        self.apply_mode(tool, &mut parts, &mut reasons);
+        let verdict = decide(parts, reasons);
+        Assessment { facts, verdict }
+    }
+
+    fn facts_and_reasons(&self, tool: &str, args: &Value) -> (Facts, Vec<Part>, Vec<Reason>) {
+        let whole = |ruling, code, risk, message: String| {
+            let part = Part {
+                kind: PartKind::Call,
+                label: tool.to_string(),
+                span: None,
+                ruling,
+                risk,
+                subject: None,
+                scope: None,
+            };
+            (
+                Facts::None,
+                vec![part],
+                vec![Reason::policy(ruling, code, Some(0), message)],
+            )
+        };
+        let Some(descriptor) = self.catalog.get(tool) else {
+            return whole(
+                Ruling::Deny,
+                ReasonCode::UnknownTool,
+                Risk::Dangerous,
+                format!("`{tool}` is not a registered tool, so airlock cannot know what it does"),
+            );
+        };
+        let Some(object) = args.as_object() else {
+            return whole(
+                Ruling::Deny,
+                ReasonCode::InvalidArguments,
+                Risk::Dangerous,
+                format!(
+                    "the arguments of `{tool}` must be a JSON object, got {}",
+                    type_name(args)
+                ),
+            );
+        };
+        let string = |key: &str| object.get(key).and_then(Value::as_str);
+        let missing = |key: &str| {
+            whole(
+                Ruling::Deny,
+                ReasonCode::InvalidArguments,
+                Risk::Dangerous,
+                format!("`{tool}` needs a string argument `{key}`"),
+            )
+        };
+        match tool {
+            "bash" => {
+                let Some(command) = string("command") else {
+                    return missing("command");
+                };
+                let a = bash::assess(&self.paths, command);
+                (
+                    Facts::Bash {
+                        shell: a.facts,
+                        effects: a.effects,
+                    },
+                    a.parts,
+                    a.reasons,
+                )
+            }
+            "read_file" | "list_dir" | "search" | "write_file" | "edit_file" => {
+                let raw = match (string("path"), tool) {
+                    (Some(p), _) => p,
+                    (None, "search" | "list_dir") => ".",
+                    (None, _) => return missing("path"),
+                };
+                let resolved = paths::resolve(&self.paths, &self.paths.workspace, raw);
+                let exists = resolved.exists;
+                let (access, deleted, added) = match tool {
+                    "write_file" => {
+                        let Some(content) = string("content") else {
+                            return missing("content");
+                        };
+                        let old = if exists {
+                            std::fs::read_to_string(&resolved.path).unwrap_or_default()
+                        } else {
+                            String::new()
+                        };
+                        let (d, a) = line_changes(&old, content);
+                        (judge::Access::Write, d, a)
+                    }
+                    "edit_file" => {
+                        let (Some(old), Some(new)) = (string("old"), string("new")) else {
+                            return missing(if string("old").is_none() {
+                                "old"
+                            } else {
+                                "new"
+                            });
+                        };
+                        let (d, a) = line_changes(old, new);
+                        (judge::Access::Write, d, a)
+                    }
+                    _ => (judge::Access::Read, 0, 0),
+                };
+                let finding = judge::judge(&self.paths, access, &resolved);
+                let shown = judge::show(&self.paths, &resolved);
+                let verb = match tool {
+                    "read_file" => "read",
+                    "list_dir" => "list",
+                    "search" => "search",
+                    "write_file" => "write",
+                    _ => "edit",
+                };
+                let writes = access == judge::Access::Write;
+                let mut part = Part {
+                    kind: PartKind::Path,
+                    label: format!("{verb} {shown}"),
+                    span: None,
+                    ruling: finding.ruling,
+                    risk: finding.risk,
+                    subject: Some(Subject::Path(resolved.path.clone())),
+                    scope: Some(GrantScope::Path {
+                        path: resolved.path.clone(),
+                    }),
+                };
+                let mut reasons = vec![Reason::policy(
+                    finding.ruling,
+                    finding.code,
+                    Some(0),
+                    finding.message,
+                )];
+                if writes && deleted > LARGE_DELETION_LINES && finding.ruling != Ruling::Deny {
+                    part.ruling = part.ruling.max(Ruling::Ask);
+                    reasons.push(Reason::policy(
+                        Ruling::Ask,
+                        ReasonCode::LargeDeletion,
+                        Some(0),
+                        format!("deletes {deleted} lines of {shown}"),
+                    ));
+                }
+                let facts = Facts::File(FileFacts {
+                    path: resolved,
+                    exists,
+                    lines_deleted: deleted,
+                    lines_added: added,
+                });
+                (facts, vec![part], reasons)
+            }
+            _ => {
+                let risk = descriptor.declared_risk();
+                let ruling = if risk == Risk::Safe {
+                    Ruling::Allow
+                } else {
+                    Ruling::Ask
+                };
+                let (facts, mut parts, reasons) = whole(
+                    ruling,
+                    ReasonCode::DeclaredRisk,
+                    risk,
+                    format!("`{tool}` declares itself {}", risk.as_str()),
+                );
+                parts[0].subject = Some(Subject::Command(vec![tool.to_string()]));
+                parts[0].scope = Some(GrantScope::Command {
+                    prefix: vec![tool.to_string()],
+                });
+                (facts, parts, reasons)
+            }
+        }
+    }
+
+    fn apply_rules(
+        &self,
+        tool: &str,
+        facts: &Facts,
+        parts: &mut [Part],
+        reasons: &mut Vec<Reason>,
+    ) {
+        let rules: Vec<_> = self.rules.for_tool(tool).collect();
+        if rules.is_empty() {
+            return;
+        }
+        for (index, part) in parts.iter_mut().enumerate() {
+            let applies = |rule: &crate::approval::rules::Rule| -> bool {
+                match (&part.kind, &part.subject, facts) {
+                    (PartKind::Command, Some(Subject::Command(argv)), _) => rule.matches_argv(argv),
+                    (PartKind::Command, None, _) => {
+                        // Part of the argv is only known at run time: deny and ask rules still
+                        // match on the label, allow rules never do.
+                        rule.action != Action::Allow
+                            && rule.matches_argv(
+                                &part
+                                    .label
+                                    .split_whitespace()
+                                    .map(str::to_string)
+                                    .collect::<Vec<_>>(),
+                            )
+                    }
+                    (PartKind::Path, _, Facts::File(f)) if PATH_TOOLS.contains(&tool) => {
+                        let rel = f
+                            .path
+                            .path
+                            .strip_prefix(&self.paths.workspace)
+                            .ok()
+                            .map(|r| r.to_string_lossy().into_owned());
+                        rule.matches_path(rel.as_deref(), &f.path.path)
+                    }
+                    (PartKind::Call, _, Facts::None) => rule.pattern.is_none(),
+                    _ => false,
+                }
+            };
+            let matching: Vec<_> = rules.iter().filter(|r| applies(r)).collect();
+            let rule_reason = |ruling, code, rule: &crate::approval::rules::Rule| Reason {
+                ruling,
+                code,
+                message: match &rule.reason {
+                    Some(why) => format!("matches the rule `{}`: {why}", rule.name),
+                    None => format!("matches the rule `{}`", rule.name),
+                },
+                part: Some(index),
+                source: ReasonSource::Rule {
+                    rule: rule.name.clone(),
+                },
+            };
+            let mut asked = false;
+            for rule in &matching {
+                match rule.action {
+                    Action::Deny => {
+                        part.ruling = Ruling::Deny;
+                        reasons.push(rule_reason(Ruling::Deny, ReasonCode::RuleDeny, rule));
+                    }
+                    Action::Ask => {
+                        asked = true;
+                        part.ruling = part.ruling.max(Ruling::Ask);
+                        reasons.push(rule_reason(Ruling::Ask, ReasonCode::RuleAsk, rule));
+                    }
+                    Action::Allow => {}
+                }
+            }
+            if part.ruling == Ruling::Ask && !asked {
+                if let Some(rule) = matching.iter().find(|r| r.action == Action::Allow) {
+                    part.ruling = Ruling::Allow;
+                    for r in reasons
+                        .iter_mut()
+                        .filter(|r| r.part == Some(index) && r.ruling == Ruling::Ask)
+                    {
+                        r.ruling = Ruling::Allow;
+                        r.message = format!("{} (allowed by the rule `{}`)", r.message, rule.name);
+                    }
+                    reasons.push(rule_reason(Ruling::Allow, ReasonCode::RuleAllow, rule));
+                }
+            }
+        }
+    }
+
+    fn apply_mode(&self, tool: &str, parts: &mut [Part], reasons: &mut Vec<Reason>) {
+        let mode = ReasonSource::Mode {
+            mode: self.mode.as_str().into(),
+        };
+        match self.mode {
+            Mode::Default => {}
+            Mode::ReadOnly => {
+                for (index, part) in parts.iter_mut().enumerate() {
+                    if part.ruling == Ruling::Ask {
+                        part.ruling = Ruling::Deny;
+                        reasons.push(Reason {
+                            ruling: Ruling::Deny,
+                            code: ReasonCode::ModeDeny,
+                            message: format!(
+                                "`{}` would need approval, and read-only mode denies it",
+                                part.label
+                            ),
+                            part: Some(index),
+                            source: mode.clone(),
+                        });
+                    }
+                }
+            }
+            Mode::AutoEdit => {
+                if !matches!(tool, "write_file" | "edit_file") {
+                    return;
+                }
+                for (index, part) in parts.iter_mut().enumerate() {
+                    let ordinary = part.ruling == Ruling::Ask
+                        && reasons
+                            .iter()
+                            .filter(|r| r.part == Some(index) && r.ruling == Ruling::Ask)
+                            .all(|r| r.code == ReasonCode::WritesWorkspace);
+                    if ordinary {
+                        part.ruling = Ruling::Allow;
+                        for r in reasons
+                            .iter_mut()
+                            .filter(|r| r.part == Some(index) && r.ruling == Ruling::Ask)
+                        {
+                            r.ruling = Ruling::Allow;
+                            r.message = format!(
+                                "{} (auto-edit mode allows ordinary workspace writes)",
+                                r.message
+                            );
+                            r.source = mode.clone();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One decision over all parts, reasons in their stable order: deny, then ask, then allow; within
+/// each, by part, then in the order they were found.
+fn decide(parts: Vec<Part>, mut reasons: Vec<Reason>) -> Verdict {
+    reasons.sort_by_key(|r| (std::cmp::Reverse(r.ruling), r.part.unwrap_or(usize::MAX)));
+    let ruling = parts.iter().map(|p| p.ruling).max().unwrap_or(Ruling::Deny);
+    let risk = parts
+        .iter()
+        .map(|p| p.risk)
+        .max()
+        .unwrap_or(Risk::Dangerous);
+    let no_session_grant = if ruling != Ruling::Ask {
+        None
+    } else if risk == Risk::Dangerous {
+        Some("dangerous calls are approved one at a time, never for the session".to_string())
+    } else {
+        parts
+            .iter()
+            .find(|p| p.ruling == Ruling::Ask && (p.scope.is_none() || p.subject.is_none()))
+            .map(|p| format!("`{}` cannot be scoped for a session grant", p.label))
+    };
+    Verdict {
+        ruling,
+        risk,
+        reasons,
+        parts,
+        no_session_grant,
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Lines removed and added going from `old` to `new`, counted as multisets of lines (cheap, and
+/// never less than a real diff's count of deleted lines that have no equal elsewhere).
+pub fn line_changes(old: &str, new: &str) -> (usize, usize) {
+    use std::collections::HashMap;
+    let mut counts: HashMap<&str, isize> = HashMap::new();
+    for l in old.lines() {
+        *counts.entry(l).or_default() += 1;
+    }
+    for l in new.lines() {
+        *counts.entry(l).or_default() -= 1;
+    }
+    let deleted = counts
+        .values()
+        .filter(|v| **v > 0)
+        .map(|v| *v as usize)
+        .sum();
+    let added = counts
+        .values()
+        .filter(|v| **v < 0)
+        .map(|v| (-*v) as usize)
+        .sum();
+    (deleted, added)
+}
+
+/// The workspace-relative form of a path, if it is inside.
+pub fn relative_to(ctx: &PathContext, path: &Path) -> Option<String> {
+    path.strip_prefix(&ctx.workspace)
+        .ok()
+        .map(|r| r.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests;
