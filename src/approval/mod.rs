@@ -1,5 +1,7 @@
+pub mod approver;
 pub mod audit;
 pub mod frozen;
+pub mod gate;
 pub mod git;
 pub mod grants;
 pub mod paths;
@@ -8,4 +10,6 @@ pub mod programs;
 pub mod risk;
 pub mod rules;
 pub mod shell;
+#[cfg(test)]
+mod testworld;
 pub mod verdict;

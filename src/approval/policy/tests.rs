@@ -4,71 +4,8 @@
 use super::*;
 use crate::approval::rules::Rules;
 use serde_json::json;
-use std::path::PathBuf;
 
-struct World {
-    _dir: tempfile::TempDir,
-    policy: Policy,
-}
-
-fn world_with(mode: Mode, rules: Rules) -> World {
-    // Not under /tmp: the temporary directory is a place of its own to the policy.
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-worlds");
-    std::fs::create_dir_all(&root).unwrap();
-    let dir = tempfile::tempdir_in(&root).unwrap();
-    let ws = dir.path().join("ws");
-    let home = dir.path().join("home");
-    let state = dir.path().join("state");
-    for d in [&ws, &home, &state] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    std::fs::create_dir_all(ws.join("src")).unwrap();
-    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-    std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(ws.join("src/tokenizer.rs"), "// tokens\n").unwrap();
-    std::fs::write(ws.join(".env"), "KEY=1\n").unwrap();
-    std::fs::write(ws.join("Cargo.toml"), "[package]\n").unwrap();
-    std::fs::write(ws.join("big.txt"), "line\n".repeat(1000)).unwrap();
-    std::os::unix::fs::symlink("/etc", ws.join("etc-link")).unwrap();
-    std::os::unix::fs::symlink(home.join(".ssh"), ws.join("keys")).unwrap();
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::write(
-        home.join(".ssh/id_rsa"),
-        "-----BEGIN OPENSSH PRIVATE KEY-----\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.path().join("other-project")).unwrap();
-    let paths = PathContext::new(&ws, &home, &state).unwrap();
-    World {
-        _dir: dir,
-        policy: Policy::new(mode, rules, paths, ToolCatalog::builtin()),
-    }
-}
-
-fn world() -> World {
-    world_with(Mode::Default, Rules::empty())
-}
-
-impl World {
-    fn bash(&self, command: &str) -> Verdict {
-        self.policy
-            .assess("bash", &json!({ "command": command }))
-            .verdict
-    }
-
-    fn tool(&self, tool: &str, args: Value) -> Verdict {
-        self.policy.assess(tool, &args).verdict
-    }
-
-    fn outside(&self) -> PathBuf {
-        self.policy
-            .paths
-            .workspace
-            .parent()
-            .unwrap()
-            .join("other-project")
-    }
-}
+use crate::approval::testworld::{World, world, world_with};
 
 fn check_table(w: &World, expected: Ruling, commands: &[&str]) {
     let mut wrong = Vec::new();

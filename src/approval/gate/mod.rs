@@ -1,0 +1,464 @@
+//! The one gate every tool call passes: freeze the arguments, assess them, consult session grants,
+//! ask a human if needed, and audit every step. An allowed call comes out as `Approved`, a value
+//! only this module can make, which the tool registry requires before it runs anything.
+//!
+//! Every failure is a deny with a reason that says which: approver error, timeout, dropped
+//! channel, cancellation, an audit log that cannot be written.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::approver::{ApprovalRequest, Approver, ApproverError, Decision};
+use crate::approval::audit::AuditLog;
+use crate::approval::frozen::{FrozenCall, FrozenError};
+use crate::approval::grants::{GrantScope, GrantStore, Millis, NewGrant, Subject};
+use crate::approval::policy::Policy;
+use crate::approval::verdict::{ReasonSource, Ruling, Verdict};
+
+/// A tool call as the model asked for it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub tool: String,
+    pub args: Value,
+}
+
+/// Who or what settled a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionSource {
+    Policy,
+    Rule,
+    Mode,
+    Grant,
+    User,
+    Timeout,
+    Error,
+    Cancelled,
+}
+
+/// A call the gate let through. Not `Clone`, not constructible outside this module: holding one
+/// is proof the gate allowed exactly these frozen arguments.
+#[derive(Debug)]
+pub struct Approved {
+    call_id: String,
+    frozen: FrozenCall,
+    source: DecisionSource,
+}
+
+impl Approved {
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    pub fn tool(&self) -> &str {
+        &self.frozen.tool
+    }
+
+    pub fn frozen(&self) -> &FrozenCall {
+        &self.frozen
+    }
+
+    pub fn source(&self) -> &DecisionSource {
+        &self.source
+    }
+
+    /// The arguments to run, after re-checking the digest the human approved.
+    pub fn args(&self) -> Result<Value, FrozenError> {
+        self.frozen.verified_args()
+    }
+}
+
+/// A call the gate refused, with the reasons to give back to the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Denial {
+    pub call_id: String,
+    pub tool: String,
+    pub source: DecisionSource,
+    /// One sentence for the model, e.g. "denied by the user: use cargo check instead".
+    pub message: String,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum GateOutcome {
+    Approved(Approved),
+    Denied(Denial),
+}
+
+impl GateOutcome {
+    pub fn is_approved(&self) -> bool {
+        matches!(self, GateOutcome::Approved(_))
+    }
+}
+
+pub type Clock = Arc<dyn Fn() -> Millis + Send + Sync>;
+
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as Millis)
+            .unwrap_or(0)
+    })
+}
+
+pub struct GateConfig {
+    pub session: String,
+    /// How long a human has to answer; `None` waits until cancelled.
+    pub approval_timeout: Option<Duration>,
+    /// How long a session grant lives; `None` for the rest of the session.
+    pub grant_ttl: Option<Duration>,
+}
+
+pub struct Gate {
+    policy: Arc<Policy>,
+    grants: Arc<GrantStore>,
+    approver: Arc<dyn Approver>,
+    audit: Option<Arc<AuditLog>>,
+    config: GateConfig,
+    clock: Clock,
+}
+
+impl Gate {
+    pub fn new(
+        policy: Arc<Policy>,
+        grants: Arc<GrantStore>,
+        approver: Arc<dyn Approver>,
+        audit: Option<Arc<AuditLog>>,
+        config: GateConfig,
+    ) -> Gate {
+        Gate {
+            policy,
+            grants,
+            approver,
+            audit,
+            config,
+            clock: system_clock(),
+        }
+    }
+
+    pub fn with_clock(mut self, clock: Clock) -> Gate {
+        self.clock = clock;
+        self
+    }
+
+    pub fn grants(&self) -> &GrantStore {
+        &self.grants
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.policy.paths.workspace.clone()
+    }
+
+    fn audit(&self, kind: &str, body: Value) -> Result<(), String> {
+        match &self.audit {
+            Some(log) => log.append(kind, body).map(|_| ()).map_err(|e| {
+                format!("the audit log cannot be written ({e}); nothing runs without a record")
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Records what happened when an approved call ran (or failed to).
+    pub fn record_outcome(
+        &self,
+        call_id: &str,
+        outcome: &str,
+        detail: Value,
+    ) -> Result<(), String> {
+        self.audit(
+            "outcome",
+            json!({"call_id": call_id, "outcome": outcome, "detail": detail}),
+        )
+    }
+
+    /// Decides one call. Never panics, never runs anything, always audits.
+    pub async fn check(&self, call: ToolCall, cancel: &CancellationToken) -> GateOutcome {
+        let frozen = FrozenCall::freeze(&call.tool, &call.args);
+        // The policy judges the frozen text, the same bytes that will run.
+        let args = match frozen.verified_args() {
+            Ok(args) => args,
+            Err(e) => return self.deny_early(&call, &frozen, DecisionSource::Error, e.to_string()),
+        };
+        let verdict = self.policy.assess(&call.tool, &args).verdict;
+        let request_record = json!({
+            "call_id": call.id,
+            "tool": call.tool,
+            "digest": frozen.digest,
+            "args": frozen.canonical,
+            "ruling": verdict.ruling,
+            "risk": verdict.risk,
+            "reasons": verdict.reason_lines(),
+        });
+        if let Err(e) = self.audit("request", request_record) {
+            return self.refuse(&call, &frozen, DecisionSource::Error, e, &verdict, false);
+        }
+        match verdict.ruling {
+            Ruling::Deny => {
+                let source = source_of(&verdict, Ruling::Deny);
+                let message = format!(
+                    "denied: {}",
+                    verdict
+                        .deciding_reasons()
+                        .iter()
+                        .map(|r| r.message.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+                self.refuse(&call, &frozen, source, message, &verdict, true)
+            }
+            Ruling::Allow => {
+                let source = source_of(&verdict, Ruling::Allow);
+                self.approve(&call, frozen, source, json!({}))
+            }
+            Ruling::Ask => self.ask(call, frozen, verdict, cancel).await,
+        }
+    }
+
+    async fn ask(
+        &self,
+        call: ToolCall,
+        frozen: FrozenCall,
+        verdict: Verdict,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let now = (self.clock)();
+        let workspace = self.workspace();
+        if let Some(subjects) = verdict.asking_subjects() {
+            if let Some(ids) =
+                self.grants
+                    .cover(&self.config.session, &workspace, &call.tool, &subjects, now)
+            {
+                return self.approve(&call, frozen, DecisionSource::Grant, json!({"grants": ids}));
+            }
+        }
+        let session_scopes = verdict.session_scopes();
+        let directory_scope = match (&session_scopes, verdict.parts.as_slice()) {
+            (Some(_), [only]) => match &only.subject {
+                Some(Subject::Path(path))
+                    if matches!(call.tool.as_str(), "write_file" | "edit_file" | "read_file") =>
+                {
+                    path.parent().map(|dir| GrantScope::Directory {
+                        path: dir.to_path_buf(),
+                    })
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            session: self.config.session.clone(),
+            tool: call.tool.clone(),
+            risk: verdict.risk,
+            frozen: frozen.clone(),
+            no_session_grant: verdict.no_session_grant.clone(),
+            session_scopes: session_scopes.clone(),
+            directory_scope: directory_scope.clone(),
+            verdict: verdict.clone(),
+        };
+        let answer = self.wait_for_answer(request, cancel).await;
+        let decision = match answer {
+            Ok(decision) => decision,
+            Err((source, message)) => {
+                return self.refuse(&call, &frozen, source, message, &verdict, true);
+            }
+        };
+        match decision {
+            Decision::AllowOnce => self.approve(
+                &call,
+                frozen,
+                DecisionSource::User,
+                json!({"decision": "allow_once"}),
+            ),
+            Decision::AllowSession { directory } => {
+                let scopes = match (directory, directory_scope, session_scopes) {
+                    (true, Some(dir), _) => Some(vec![dir]),
+                    (_, _, scopes) => scopes,
+                };
+                let Some(scopes) = scopes else {
+                    // Not offered: the human still said yes, to this call only.
+                    return self.approve(
+                        &call,
+                        frozen,
+                        DecisionSource::User,
+                        json!({"decision": "allow_once", "note": "a session grant was not offered for this call"}),
+                    );
+                };
+                let now = (self.clock)();
+                let ids: Vec<u64> = scopes
+                    .into_iter()
+                    .map(|scope| {
+                        self.grants
+                            .add(
+                                NewGrant {
+                                    session: self.config.session.clone(),
+                                    workspace: workspace.clone(),
+                                    tool: call.tool.clone(),
+                                    scope,
+                                    ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
+                                    max_uses: None,
+                                },
+                                now,
+                            )
+                            .id
+                    })
+                    .collect();
+                self.approve(
+                    &call,
+                    frozen,
+                    DecisionSource::User,
+                    json!({"decision": "allow_session", "granted": ids}),
+                )
+            }
+            Decision::Deny { reason } => {
+                let message = match reason.as_deref().map(str::trim) {
+                    Some(r) if !r.is_empty() => format!("denied by the user: {r}"),
+                    _ => "denied by the user".to_string(),
+                };
+                self.refuse(
+                    &call,
+                    &frozen,
+                    DecisionSource::User,
+                    message,
+                    &verdict,
+                    true,
+                )
+            }
+        }
+    }
+
+    async fn wait_for_answer(
+        &self,
+        request: ApprovalRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Decision, (DecisionSource, String)> {
+        let asking = self.approver.ask(request);
+        let timed = async {
+            match self.config.approval_timeout {
+                Some(limit) => tokio::time::timeout(limit, asking).await.map_err(|_| limit),
+                None => Ok(asking.await),
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err((DecisionSource::Cancelled, "denied: cancelled while waiting for approval (interrupt); nothing ran".into())),
+            answer = timed => match answer {
+                Err(limit) => Err((DecisionSource::Timeout, format!("denied: timed out after {}s waiting for approval; nothing ran", limit.as_secs()))),
+                Ok(Err(ApproverError::ChannelClosed)) => Err((DecisionSource::Error, "denied: nobody to ask, the approval channel is closed; nothing ran".into())),
+                Ok(Err(ApproverError::NoAnswer)) => Err((DecisionSource::Error, "denied: the approver went away without answering; nothing ran".into())),
+                Ok(Err(ApproverError::Failed(e))) => Err((DecisionSource::Error, format!("denied: the approver failed ({e}); nothing ran"))),
+                Ok(Ok(decision)) => Ok(decision),
+            }
+        }
+    }
+
+    fn approve(
+        &self,
+        call: &ToolCall,
+        frozen: FrozenCall,
+        source: DecisionSource,
+        detail: Value,
+    ) -> GateOutcome {
+        let record = json!({
+            "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
+            "decision": "allow", "source": source, "detail": detail,
+        });
+        if let Err(e) = self.audit("decision", record) {
+            return GateOutcome::Denied(Denial {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                source: DecisionSource::Error,
+                message: format!("denied: {e}"),
+                reasons: vec![e],
+            });
+        }
+        GateOutcome::Approved(Approved {
+            call_id: call.id.clone(),
+            frozen,
+            source,
+        })
+    }
+
+    fn refuse(
+        &self,
+        call: &ToolCall,
+        frozen: &FrozenCall,
+        source: DecisionSource,
+        message: String,
+        verdict: &Verdict,
+        audit: bool,
+    ) -> GateOutcome {
+        let reasons = verdict.reason_lines();
+        if audit {
+            let record = json!({
+                "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
+                "decision": "deny", "source": source, "message": message,
+            });
+            // A failed audit write cannot make a deny any more denied.
+            let _ = self.audit("decision", record);
+        }
+        GateOutcome::Denied(Denial {
+            call_id: call.id.clone(),
+            tool: call.tool.clone(),
+            source,
+            message,
+            reasons,
+        })
+    }
+
+    fn deny_early(
+        &self,
+        call: &ToolCall,
+        frozen: &FrozenCall,
+        source: DecisionSource,
+        message: String,
+    ) -> GateOutcome {
+        let _ = self.audit(
+            "decision",
+            json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "deny", "source": source, "message": message}),
+        );
+        GateOutcome::Denied(Denial {
+            call_id: call.id.clone(),
+            tool: call.tool.clone(),
+            source,
+            message: format!("denied: {message}"),
+            reasons: Vec::new(),
+        })
+    }
+}
+
+/// Who decided a verdict that needed no human: a rule or the mode if one of them set the ruling.
+fn source_of(verdict: &Verdict, ruling: Ruling) -> DecisionSource {
+    let deciding: Vec<_> = verdict
+        .reasons
+        .iter()
+        .filter(|r| r.ruling == ruling)
+        .collect();
+    if deciding
+        .iter()
+        .any(|r| matches!(r.source, ReasonSource::Rule { .. }))
+    {
+        DecisionSource::Rule
+    } else if deciding
+        .iter()
+        .any(|r| matches!(r.source, ReasonSource::Mode { .. }))
+    {
+        DecisionSource::Mode
+    } else {
+        DecisionSource::Policy
+    }
+}
+
+#[cfg(test)]
+mod tests;
