@@ -1,1 +1,11 @@
+//! airlock: a terminal cockpit for coding agents. Nothing the agent asks for runs until it has
+//! passed one gate, and a human sees exactly what will run before it runs.
+//!
+//! - `approval`: the gate and everything it stands on (risk, facts, shell analysis, paths, rules,
+//!   policy, grants, frozen calls, audit). Pure logic, no UI.
+//! - `store`: the state directory.
+//! - `cli`: the subcommands that need no UI.
+
 pub mod approval;
+pub mod cli;
+pub mod store;

@@ -1,1 +1,49 @@
-fn main() {}
+use std::io::{self, IsTerminal};
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use airlock::cli::{AuditCommand, Cli, Command, PolicyCommand, audit_verify, policy_check};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => {
+            let _ = Cli::command().print_help();
+            return ExitCode::SUCCESS;
+        }
+        Some(Command::Policy {
+            command: PolicyCommand::Check(args),
+        }) => {
+            if io::stdin().is_terminal() {
+                eprintln!(
+                    "airlock policy check: reading JSON lines from standard input (Ctrl-D to end)"
+                );
+            }
+            policy_check::run(&args, io::stdin().lock(), io::stdout().lock()).map(|summary| {
+                eprintln!(
+                    "{} allow, {} ask, {} deny, {} malformed",
+                    summary.allow, summary.ask, summary.deny, summary.errors
+                );
+                if summary.errors > 0 {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            })
+        }
+        Some(Command::Audit {
+            command: AuditCommand::Verify { file },
+        }) => audit_verify::run(&file).map(|report| {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("airlock: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

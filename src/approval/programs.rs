@@ -1336,10 +1336,8 @@ fn shell_without_c(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
         return vec![];
     }
     let from = match &cmd.stdin {
-        Stdin::Pipe { producers } => {
-            let decoded = producers
-                .iter()
-                .any(|p| p == "<decoder>" || DECODERS.contains(&p.as_str()));
+        Stdin::Pipe { producers, decoded } => {
+            let decoded = *decoded || producers.iter().any(|p| DECODERS.contains(&p.as_str()));
             let downloaded = producers.iter().any(|p| NETWORK.contains(&p.as_str()));
             if decoded {
                 format!(

@@ -349,9 +349,9 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
                 ),
                 Location::Outside => {
                     let what = if path.sensitivity.is_empty() {
-                        "a place outside the workspace".to_string()
+                        String::new()
                     } else {
-                        describe_all(&path.sensitivity)
+                        format!(", in {}", describe_all(&path.sensitivity))
                     };
                     let (code, lead) = if access == Access::Delete {
                         (
@@ -368,7 +368,7 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
                         Ruling::Deny,
                         code,
                         Risk::Dangerous,
-                        format!("{lead}, in {what}: {shown}{via}"),
+                        format!("{lead}{what}: {shown}{via}"),
                     )
                 }
             }

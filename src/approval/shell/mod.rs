@@ -31,6 +31,8 @@ pub enum Stdin {
     /// Output of earlier pipeline stages, by program name (e.g. `["curl"]`, `["echo", "base64"]`).
     Pipe {
         producers: Vec<String>,
+        /// An earlier stage decodes data (`base64 -d`, `xxd -r`, `openssl enc -d`, ...).
+        decoded: bool,
     },
     /// A here-doc or here-string; `text` is its content when it has no expansions.
     Inline {

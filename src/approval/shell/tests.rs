@@ -130,7 +130,8 @@ fn pipes_record_what_feeds_a_command() {
     assert_eq!(
         facts.commands[2].stdin,
         Stdin::Pipe {
-            producers: vec!["echo".into(), "base64".into(), "<decoder>".into()]
+            producers: vec!["echo".into(), "base64".into()],
+            decoded: true,
         }
     );
 }

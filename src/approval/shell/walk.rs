@@ -472,6 +472,7 @@ impl<'a> Walker<'a, '_> {
 
     fn pipeline(&mut self, node: Node) {
         let mut producers: Vec<String> = Vec::new();
+        let mut decoded = false;
         let outer_stdin = self.stdin.clone();
         for (i, child) in named_children(node).into_iter().enumerate() {
             let first_command = self.facts.commands.len();
@@ -480,6 +481,7 @@ impl<'a> Walker<'a, '_> {
             } else {
                 Stdin::Pipe {
                     producers: producers.clone(),
+                    decoded,
                 }
             };
             self.isolated(|w| {
@@ -495,7 +497,7 @@ impl<'a> Walker<'a, '_> {
                     .iter()
                     .any(|a| matches!(a.as_lit(), Some("-d" | "--decode" | "-D" | "-r")))
                 {
-                    producers.push("<decoder>".into());
+                    decoded = true;
                 }
             }
         }

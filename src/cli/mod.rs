@@ -1,0 +1,69 @@
+//! The command line: argument parsing and the subcommands that need no UI. Errors here are
+//! `anyhow` with context: they end the process with a message that says what, where and how to
+//! fix it.
+
+pub mod audit_verify;
+pub mod policy_check;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::approval::policy::Mode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "airlock",
+    version,
+    about = "A terminal cockpit for coding agents: nothing the agent asks for runs until it has passed one gate.",
+    after_help = "Start with: airlock policy check --workspace assets/examples/workspace < assets/examples/calls.jsonl"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ask the approval policy about tool calls, without running anything.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// Inspect the audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Read JSON lines {"id", "tool", "args"} on stdin; print one verdict per line.
+    Check(PolicyCheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PolicyCheckArgs {
+    /// How much runs without asking: default, auto-edit or read-only.
+    #[arg(long, value_enum, default_value = "default")]
+    pub mode: Mode,
+    /// The workspace the calls are judged against (default: the current directory).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// A rules file (TOML) with allow / ask / deny rules.
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
+    /// Also print every part of each call (simple commands, redirects, paths) with its ruling.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check an audit log's hash chain: detects edited, reordered or truncated logs.
+    Verify {
+        /// The session log, e.g. ~/.local/state/airlock/audit/<session>.jsonl
+        file: PathBuf,
+    },
+}
