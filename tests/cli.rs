@@ -1,0 +1,156 @@
+//! The real binary, as a user runs it: `airlock policy check` and `airlock audit verify`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn airlock(args: &[&str], stdin: &str, home: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .env("HOME", home)
+        .env("AIRLOCK_HOME", home.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the airlock binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every output line is JSON"))
+        .collect()
+}
+
+#[test]
+fn policy_check_on_the_examples_gives_the_decision_each_id_promises() {
+    let home = tempfile::tempdir().unwrap();
+    let calls = std::fs::read_to_string(repo().join("assets/examples/calls.jsonl")).unwrap();
+    let workspace = repo().join("assets/examples/workspace");
+    let out = airlock(
+        &["policy", "check", "--workspace", workspace.to_str().unwrap()],
+        &calls,
+        home.path(),
+    );
+    let results = lines(&out);
+    let inputs = calls
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .count();
+    assert_eq!(results.len(), inputs, "one output line per input line");
+    for r in &results {
+        let id = r["id"].as_str().unwrap_or("bad-?");
+        let expected = match id.split('-').next().unwrap() {
+            "ro" => "allow",
+            "ask" | "opaque" => "ask",
+            "deny" => "deny",
+            _ => "error",
+        };
+        let got = r["decision"].as_str().unwrap_or(if r.get("error").is_some() { "error" } else { "?" });
+        assert_eq!(got, expected, "{id}: {r}");
+    }
+    // Malformed lines are reported and make the exit status say so.
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 malformed"), "{stderr}");
+}
+
+#[test]
+fn policy_check_reports_reasons_and_the_session_grant_scope() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = repo().join("assets/examples/workspace");
+    let out = airlock(
+        &["policy", "check", "--workspace", workspace.to_str().unwrap()],
+        "{\"id\": 7, \"tool\": \"bash\", \"args\": {\"command\": \"cargo test --release\"}}\n",
+        home.path(),
+    );
+    assert!(out.status.success());
+    let r = &lines(&out)[0];
+    assert_eq!(r["id"], 7);
+    assert_eq!(r["decision"], "ask");
+    assert_eq!(r["risk"], "mutating");
+    assert_eq!(
+        r["grant_scope"],
+        serde_json::json!([{"kind": "command", "prefix": ["cargo", "test"]}])
+    );
+    assert!(r["reasons"][0].as_str().unwrap().contains("cargo test"));
+}
+
+#[test]
+fn policy_check_applies_a_rules_file_and_its_mode() {
+    let home = tempfile::tempdir().unwrap();
+    let rules = home.path().join("rules.toml");
+    std::fs::write(&rules, "allow = [\"bash(cargo test *)\"]\ndeny = [\"bash(cargo publish *)\"]\n").unwrap();
+    let workspace = repo().join("assets/examples/workspace");
+    let input = "{\"id\":1,\"tool\":\"bash\",\"args\":{\"command\":\"cargo test\"}}\n\
+                 {\"id\":2,\"tool\":\"bash\",\"args\":{\"command\":\"cargo publish\"}}\n\
+                 {\"id\":3,\"tool\":\"bash\",\"args\":{\"command\":\"cargo build\"}}\n";
+    let out = airlock(
+        &["policy", "check", "--workspace", workspace.to_str().unwrap(), "--rules", rules.to_str().unwrap(), "--mode", "read-only"],
+        input,
+        home.path(),
+    );
+    let decisions: Vec<_> = lines(&out).iter().map(|r| r["decision"].as_str().unwrap().to_string()).collect();
+    assert_eq!(decisions, vec!["allow", "deny", "deny"]);
+}
+
+#[test]
+fn a_rule_whose_example_fails_stops_the_run_with_a_message_naming_the_rule() {
+    let home = tempfile::tempdir().unwrap();
+    let rules = home.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\naction = \"allow\"\ntool = \"bash\"\npattern = \"git status\"\nmatch = [\"git status -s\"]\n",
+    )
+    .unwrap();
+    let out = airlock(
+        &["policy", "check", "--rules", rules.to_str().unwrap(), "--workspace", home.path().to_str().unwrap()],
+        "",
+        home.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("allow bash(git status)") && stderr.contains("git status -s"), "{stderr}");
+}
+
+#[test]
+fn a_missing_workspace_is_a_clear_error() {
+    let home = tempfile::tempdir().unwrap();
+    let out = airlock(&["policy", "check", "--workspace", "/no/such/dir"], "", home.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/no/such/dir") && stderr.contains("--workspace"), "{stderr}");
+}
+
+#[test]
+fn audit_verify_passes_a_good_log_and_fails_an_edited_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = airlock::approval::audit::AuditLog::open(dir.path(), "s1").unwrap();
+    for i in 0..3 {
+        log.append("decision", serde_json::json!({"call_id": format!("c{i}"), "decision": "deny"}))
+            .unwrap();
+    }
+    let path = log.path().to_path_buf();
+    let ok = airlock(&["audit", "verify", path.to_str().unwrap()], "", dir.path());
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("3 records"));
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("\"deny\"", "\"allow\"", 1)).unwrap();
+    let bad = airlock(&["audit", "verify", path.to_str().unwrap()], "", dir.path());
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("line 1"), "{stderr}");
+}
