@@ -40,7 +40,12 @@ fn policy_check_on_the_examples_gives_the_decision_each_id_promises() {
     let calls = std::fs::read_to_string(repo().join("assets/examples/calls.jsonl")).unwrap();
     let workspace = repo().join("assets/examples/workspace");
     let out = airlock(
-        &["policy", "check", "--workspace", workspace.to_str().unwrap()],
+        &[
+            "policy",
+            "check",
+            "--workspace",
+            workspace.to_str().unwrap(),
+        ],
         &calls,
         home.path(),
     );
@@ -58,7 +63,13 @@ fn policy_check_on_the_examples_gives_the_decision_each_id_promises() {
             "deny" => "deny",
             _ => "error",
         };
-        let got = r["decision"].as_str().unwrap_or(if r.get("error").is_some() { "error" } else { "?" });
+        let got = r["decision"]
+            .as_str()
+            .unwrap_or(if r.get("error").is_some() {
+                "error"
+            } else {
+                "?"
+            });
         assert_eq!(got, expected, "{id}: {r}");
     }
     // Malformed lines are reported and make the exit status say so.
@@ -72,7 +83,12 @@ fn policy_check_reports_reasons_and_the_session_grant_scope() {
     let home = tempfile::tempdir().unwrap();
     let workspace = repo().join("assets/examples/workspace");
     let out = airlock(
-        &["policy", "check", "--workspace", workspace.to_str().unwrap()],
+        &[
+            "policy",
+            "check",
+            "--workspace",
+            workspace.to_str().unwrap(),
+        ],
         "{\"id\": 7, \"tool\": \"bash\", \"args\": {\"command\": \"cargo test --release\"}}\n",
         home.path(),
     );
@@ -92,17 +108,33 @@ fn policy_check_reports_reasons_and_the_session_grant_scope() {
 fn policy_check_applies_a_rules_file_and_its_mode() {
     let home = tempfile::tempdir().unwrap();
     let rules = home.path().join("rules.toml");
-    std::fs::write(&rules, "allow = [\"bash(cargo test *)\"]\ndeny = [\"bash(cargo publish *)\"]\n").unwrap();
+    std::fs::write(
+        &rules,
+        "allow = [\"bash(cargo test *)\"]\ndeny = [\"bash(cargo publish *)\"]\n",
+    )
+    .unwrap();
     let workspace = repo().join("assets/examples/workspace");
     let input = "{\"id\":1,\"tool\":\"bash\",\"args\":{\"command\":\"cargo test\"}}\n\
                  {\"id\":2,\"tool\":\"bash\",\"args\":{\"command\":\"cargo publish\"}}\n\
                  {\"id\":3,\"tool\":\"bash\",\"args\":{\"command\":\"cargo build\"}}\n";
     let out = airlock(
-        &["policy", "check", "--workspace", workspace.to_str().unwrap(), "--rules", rules.to_str().unwrap(), "--mode", "read-only"],
+        &[
+            "policy",
+            "check",
+            "--workspace",
+            workspace.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--mode",
+            "read-only",
+        ],
         input,
         home.path(),
     );
-    let decisions: Vec<_> = lines(&out).iter().map(|r| r["decision"].as_str().unwrap().to_string()).collect();
+    let decisions: Vec<_> = lines(&out)
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(decisions, vec!["allow", "deny", "deny"]);
 }
 
@@ -116,22 +148,39 @@ fn a_rule_whose_example_fails_stops_the_run_with_a_message_naming_the_rule() {
     )
     .unwrap();
     let out = airlock(
-        &["policy", "check", "--rules", rules.to_str().unwrap(), "--workspace", home.path().to_str().unwrap()],
+        &[
+            "policy",
+            "check",
+            "--rules",
+            rules.to_str().unwrap(),
+            "--workspace",
+            home.path().to_str().unwrap(),
+        ],
         "",
         home.path(),
     );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("allow bash(git status)") && stderr.contains("git status -s"), "{stderr}");
+    assert!(
+        stderr.contains("allow bash(git status)") && stderr.contains("git status -s"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_missing_workspace_is_a_clear_error() {
     let home = tempfile::tempdir().unwrap();
-    let out = airlock(&["policy", "check", "--workspace", "/no/such/dir"], "", home.path());
+    let out = airlock(
+        &["policy", "check", "--workspace", "/no/such/dir"],
+        "",
+        home.path(),
+    );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("/no/such/dir") && stderr.contains("--workspace"), "{stderr}");
+    assert!(
+        stderr.contains("/no/such/dir") && stderr.contains("--workspace"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -139,12 +188,19 @@ fn audit_verify_passes_a_good_log_and_fails_an_edited_one() {
     let dir = tempfile::tempdir().unwrap();
     let log = airlock::approval::audit::AuditLog::open(dir.path(), "s1").unwrap();
     for i in 0..3 {
-        log.append("decision", serde_json::json!({"call_id": format!("c{i}"), "decision": "deny"}))
-            .unwrap();
+        log.append(
+            "decision",
+            serde_json::json!({"call_id": format!("c{i}"), "decision": "deny"}),
+        )
+        .unwrap();
     }
     let path = log.path().to_path_buf();
     let ok = airlock(&["audit", "verify", path.to_str().unwrap()], "", dir.path());
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     assert!(String::from_utf8_lossy(&ok.stdout).contains("3 records"));
 
     let text = std::fs::read_to_string(&path).unwrap();
