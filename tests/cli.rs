@@ -1,4 +1,5 @@
 //! The real binary, as a user runs it: `airlock policy check` and `airlock audit verify`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
