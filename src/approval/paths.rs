@@ -93,6 +93,10 @@ impl PathContext {
             }
         }
 
+        // A workspace inside /tmp has other projects for neighbours: that temp dir is not scratch
+        // space to it, so writing next to the workspace is judged as writing outside it.
+        temp_dirs.retain(|t| !workspace.starts_with(t));
+
         Ok(PathContext {
             workspace,
             home,
@@ -1379,7 +1383,11 @@ mod tests {
         assert_eq!(ctx.state_dir, w.ws().join("relative-state"));
         assert!(ctx.temp_dirs.iter().all(|t| t.is_absolute()));
         let tmp = fs::canonicalize("/tmp").unwrap();
-        assert!(ctx.temp_dirs.contains(&tmp));
+        // /tmp is scratch space unless the workspace itself lives there.
+        assert_eq!(
+            ctx.temp_dirs.contains(&tmp),
+            !ctx.workspace.starts_with(&tmp)
+        );
         assert!(PathContext::new(&w.root.join("missing"), &w.ctx.home, &w.root).is_err());
     }
 

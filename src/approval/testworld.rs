@@ -42,7 +42,11 @@ pub fn world_with(mode: Mode, rules: Rules) -> World {
     )
     .unwrap();
     std::fs::create_dir_all(dir.path().join("other-project")).unwrap();
-    let paths = PathContext::new(&ws, &home, &state).unwrap();
+    let mut paths = PathContext::new(&ws, &home, &state).unwrap();
+    // The world's own scratch directory stands in for /tmp, wherever the checkout lives.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    paths.temp_dirs = vec![tmp.canonicalize().unwrap()];
     World {
         _dir: dir,
         policy: Policy::new(mode, rules, paths, ToolCatalog::builtin()),
@@ -54,7 +58,10 @@ pub fn world() -> World {
 }
 
 impl World {
+    /// Runs a bash command through the policy; `{tmp}` stands for the world's temp directory.
     pub fn bash(&self, command: &str) -> Verdict {
+        let command = command.replace("{tmp}", &self.tmp().display().to_string());
+        let command = command.as_str();
         self.policy
             .assess("bash", &json!({ "command": command }))
             .verdict
@@ -62,6 +69,10 @@ impl World {
 
     pub fn tool(&self, tool: &str, args: Value) -> Verdict {
         self.policy.assess(tool, &args).verdict
+    }
+
+    pub fn tmp(&self) -> PathBuf {
+        self.policy.paths.temp_dirs[0].clone()
     }
 
     pub fn outside(&self) -> PathBuf {

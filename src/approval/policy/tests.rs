@@ -100,7 +100,7 @@ fn credential_material_is_denied_anywhere_and_however_it_is_spelled() {
             "security find-generic-password -s x",
             "bash -c 'cat ~/.ssh/id_rsa'",
             "echo $(cat ~/.ssh/id_rsa)",
-            "tar czf /tmp/k.tgz ~/.ssh",
+            "tar czf {tmp}/k.tgz ~/.ssh",
             "grep -r BEGIN ~/.ssh",
             "cat ~/.ss?/id_rsa",
             "cat {src/main.rs,~/.ssh/id_rsa}",
@@ -213,13 +213,13 @@ fn mutations_and_project_code_ask() {
             "sed 's/x/y/w out' src/main.rs",
             "sed '1e id' src/main.rs",
             "awk '{system(\"id\")}' src/main.rs",
-            "cat /tmp/x",
+            "cat {tmp}/x",
             "ls ../other-project",
             "cd $DIR && ls",
             "sudo ls",
             "kill 1234",
             "cat ./etc-link/hostname",
-            "echo x > /tmp/out",
+            "echo x > {tmp}/out",
             "echo x > .git/hooks/pre-commit",
             "cat \"$FILE\"",
             "xargs cat < files.txt",
@@ -235,7 +235,7 @@ fn mutations_and_project_code_ask() {
 #[test]
 fn every_reason_is_kept_in_a_stable_order_with_deny_first() {
     let w = world();
-    let v = w.bash("cargo test && curl https://example.com > /tmp/out; cat ~/.ssh/id_rsa");
+    let v = w.bash("cargo test && curl https://example.com > {tmp}/out; cat ~/.ssh/id_rsa");
     assert_eq!(v.ruling, Ruling::Deny);
     let codes: Vec<ReasonCode> = v.reasons.iter().map(|r| r.code).collect();
     assert_eq!(
@@ -250,13 +250,13 @@ fn every_reason_is_kept_in_a_stable_order_with_deny_first() {
         v.reason_lines()
     );
     // The same input always gives the same order.
-    let again = w.bash("cargo test && curl https://example.com > /tmp/out; cat ~/.ssh/id_rsa");
+    let again = w.bash("cargo test && curl https://example.com > {tmp}/out; cat ~/.ssh/id_rsa");
     assert_eq!(v, again);
 }
 
 #[test]
 fn a_second_reason_on_the_same_command_is_not_hidden() {
-    let v = world().bash("sudo curl -o /tmp/x https://example.com");
+    let v = world().bash("sudo curl -o {tmp}/x https://example.com");
     let codes: Vec<ReasonCode> = v.reasons.iter().map(|r| r.code).collect();
     for expected in [
         ReasonCode::Privileged,
@@ -308,7 +308,7 @@ fn a_bash_allow_rule_covers_a_call_only_when_every_asking_command_matches() {
     assert_eq!(w.bash("cargo test && ls").ruling, Ruling::Allow);
     assert_eq!(w.bash("cargo test && rm -rf src").ruling, Ruling::Ask);
     assert_eq!(w.bash("cargo publish").ruling, Ruling::Ask);
-    assert_eq!(w.bash("cargo test > /tmp/log").ruling, Ruling::Ask);
+    assert_eq!(w.bash("cargo test > {tmp}/log").ruling, Ruling::Ask);
 }
 
 #[test]
