@@ -2,7 +2,6 @@ pub mod approver;
 pub mod audit;
 pub mod frozen;
 pub mod gate;
-pub mod git;
 pub mod grants;
 pub mod paths;
 pub mod policy;

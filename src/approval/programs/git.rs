@@ -2,7 +2,7 @@
 //! gets its own table: read-only subcommands (with their writing flags excluded), network use,
 //! history rewriting, destruction of uncommitted work, and configuration injection (`-c`).
 
-use crate::approval::programs::Effect;
+use super::Effect;
 use crate::approval::shell::Word;
 
 /// Global options that take a separate value.

@@ -1,0 +1,80 @@
+//! Programs that copy, link and archive files: which words they read and which they write.
+
+use super::{Args, Effect, lit, reads};
+use crate::approval::shell::Word;
+
+pub(super) fn copy_like(name: &str, args: &Args) -> Vec<Effect> {
+    let target = args.values_of(&["-t"], &["target-directory"]);
+    let mut pos: Vec<Word> = args.positional().into_iter().cloned().collect();
+    pos.retain(|w| !target.contains(w));
+    let mut e = Vec::new();
+    let dest = if let Some(t) = target.into_iter().next() {
+        Some(t)
+    } else if name == "ln" && pos.len() == 1 {
+        Some(Word::lit("."))
+    } else {
+        pos.pop()
+    };
+    if name == "ln" || name == "link" {
+        // A link's target is not read now; reading through the link later is judged then.
+    } else {
+        e.extend(reads(pos));
+    }
+    if let Some(d) = dest {
+        e.push(Effect::Write(d));
+    }
+    e
+}
+
+pub(super) fn tar(args: &Args) -> Vec<Effect> {
+    let mut e = Vec::new();
+    let first = args.words.first().and_then(lit).unwrap_or("");
+    let bundled = if !first.starts_with('-') { first } else { "" };
+    let mode = |c: char, long: &str| bundled.contains(c) || args.has(&[c], &[long]);
+    if args.has(
+        &['I'],
+        &[
+            "use-compress-program",
+            "to-command",
+            "checkpoint-action",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+        ],
+    ) {
+        e.push(Effect::RunsCode("`tar` is told to run a program".into()));
+    }
+    let files = args.values_of(&["-f"], &["file"]);
+    let bundled_file = if bundled.contains('f') {
+        args.words.get(1).cloned()
+    } else {
+        None
+    };
+    let archive: Vec<Word> = files.into_iter().chain(bundled_file).collect();
+    if mode('t', "list") {
+        e.extend(reads(archive));
+    } else if mode('x', "extract") || mode('x', "get") {
+        e.extend(reads(archive));
+        let dirs = args.values_of(&["-C"], &["directory"]);
+        if dirs.is_empty() {
+            e.push(Effect::Write(Word::lit(".")));
+        } else {
+            e.extend(dirs.into_iter().map(Effect::Write));
+        }
+    } else if mode('c', "create") || mode('r', "append") || mode('u', "update") {
+        e.extend(archive.into_iter().map(Effect::Write));
+        let skip = usize::from(!bundled.is_empty()) + usize::from(bundled.contains('f'));
+        e.extend(reads(
+            args.words
+                .iter()
+                .skip(skip)
+                .filter(|w| !lit(w).is_some_and(|s| s.starts_with('-')))
+                .cloned(),
+        ));
+    } else {
+        e.push(Effect::Unknown(
+            "`tar` in a mode airlock does not recognise".into(),
+        ));
+    }
+    e
+}

@@ -1,0 +1,399 @@
+//! Toolchains, interpreters, shells and network clients: what they run, download or publish.
+
+use super::{Args, Effect, lit, reads};
+use crate::approval::shell::{SimpleCommand, Stdin, Word};
+
+/// Programs that run code of the project or of a toolchain.
+pub(super) const RUNS_CODE: &[&str] = &[
+    "cargo",
+    "rustc",
+    "rustup",
+    "npm",
+    "npx",
+    "pnpm",
+    "yarn",
+    "bun",
+    "bunx",
+    "deno",
+    "node",
+    "python",
+    "python3",
+    "python2",
+    "pip",
+    "pip3",
+    "pipx",
+    "uv",
+    "uvx",
+    "poetry",
+    "pytest",
+    "tox",
+    "nox",
+    "go",
+    "make",
+    "gmake",
+    "cmake",
+    "ninja",
+    "meson",
+    "gradle",
+    "gradlew",
+    "mvn",
+    "ant",
+    "gcc",
+    "g++",
+    "cc",
+    "c++",
+    "clang",
+    "clang++",
+    "ld",
+    "javac",
+    "java",
+    "kotlin",
+    "ruby",
+    "bundle",
+    "rake",
+    "gem",
+    "perl",
+    "php",
+    "composer",
+    "dotnet",
+    "swift",
+    "swiftc",
+    "tsc",
+    "eslint",
+    "prettier",
+    "jest",
+    "vitest",
+    "mocha",
+    "just",
+    "bazel",
+    "bazelisk",
+    "cargo-nextest",
+    "rustfmt",
+    "clippy-driver",
+    "black",
+    "ruff",
+    "mypy",
+    "flake8",
+    "pylint",
+    "isort",
+    "shellcheck",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "terraform",
+    "ansible",
+    "ansible-playbook",
+    "lua",
+    "luajit",
+    "Rscript",
+    "julia",
+    "ghc",
+    "stack",
+    "cabal",
+    "mix",
+    "elixir",
+    "erl",
+    "zig",
+    "nim",
+    "dart",
+    "flutter",
+    "scala",
+    "sbt",
+    "lein",
+    "clj",
+    "vite",
+    "webpack",
+    "rollup",
+    "esbuild",
+    "turbo",
+    "nx",
+    "lerna",
+    "pre-commit",
+];
+
+pub(super) const INTERPRETERS_INLINE: &[(&str, &[&str])] = &[
+    ("python", &["-c"]),
+    ("python3", &["-c"]),
+    ("python2", &["-c"]),
+    ("node", &["-e", "-p", "--eval", "--print"]),
+    ("deno", &["eval"]),
+    ("bun", &["-e", "--eval"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("Rscript", &["-e"]),
+];
+
+pub(super) const NETWORK: &[&str] = &[
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "ssh",
+    "scp",
+    "sftp",
+    "ftp",
+    "telnet",
+    "http",
+    "https",
+    "xh",
+    "aria2c",
+    "dig",
+    "nslookup",
+    "host",
+    "ping",
+    "ping6",
+    "traceroute",
+    "whois",
+    "gh",
+    "aws",
+    "gcloud",
+    "az",
+    "rsync",
+    "mosh",
+    "lftp",
+    "tftp",
+];
+
+pub(super) fn shell_without_c(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
+    let pos = args.positional();
+    if let Some(script) = pos.first() {
+        let mut e = vec![Effect::RunsCode(format!(
+            "`{name}` runs the script `{}`",
+            script.display()
+        ))];
+        e.push(Effect::Read((*script).clone()));
+        return e;
+    }
+    if args.has(&['c'], &[]) {
+        // A `-c` whose string was dynamic; the walker already flagged it.
+        return vec![Effect::Opaque(format!(
+            "`{name} -c` with a command string built at run time"
+        ))];
+    }
+    if cmd.stdin_script_analyzed {
+        return vec![];
+    }
+    let from = match &cmd.stdin {
+        Stdin::Pipe { producers, decoded } => {
+            let decoded = *decoded || producers.iter().any(|p| DECODERS.contains(&p.as_str()));
+            let downloaded = producers.iter().any(|p| NETWORK.contains(&p.as_str()));
+            if decoded {
+                format!(
+                    "a decoded payload piped in from `{}`",
+                    producers.join(" | ")
+                )
+            } else if downloaded {
+                format!("code downloaded by `{}`", producers.join(" | "))
+            } else {
+                format!("commands piped in from `{}`", producers.join(" | "))
+            }
+        }
+        Stdin::Inline { .. } => "a here-doc built at run time".to_string(),
+        Stdin::File => "a file redirected into it".to_string(),
+        Stdin::Inherited => "its standard input".to_string(),
+    };
+    vec![Effect::StdinScript(format!(
+        "`{name}` runs {from}, which airlock cannot see"
+    ))]
+}
+
+pub(super) const DECODERS: &[&str] = &[
+    "base64", "base32", "basenc", "xxd", "openssl", "gunzip", "zcat", "uudecode", "gzip", "bzip2",
+    "xz", "rev",
+];
+
+pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
+    let mut e = vec![Effect::Network(format!("`{name}` uses the network"))];
+    match name {
+        "curl" => {
+            e.extend(
+                args.values_of(&["-o"], &["output"])
+                    .into_iter()
+                    .map(Effect::Write),
+            );
+            if args.has(&['O'], &["remote-name", "remote-name-all"]) {
+                e.push(Effect::Write(Word::lit(".")));
+            }
+            for v in args.values_of(
+                &["-d", "-F", "-T"],
+                &[
+                    "data",
+                    "data-binary",
+                    "data-raw",
+                    "data-urlencode",
+                    "form",
+                    "upload-file",
+                    "json",
+                ],
+            ) {
+                if let Some(s) = lit(&v) {
+                    let file = s.rsplit_once('@').map(|(_, f)| f).unwrap_or("");
+                    if s.starts_with('@') || s.contains("=@") || s.contains("=<") {
+                        e.push(Effect::Read(Word::lit(file.trim_start_matches('<'))));
+                    } else if !s.contains('@') && args.has(&['T'], &["upload-file"]) {
+                        e.push(Effect::Read(v.clone()));
+                    }
+                } else {
+                    e.push(Effect::Opaque(
+                        "`curl` sends data computed at run time".into(),
+                    ));
+                }
+            }
+            e.extend(reads(args.values_of(&["-K"], &["config"])));
+        }
+        "wget" => {
+            let out = args.values_of(&["-O"], &["output-document"]);
+            if out.is_empty() && !args.has(&[], &["spider"]) {
+                e.push(Effect::Write(Word::lit(".")));
+            }
+            e.extend(
+                out.into_iter()
+                    .filter(|w| lit(w) != Some("-"))
+                    .map(Effect::Write),
+            );
+            e.extend(reads(args.values_of(&[], &["post-file", "body-file"])));
+        }
+        "scp" | "rsync" | "sftp" => {
+            let pos: Vec<Word> = args.positional().into_iter().cloned().collect();
+            let remote = |w: &Word| lit(w).is_some_and(|s| s.contains(':') && !s.starts_with('/'));
+            if let Some((dest, sources)) = pos.split_last() {
+                if !remote(dest) {
+                    e.push(Effect::Write(dest.clone()));
+                }
+                e.extend(reads(sources.iter().filter(|w| !remote(w)).cloned()));
+            }
+        }
+        "ssh" => e.push(Effect::RunsCode(
+            "`ssh` runs commands on another machine".into(),
+        )),
+        "gh" => {
+            let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
+            if words.windows(2).any(|p| p == ["auth", "token"]) || words.contains(&"--show-token") {
+                e.push(Effect::CredentialAccess(
+                    "`gh auth token` prints a GitHub token".into(),
+                ));
+            }
+        }
+        _ => {}
+    }
+    e
+}
+
+pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
+    let words: Vec<&str> = args.words.iter().filter_map(|w| w.as_lit()).collect();
+    // `X --version` and friends print a version and run nothing of the project.
+    if matches!(
+        words.as_slice(),
+        ["--version"] | ["-V"] | ["-v"] | ["version"] | ["--help"] | ["-h"] | ["help"]
+    ) && args.words.len() == 1
+    {
+        return vec![];
+    }
+    for (interp, flags) in INTERPRETERS_INLINE {
+        if *interp == name
+            && args
+                .iter()
+                .any(|w| lit(w).is_some_and(|s| flags.contains(&s)))
+        {
+            return vec![Effect::InlineCode(format!(
+                "`{name}` runs inline code airlock does not analyse"
+            ))];
+        }
+    }
+    if matches!(
+        name,
+        "python" | "python3" | "python2" | "node" | "ruby" | "perl" | "php" | "lua"
+    ) && args.positional().is_empty()
+        && !matches!(cmd.stdin, Stdin::Inherited)
+    {
+        return vec![Effect::StdinScript(format!(
+            "`{name}` runs code from its standard input"
+        ))];
+    }
+    let sub = args
+        .positional()
+        .first()
+        .and_then(|w| lit(w))
+        .unwrap_or("")
+        .to_string();
+    let mut e = vec![Effect::RunsCode(if sub.is_empty() {
+        format!("runs `{name}`, which executes project or toolchain code")
+    } else {
+        format!("runs `{name} {sub}`, which executes project or toolchain code")
+    })];
+    let publishes = matches!(
+        (name, sub.as_str()),
+        ("cargo", "publish" | "yank" | "owner" | "login")
+            | (
+                "npm" | "pnpm" | "yarn" | "bun",
+                "publish" | "unpublish" | "deprecate" | "login" | "adduser" | "owner" | "dist-tag"
+            )
+            | ("gem", "push" | "yank")
+            | ("docker" | "podman", "push" | "login")
+            | ("poetry", "publish")
+            | ("uv", "publish")
+            | ("dotnet", "nuget")
+            | ("mvn", "deploy")
+            | ("gradle" | "gradlew", "publish")
+    );
+    if publishes {
+        e.push(Effect::Publishes(format!(
+            "`{name} {sub}` publishes outside this machine"
+        )));
+    }
+    let network = matches!(
+        (name, sub.as_str()),
+        (
+            "cargo",
+            "install" | "update" | "fetch" | "search" | "add" | "generate-lockfile"
+        ) | (
+            "npm" | "pnpm" | "yarn" | "bun",
+            "install"
+                | "i"
+                | "ci"
+                | "add"
+                | "update"
+                | "upgrade"
+                | "outdated"
+                | "view"
+                | "info"
+                | "audit"
+                | "create"
+                | "dlx"
+        ) | ("npx" | "bunx" | "uvx" | "pipx", _)
+            | ("pip" | "pip3", "install" | "download" | "index")
+            | ("uv", "pip" | "sync" | "add" | "lock" | "tool" | "run")
+            | ("poetry", "install" | "add" | "update" | "lock")
+            | ("go", "get" | "install" | "mod")
+            | ("gem" | "bundle", "install" | "update" | "fetch")
+            | ("docker" | "podman", "pull" | "run" | "build")
+            | ("composer", "install" | "update" | "require")
+            | ("rustup", _)
+    ) || publishes;
+    if network {
+        e.push(Effect::Network(format!(
+            "`{name} {sub}` downloads or uploads packages"
+        )));
+    }
+    let global = args.has(&['g'], &["global", "user", "break-system-packages"])
+        && matches!(name, "npm" | "pnpm" | "yarn" | "pip" | "pip3" | "bun");
+    if global
+        && matches!(
+            sub.as_str(),
+            "install" | "i" | "add" | "uninstall" | "remove" | "link"
+        )
+    {
+        e.push(Effect::SystemChange(format!(
+            "`{name} {sub}` with a global or user flag installs outside the workspace"
+        )));
+    }
+    if name == "cargo" && sub == "install" {
+        e.push(Effect::Write(Word::lit("~/.cargo/bin")));
+    }
+    e
+}
