@@ -445,6 +445,13 @@ fn apply_effect(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand, effect
             b.reason(part, Ask, C::ShellBehaviour, Risk::Dangerous, m.clone())
         }
         Effect::Unknown(m) => b.reason(part, Ask, C::UnknownProgram, Risk::Mutating, m.clone()),
+        Effect::Misparsed(m) => b.reason(
+            part,
+            Deny,
+            C::Unparseable,
+            Risk::Dangerous,
+            format!("the command cannot be read as bash means it ({m}); nothing runs. Rewrite it in plain bash"),
+        ),
         Effect::Opaque(m) => b.reason(
             part,
             Ask,

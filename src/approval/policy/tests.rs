@@ -454,3 +454,119 @@ fn line_changes_count_deleted_and_added_lines() {
     assert_eq!(line_changes("a\nb\nc\n", "a\nc\nd\n"), (1, 1));
     assert_eq!(line_changes("a\na\n", ""), (2, 0));
 }
+
+#[test]
+fn builtins_that_rebind_what_a_name_runs_or_holds_ask() {
+    check_table(
+        &world(),
+        Ruling::Ask,
+        &[
+            "declare -n ref=PATH; ref=/tmp/evil; ls",
+            "x='$(rm -rf src)'; echo ${x@P}",
+            "printf -v PATH /tmp/evil; ls",
+            "read -r PATH <<< /tmp/evil; ls",
+            "mapfile -t PATH < list; ls",
+            "let PATH=1",
+            "hash -p /tmp/evil ls; ls",
+            "IFS=/; ls",
+            "alias ls='rm -rf src'",
+            "enable -f ./evil.so evil",
+        ],
+    );
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &["coproc rm -rf ~", "coproc cat ~/.ssh/id_rsa"],
+    );
+    check_table(
+        &world(),
+        Ruling::Allow,
+        &["read line; echo $line", "x=src; ls ${x}"],
+    );
+}
+
+/// A tiny deterministic generator, so the property test below needs no extra crate.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+#[test]
+fn a_hard_deny_anywhere_in_a_composed_command_denies_the_whole_command() {
+    let w = world();
+    let harmless = [
+        "ls",
+        "cat src/main.rs",
+        "echo hi",
+        "cargo test",
+        "git status",
+        "true",
+        "wc -l src/main.rs",
+    ];
+    let deadly = [
+        "cat ~/.ssh/id_rsa",
+        "rm -rf ~",
+        "echo x >> ~/.bashrc",
+        "git config --global core.pager x",
+        "cp src/main.rs /etc/cron.d/x",
+    ];
+    // Wrappers that take a simple command, then ways to put any command inside another one.
+    let simple_wraps = [
+        "%",
+        "sudo %",
+        "env A=1 %",
+        "timeout 5 %",
+        "nohup %",
+        "xargs -0 -I{} %",
+        "! %",
+    ];
+    let wraps = [
+        "%",
+        "(%)",
+        "{ %; }",
+        "$(%)",
+        "echo `%`",
+        "if true; then %; fi",
+        "for i in 1 2; do %; done",
+        "while false; do %; done",
+        "case x in x) %;; esac",
+        "f() { %; }",
+        "bash -c '%'",
+        "sh -c \"%\"",
+        "cat <(%)",
+        "% &",
+    ];
+    let joins = [" && ", " || ", "; ", " | ", "\n"];
+    let mut rng = XorShift(0x9e3779b97f4a7c15);
+    for _ in 0..1500 {
+        let mut parts: Vec<String> = (0..1 + rng.next(3))
+            .map(|_| harmless[rng.next(harmless.len())].to_string())
+            .collect();
+        let mut bad =
+            simple_wraps[rng.next(simple_wraps.len())].replace('%', deadly[rng.next(deadly.len())]);
+        for _ in 0..1 + rng.next(2) {
+            bad = wraps[rng.next(wraps.len())].replace('%', &bad);
+        }
+        let at = rng.next(parts.len() + 1);
+        parts.insert(at, bad);
+        let mut command = parts[0].clone();
+        for p in &parts[1..] {
+            command.push_str(joins[rng.next(joins.len())]);
+            command.push_str(p);
+        }
+        let v = w.bash(&command);
+        // Quotes inside quotes can make a line that bash itself would reject: that is a deny too.
+        assert_eq!(
+            v.ruling,
+            Ruling::Deny,
+            "{command:?}\n{:#?}",
+            v.reason_lines()
+        );
+    }
+}

@@ -56,7 +56,16 @@ pub enum Effect {
     Unknown(String),
     /// Something airlock cannot see through.
     Opaque(String),
+    /// A shell keyword where a command should be: bash would reject the line, or the grammar
+    /// misread it. Either way nothing runs.
+    Misparsed(String),
 }
+
+/// Words bash reserves; one of them in command position means the line is not what it seems.
+const RESERVED_WORDS: &[&str] = &[
+    "if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
+    "in", "select", "function",
+];
 
 pub(super) fn lit(w: &Word) -> Option<&str> {
     w.as_lit()
@@ -220,6 +229,12 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
         effects.push(Effect::Opaque(format!(
             "the command name `{name}` is spelled with quotes or escapes, a way to slip past checks"
         )));
+    }
+    if RESERVED_WORDS.contains(&name) {
+        effects.push(Effect::Misparsed(format!(
+            "the shell keyword `{name}` stands where a command should be"
+        )));
+        return effects;
     }
     if cmd.is_script_function {
         return effects;
@@ -482,6 +497,15 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
             }
         }
         "umask" => vec![],
+        "hash" => {
+            if args.has(&['p'], &[]) {
+                vec![Effect::ShellBehaviour(
+                    "`hash -p` makes a command name run another program".into(),
+                )]
+            } else {
+                vec![]
+            }
+        }
         "kill" | "pkill" | "killall" | "skill" => {
             vec![Effect::ProcessControl(format!(
                 "`{name}` signals other processes"

@@ -55,6 +55,7 @@ pub(super) const READ_PATHS: &[&str] = &[
 
 /// Programs that print something without reading files named by their arguments.
 pub(super) const READ_NOTHING: &[&str] = &[
+    "}",
     "echo",
     "printf",
     "true",
@@ -111,7 +112,6 @@ pub(super) const READ_NOTHING: &[&str] = &[
     "local",
     "mapfile",
     "readarray",
-    "hash",
     "help",
     "times",
     "lsb_release",

@@ -174,7 +174,11 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                 }
                 skip_options(&out.argv, 1, &[], false)
             }
-            "builtin" | "nohup" | "time" | "setsid" => skip_options(&out.argv, 1, &[], false),
+            "builtin" | "nohup" | "time" | "setsid" | "coproc" => {
+                skip_options(&out.argv, 1, &[], false)
+            }
+            // The grammar reads `! { cmd; }` and `time { cmd; }` as a command named `{`.
+            "{" => 1,
             "exec" => skip_options(&out.argv, 1, &["-a"], false),
             "nice" => skip_options(&out.argv, 1, &["-n", "--adjustment"], true),
             "ionice" => skip_options(&out.argv, 1, &["-c", "-n", "--class", "--classdata"], false),

@@ -310,6 +310,15 @@ impl<'a> Walker<'a, '_> {
                     format!("`{body}` reads a variable whose name is computed at run time"),
                 );
             }
+            if body.contains("@P") {
+                self.opaque(
+                    node,
+                    None,
+                    format!(
+                        "`{body}` expands a value as a prompt, which can run commands inside it"
+                    ),
+                );
+            }
         }
         for child in named_children(node) {
             match child.kind() {
@@ -436,6 +445,15 @@ impl<'a> Walker<'a, '_> {
                     self.visit(child);
                 }
             }
+        }
+        if flags.iter().any(|f| f.starts_with('-') && f.contains('n')) {
+            self.opaque(
+                node,
+                None,
+                format!(
+                    "`{keyword} -n` makes a name refer to another variable, hiding what is assigned"
+                ),
+            );
         }
         let prints = names == 0
             && (keyword == "export" || flags.iter().any(|f| f.contains('p')) || flags.is_empty());
@@ -690,10 +708,14 @@ impl<'a> Walker<'a, '_> {
                     .into_iter()
                     .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
                     .map(|c| self.text(c).to_string());
-                let plain = node.kind() == "simple_expansion"
-                    || named_children(node).len() == 1
-                        && !self.text(node).starts_with("${!")
-                        && !self.text(node).starts_with("${#");
+                // Only `$name` and `${name}` are the variable's value; any operator changes it.
+                let plain = match &name {
+                    Some(n) => {
+                        let t = self.text(node);
+                        t == format!("${n}") || t == format!("${{{n}}}")
+                    }
+                    None => false,
+                };
                 match (name, plain) {
                     (Some(name), true) => match self.known_value(&name) {
                         Some(value) => pieces.push_str(&value, true),
@@ -935,12 +957,19 @@ impl<'a> Walker<'a, '_> {
                     };
                 }
                 Some("popd") => self.cwd = Cwd::Unknown,
-                Some("read" | "mapfile" | "readarray" | "getopts") => {
-                    for w in argv[1..].iter().filter_map(Word::as_lit) {
-                        if !w.starts_with('-') {
-                            self.locals.insert(w.to_string());
-                            self.vars.assign(w, None);
-                        }
+                Some(
+                    builtin @ ("read" | "mapfile" | "readarray" | "getopts" | "printf" | "let"),
+                ) => {
+                    let targets = assigned_by_builtin(builtin, &argv[1..]);
+                    let span = self.span(node);
+                    for name in targets {
+                        self.locals.insert(name.clone());
+                        self.vars.assign(&name, None);
+                        self.facts.assignments.push(ShellAssignment {
+                            name,
+                            span: span.clone(),
+                            exported: false,
+                        });
                     }
                 }
                 _ => {}
@@ -998,6 +1027,73 @@ impl<'a> Walker<'a, '_> {
                 cwd,
             },
         );
+    }
+}
+
+/// The variables a builtin assigns: `read NAME...`, `mapfile NAME`, `getopts OPTS NAME`,
+/// `printf -v NAME`, `let NAME=...`.
+fn assigned_by_builtin(builtin: &str, args: &[Word]) -> Vec<String> {
+    let words: Vec<&str> = args.iter().map(Word::display).collect();
+    let is_name = |w: &&str| {
+        let mut c = w.chars();
+        matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+            && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    match builtin {
+        "printf" => words
+            .windows(2)
+            .filter(|p| p[0] == "-v")
+            .map(|p| p[1].split('[').next().unwrap_or(p[1]).to_string())
+            .collect(),
+        "let" => words
+            .iter()
+            .filter_map(|w| {
+                w.split_once('=').map(|(n, _)| {
+                    n.trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '|', '^'])
+                })
+            })
+            .filter(is_name)
+            .map(str::to_string)
+            .collect(),
+        "getopts" => words
+            .iter()
+            .skip(1)
+            .take(1)
+            .filter(|w| is_name(w))
+            .map(|w| w.to_string())
+            .collect(),
+        _ => {
+            // Options that take a value differ: `read -t 5` is a timeout, `mapfile -t` a flag.
+            let with_value: &[&str] = if builtin == "read" {
+                &["-d", "-i", "-n", "-N", "-p", "-t", "-u"]
+            } else {
+                &["-d", "-n", "-O", "-s", "-u", "-C", "-c"]
+            };
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < words.len() {
+                let w = words[i];
+                if w == "-a" {
+                    if let Some(n) = words.get(i + 1) {
+                        out.push(n.to_string());
+                    }
+                    i += 2;
+                } else if with_value.contains(&w) {
+                    i += 2;
+                } else if w.starts_with('-') {
+                    i += 1;
+                } else {
+                    if is_name(&w) {
+                        out.push(w.to_string());
+                    }
+                    i += 1;
+                }
+            }
+            if out.is_empty() && builtin == "read" {
+                out.push("REPLY".into());
+            }
+            out
+        }
     }
 }
 
