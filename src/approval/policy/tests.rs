@@ -99,6 +99,8 @@ fn credential_material_is_denied_anywhere_and_however_it_is_spelled() {
             "git credential fill",
             "security find-generic-password -s x",
             "bash -c 'cat ~/.ssh/id_rsa'",
+            "bash -c 'cat $0' ~/.ssh/id_rsa",
+            "sh -c 'cat \"$1\"' sh ~/.ssh/id_rsa",
             "echo $(cat ~/.ssh/id_rsa)",
             "tar czf {tmp}/k.tgz ~/.ssh",
             "grep -r BEGIN ~/.ssh",
@@ -551,7 +553,19 @@ fn a_hard_deny_anywhere_in_a_composed_command_denies_the_whole_command() {
         let mut bad =
             simple_wraps[rng.next(simple_wraps.len())].replace('%', deadly[rng.next(deadly.len())]);
         for _ in 0..1 + rng.next(2) {
-            bad = wraps[rng.next(wraps.len())].replace('%', &bad);
+            let wrap = wraps[rng.next(wraps.len())];
+            // Quote the inner command the way a careful author would, so it means the same.
+            let inner = if wrap.contains("'%'") {
+                bad.replace('\'', "'\\''")
+            } else if wrap.contains("\"%\"") {
+                bad.replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('$', "\\$")
+                    .replace('`', "\\`")
+            } else {
+                bad.clone()
+            };
+            bad = wrap.replace('%', &inner);
         }
         let at = rng.next(parts.len() + 1);
         parts.insert(at, bad);

@@ -166,6 +166,7 @@ pub fn analyze(command: &str, ctx: &ShellContext) -> ShellFacts {
         ctx,
         walk::Nested {
             span: None,
+            positional: Vec::new(),
             origin: Origin::Script,
             depth: 0,
             cwd: Cwd::Known(ctx.cwd.clone()),

@@ -7,8 +7,9 @@ use super::words::Word;
 /// A command found inside another one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inner {
-    /// A shell string to parse (`bash -c STRING`, `eval WORDS`, `trap STRING`).
-    Script(String),
+    /// A shell string to parse (`bash -c STRING [ARG0 ARGS...]`, `eval WORDS`, `trap STRING`),
+    /// with the positional parameters it gets (`$0`, `$1`, ...).
+    Script { text: String, positional: Vec<Word> },
     /// An argv run by `find -exec`.
     FindExec(Vec<Word>),
 }
@@ -200,9 +201,10 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
             "eval" => {
                 let words: Option<Vec<&str>> = out.argv[1..].iter().map(lit).collect();
                 match words {
-                    Some(words) if !words.is_empty() => {
-                        out.inner.push(Inner::Script(words.join(" ")))
-                    }
+                    Some(words) if !words.is_empty() => out.inner.push(Inner::Script {
+                        text: words.join(" "),
+                        positional: Vec::new(),
+                    }),
                     Some(_) => {}
                     None => out
                         .problems
@@ -213,7 +215,10 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
             "trap" => {
                 if let Some(action) = out.argv.get(1).and_then(lit) {
                     if !action.starts_with('-') {
-                        out.inner.push(Inner::Script(action.to_string()));
+                        out.inner.push(Inner::Script {
+                            text: action.to_string(),
+                            positional: Vec::new(),
+                        });
                     }
                 } else if out.argv.len() > 1 {
                     out.problems
@@ -286,7 +291,10 @@ fn unwrap_shell(out: &mut Unwrapped) {
     }
     match out.argv.get(i) {
         Some(Word::Lit { value, .. }) => {
-            out.inner.push(Inner::Script(value.clone()));
+            out.inner.push(Inner::Script {
+                text: value.clone(),
+                positional: out.argv[i + 1..].to_vec(),
+            });
             out.replaced = true;
         }
         Some(Word::Dynamic { .. }) => out
@@ -479,7 +487,13 @@ mod tests {
             Word::lit("rm -rf ~"),
         ]);
         assert!(u.replaced);
-        assert_eq!(u.inner, vec![Inner::Script("rm -rf ~".into())]);
+        assert_eq!(
+            u.inner,
+            vec![Inner::Script {
+                text: "rm -rf ~".into(),
+                positional: vec![]
+            }]
+        );
         assert_eq!(
             program_name(&Word::lit("/usr/bin/env")).as_deref(),
             Some("env")

@@ -76,6 +76,8 @@ const BENIGN_ENV: &[&str] = &[
 
 pub struct Nested {
     pub span: Option<Range<usize>>,
+    /// `$0`, `$1`, ... of a `bash -c` string.
+    pub positional: Vec<Word>,
     pub origin: Origin,
     pub depth: usize,
     pub cwd: Cwd,
@@ -132,6 +134,11 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         origin: nested.origin,
         stdin: Stdin::Inherited,
     };
+    for (i, word) in nested.positional.iter().enumerate() {
+        walker
+            .vars
+            .assign(&i.to_string(), word.as_lit().map(str::to_string));
+    }
     walker.visit(root);
 }
 
@@ -897,7 +904,7 @@ impl<'a> Walker<'a, '_> {
             if is_shell_reading_script {
                 if let Stdin::Inline { text: Some(script) } = &stdin {
                     let script = script.clone();
-                    self.nested(node, &script, Origin::ShellString, cwd.clone());
+                    self.nested(node, &script, Vec::new(), Origin::ShellString, cwd.clone());
                 }
             }
             Some(index)
@@ -907,9 +914,9 @@ impl<'a> Walker<'a, '_> {
         }
         for inner in &unwrapped.inner {
             match inner {
-                Inner::Script(script) => {
-                    let script = script.clone();
-                    self.nested(node, &script, Origin::ShellString, cwd.clone());
+                Inner::Script { text, positional } => {
+                    let (text, positional) = (text.clone(), positional.clone());
+                    self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
                 }
                 Inner::FindExec(inner_argv) => {
                     let u = unwrap::unwrap(inner_argv.clone());
@@ -917,9 +924,9 @@ impl<'a> Walker<'a, '_> {
                         self.opaque(node, None, problem.clone());
                     }
                     for nested in &u.inner {
-                        if let Inner::Script(script) = nested {
-                            let script = script.clone();
-                            self.nested(node, &script, Origin::ShellString, cwd.clone());
+                        if let Inner::Script { text, positional } = nested {
+                            let (text, positional) = (text.clone(), positional.clone());
+                            self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
                         }
                     }
                     if !u.replaced {
@@ -1006,7 +1013,14 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    fn nested(&mut self, node: Node, script: &str, origin: Origin, cwd: Cwd) {
+    fn nested(
+        &mut self,
+        node: Node,
+        script: &str,
+        positional: Vec<Word>,
+        origin: Origin,
+        cwd: Cwd,
+    ) {
         if self.depth + 1 > MAX_NESTING {
             self.opaque(
                 node,
@@ -1022,6 +1036,7 @@ impl<'a> Walker<'a, '_> {
             self.ctx,
             Nested {
                 span: Some(span),
+                positional,
                 origin,
                 depth: self.depth + 1,
                 cwd,
