@@ -1,0 +1,366 @@
+//! One simple command: its words, wrappers, nested strings, redirects, and what it changes for
+//! the commands after it (`cd`, `read`, ...).
+
+use tree_sitter::Node;
+
+use super::{Walker, named_children};
+use crate::approval::shell::unwrap::{self, Inner, SHELLS};
+use std::path::PathBuf;
+
+use crate::approval::shell::words::Word;
+use crate::approval::shell::{Cwd, MAX_NESTING, Origin, ShellAssignment, SimpleCommand, Stdin};
+
+use super::{Nested, analyze_into, lexical_normalize};
+
+impl Walker<'_, '_> {
+    pub(super) fn command(&mut self, node: Node) {
+        let mut env: Vec<(String, Word)> = Vec::new();
+        let mut name_node = None;
+        let mut arg_nodes = Vec::new();
+        let mut redirect_nodes = Vec::new();
+        let mut cursor = node.walk();
+        let children: Vec<(Option<&str>, Node)> = node
+            .children(&mut cursor)
+            .enumerate()
+            .filter(|(_, c)| c.is_named())
+            .map(|(i, c)| (node.field_name_for_child(i as u32), c))
+            .collect();
+        for (field, child) in &children {
+            match (*field, child.kind()) {
+                (Some("name"), _) => name_node = Some(*child),
+                (Some("argument"), _) => arg_nodes.push(*child),
+                (Some("redirect"), _) => redirect_nodes.push(*child),
+                (_, "variable_assignment") => {
+                    if let (Some(n), v) = (
+                        child.child_by_field_name("name"),
+                        child.child_by_field_name("value"),
+                    ) {
+                        let value = match v {
+                            Some(v) => {
+                                let w = self.eval(v).into_words(self.text(v));
+                                w.into_iter().next().unwrap_or_else(|| Word::lit(""))
+                            }
+                            None => Word::lit(""),
+                        };
+                        env.push((self.text(n).to_string(), value));
+                    }
+                }
+                (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
+                    redirect_nodes.push(*child)
+                }
+                _ => {}
+            }
+        }
+        // Substitutions and expansions inside the words run (or are read) before the command.
+        for (field, child) in &children {
+            if *field != Some("redirect") {
+                match child.kind() {
+                    "variable_assignment" => {
+                        if let Some(v) = child.child_by_field_name("value") {
+                            self.visit(v);
+                        }
+                    }
+                    "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {}
+                    _ => self.visit(*child),
+                }
+            }
+        }
+        // Here-strings attached directly to the command feed its stdin.
+        let mut stdin = self.stdin.clone();
+        for r in &redirect_nodes {
+            if r.kind() == "herestring_redirect" || r.kind() == "heredoc_redirect" {
+                stdin = Stdin::Inline {
+                    text: self.inline_text(*r),
+                };
+            }
+        }
+
+        let Some(name_node) = name_node else {
+            for r in redirect_nodes {
+                self.redirect(r, None);
+            }
+            return;
+        };
+        let name_inner = named_children(name_node)
+            .into_iter()
+            .next()
+            .unwrap_or(name_node);
+        let name_pieces = self.eval(name_inner);
+        let name_disguised = name_pieces.any_quoted() || name_pieces.ansi_c;
+        let mut argv = name_pieces.into_words(self.text(name_inner));
+        if argv.len() != 1 {
+            argv = vec![Word::Dynamic {
+                text: self.text(name_inner).to_string(),
+                vars: Vec::new(),
+            }];
+        }
+        for arg in &arg_nodes {
+            argv.extend(self.eval(*arg).into_words(self.text(*arg)));
+        }
+        let text = self.text(node).to_string();
+        let span = self.span(node);
+        let first_name = argv.first().and_then(unwrap::program_name);
+        let is_function = first_name
+            .as_deref()
+            .is_some_and(|n| self.functions.contains(n));
+
+        let unwrapped = if is_function {
+            unwrap::Unwrapped {
+                argv,
+                ..Default::default()
+            }
+        } else {
+            unwrap::unwrap(argv)
+        };
+        let mut cwd = self.cwd.clone();
+        if let Some(dir) = &unwrapped.chdir {
+            cwd = self.cd_target(Some(dir));
+        }
+        env.extend(unwrapped.env.iter().cloned());
+
+        let index = if unwrapped.replaced {
+            None
+        } else {
+            let mut argv = unwrapped.argv.clone();
+            if let Some(first) = argv.first_mut() {
+                if let Some(n) = unwrap::program_name(first) {
+                    if let Word::Lit { value, .. } = first {
+                        *value = n;
+                    }
+                }
+            }
+            let is_shell_reading_script = argv
+                .first()
+                .and_then(Word::as_lit)
+                .is_some_and(|p| SHELLS.contains(&p))
+                && argv.len() == 1
+                && matches!(stdin, Stdin::Inline { text: Some(_) });
+            self.facts.commands.push(SimpleCommand {
+                span: span.clone(),
+                text: text.clone(),
+                argv,
+                wrappers: unwrapped.wrappers.clone(),
+                env: env.clone(),
+                cwd: cwd.clone(),
+                stdin: stdin.clone(),
+                origin: if unwrapped.via_xargs {
+                    Origin::Xargs
+                } else {
+                    self.origin
+                },
+                name_disguised,
+                stdin_script_analyzed: is_shell_reading_script,
+                is_script_function: is_function,
+            });
+            let index = self.facts.commands.len() - 1;
+            self.node_command.insert(node.id(), index);
+            if is_shell_reading_script {
+                if let Stdin::Inline { text: Some(script) } = &stdin {
+                    let script = script.clone();
+                    self.nested(node, &script, Vec::new(), Origin::ShellString, cwd.clone());
+                }
+            }
+            Some(index)
+        };
+        for problem in &unwrapped.problems {
+            self.opaque(node, index, problem.clone());
+        }
+        for inner in &unwrapped.inner {
+            match inner {
+                Inner::Script { text, positional } => {
+                    let (text, positional) = (text.clone(), positional.clone());
+                    self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
+                }
+                Inner::FindExec(inner_argv) => {
+                    let u = unwrap::unwrap(inner_argv.clone());
+                    for problem in &u.problems {
+                        self.opaque(node, None, problem.clone());
+                    }
+                    for nested in &u.inner {
+                        if let Inner::Script { text, positional } = nested {
+                            let (text, positional) = (text.clone(), positional.clone());
+                            self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
+                        }
+                    }
+                    if !u.replaced {
+                        self.facts.commands.push(SimpleCommand {
+                            span: span.clone(),
+                            text: text.clone(),
+                            argv: u.argv,
+                            wrappers: [vec!["find".to_string()], u.wrappers].concat(),
+                            env: u.env,
+                            cwd: cwd.clone(),
+                            stdin: Stdin::Inherited,
+                            origin: Origin::FindExec,
+                            name_disguised: false,
+                            stdin_script_analyzed: false,
+                            is_script_function: false,
+                        });
+                    }
+                }
+            }
+        }
+        for r in redirect_nodes {
+            self.redirect(r, index);
+        }
+        // Directory changes and `read` targets affect what follows.
+        if let Some(index) = index {
+            let argv = self.facts.commands[index].argv.clone();
+            match argv.first().and_then(Word::as_lit) {
+                Some("cd" | "pushd") => {
+                    let target = argv[1..]
+                        .iter()
+                        .find(|w| !w.as_lit().is_some_and(|s| s.starts_with('-') && s != "-"));
+                    self.cwd = match target.and_then(Word::as_lit) {
+                        Some("-") => Cwd::Unknown,
+                        _ => self.cd_target(target),
+                    };
+                }
+                Some("popd") => self.cwd = Cwd::Unknown,
+                Some(
+                    builtin @ ("read" | "mapfile" | "readarray" | "getopts" | "printf" | "let"),
+                ) => {
+                    let targets = assigned_by_builtin(builtin, &argv[1..]);
+                    let span = self.span(node);
+                    for name in targets {
+                        self.locals.insert(name.clone());
+                        self.vars.assign(&name, None);
+                        self.facts.assignments.push(ShellAssignment {
+                            name,
+                            span: span.clone(),
+                            exported: false,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn cd_target(&self, target: Option<&Word>) -> Cwd {
+        let current = match &self.cwd {
+            Cwd::Known(current) => Some(current),
+            Cwd::Unknown => None,
+        };
+        match target {
+            None => Cwd::Known(self.ctx.home.clone()),
+            Some(Word::Lit {
+                value, glob: false, ..
+            }) => {
+                let path = if value == "~" {
+                    self.ctx.home.clone()
+                } else if let Some(rest) = value.strip_prefix("~/") {
+                    self.ctx.home.join(rest)
+                } else if value.starts_with('~') {
+                    return Cwd::Unknown;
+                } else if value.starts_with('/') {
+                    PathBuf::from(value)
+                } else if let Some(current) = current {
+                    current.join(value)
+                } else {
+                    return Cwd::Unknown;
+                };
+                Cwd::Known(lexical_normalize(&path))
+            }
+            Some(_) => Cwd::Unknown,
+        }
+    }
+
+    pub(super) fn nested(
+        &mut self,
+        node: Node,
+        script: &str,
+        positional: Vec<Word>,
+        origin: Origin,
+        cwd: Cwd,
+    ) {
+        if self.depth + 1 > MAX_NESTING {
+            self.opaque(
+                node,
+                None,
+                format!("shell strings nested more than {MAX_NESTING} deep"),
+            );
+            return;
+        }
+        let span = self.span(node);
+        analyze_into(
+            self.facts,
+            script,
+            self.ctx,
+            Nested {
+                span: Some(span),
+                positional,
+                origin,
+                depth: self.depth + 1,
+                cwd,
+            },
+        );
+    }
+}
+
+/// The variables a builtin assigns: `read NAME...`, `mapfile NAME`, `getopts OPTS NAME`,
+/// `printf -v NAME`, `let NAME=...`.
+fn assigned_by_builtin(builtin: &str, args: &[Word]) -> Vec<String> {
+    let words: Vec<&str> = args.iter().map(Word::display).collect();
+    let is_name = |w: &&str| {
+        let mut c = w.chars();
+        matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+            && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    match builtin {
+        "printf" => words
+            .windows(2)
+            .filter(|p| p[0] == "-v")
+            .map(|p| p[1].split('[').next().unwrap_or(p[1]).to_string())
+            .collect(),
+        "let" => words
+            .iter()
+            .filter_map(|w| {
+                w.split_once('=').map(|(n, _)| {
+                    n.trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '|', '^'])
+                })
+            })
+            .filter(is_name)
+            .map(str::to_string)
+            .collect(),
+        "getopts" => words
+            .iter()
+            .skip(1)
+            .take(1)
+            .filter(|w| is_name(w))
+            .map(|w| w.to_string())
+            .collect(),
+        _ => {
+            // Options that take a value differ: `read -t 5` is a timeout, `mapfile -t` a flag.
+            let with_value: &[&str] = if builtin == "read" {
+                &["-d", "-i", "-n", "-N", "-p", "-t", "-u"]
+            } else {
+                &["-d", "-n", "-O", "-s", "-u", "-C", "-c"]
+            };
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < words.len() {
+                let w = words[i];
+                if w == "-a" {
+                    if let Some(n) = words.get(i + 1) {
+                        out.push(n.to_string());
+                    }
+                    i += 2;
+                } else if with_value.contains(&w) {
+                    i += 2;
+                } else if w.starts_with('-') {
+                    i += 1;
+                } else {
+                    if is_name(&w) {
+                        out.push(w.to_string());
+                    }
+                    i += 1;
+                }
+            }
+            if out.is_empty() && builtin == "read" {
+                out.push("REPLY".into());
+            }
+            out
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! The tree walk: visits every node of a tree-sitter-bash parse in source order, keeping track of
+//! the working directory, the script's own variables and functions, and where stdin comes from.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+mod command;
+mod redirects;
+
+use tree_sitter::{Node, Parser};
+
+use super::words::{ScriptVars, Word};
+use super::{Cwd, EnvRead, Opaque, Origin, ShellAssignment, ShellContext, ShellFacts, Stdin};
+
+/// Environment variables whose reading tells nothing secret.
+const BENIGN_ENV: &[&str] = &[
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "HOSTNAME",
+    "TMPDIR",
+    "RANDOM",
+    "LINENO",
+    "SECONDS",
+    "IFS",
+    "COLUMNS",
+    "LINES",
+    "UID",
+    "EUID",
+    "PPID",
+    "BASH",
+    "BASH_VERSION",
+    "BASHPID",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "SHLVL",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "PIPESTATUS",
+    "FUNCNAME",
+    "BASH_SOURCE",
+    "BASH_LINENO",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "CI",
+    "NO_COLOR",
+    "TZ",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "VIRTUAL_ENV",
+    "NODE_ENV",
+    "CARGO_TARGET_DIR",
+    "REPLY",
+    "OPTARG",
+    "OPTIND",
+];
+
+pub struct Nested {
+    pub span: Option<Range<usize>>,
+    /// `$0`, `$1`, ... of a `bash -c` string.
+    pub positional: Vec<Word>,
+    pub origin: Origin,
+    pub depth: usize,
+    pub cwd: Cwd,
+}
+
+pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, nested: Nested) {
+    let mut parser = Parser::new();
+    let outer_span = nested.span.clone().unwrap_or(0..src.len());
+    if parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .is_err()
+    {
+        facts.parse_error = Some("the bash grammar could not be loaded".into());
+        return;
+    }
+    let Some(tree) = parser.parse(src, None) else {
+        facts.parse_error = Some("the bash parser gave no result".into());
+        return;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        let at = first_error(root).unwrap_or(root);
+        let pos = at.start_position();
+        let near: String = src[at.byte_range()].chars().take(40).collect();
+        let place = if nested.span.is_some() {
+            " in a nested command string"
+        } else {
+            ""
+        };
+        let message = format!(
+            "bash syntax airlock cannot read{place} at line {}, column {} near `{}`",
+            pos.row + 1,
+            pos.column + 1,
+            near.escape_debug()
+        );
+        if facts.parse_error.is_none() {
+            facts.parse_error = Some(message);
+        }
+        return;
+    }
+    let mut walker = Walker {
+        src,
+        ctx,
+        facts,
+        outer_span: nested.span,
+        _outer: outer_span,
+        vars: ScriptVars::default(),
+        locals: HashSet::new(),
+        functions: HashSet::new(),
+        node_command: HashMap::new(),
+        cwd: nested.cwd,
+        depth: nested.depth,
+        nesting: 0,
+        origin: nested.origin,
+        stdin: Stdin::Inherited,
+    };
+    for (i, word) in nested.positional.iter().enumerate() {
+        walker
+            .vars
+            .assign(&i.to_string(), word.as_lit().map(str::to_string));
+    }
+    walker.visit(root);
+}
+
+fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+fn first_error(node: Node) -> Option<Node> {
+    if node.is_error() || node.is_missing() {
+        return Some(node);
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if child.has_error() {
+            return first_error(child).or(Some(child));
+        }
+    }
+    None
+}
+
+struct Walker<'a, 'f> {
+    src: &'a str,
+    ctx: &'a ShellContext,
+    facts: &'f mut ShellFacts,
+    /// Set when this walk is over a nested string: every span maps to the outer command.
+    outer_span: Option<Range<usize>>,
+    _outer: Range<usize>,
+    vars: ScriptVars,
+    /// Names the script binds itself (loop variables, `read` targets, function parameters).
+    locals: HashSet<String>,
+    functions: HashSet<String>,
+    node_command: HashMap<usize, usize>,
+    cwd: Cwd,
+    depth: usize,
+    /// Inside a loop, branch or function body: assignments there are not known values.
+    nesting: usize,
+    origin: Origin,
+    stdin: Stdin,
+}
+
+impl<'a> Walker<'a, '_> {
+    fn text(&self, node: Node) -> &'a str {
+        &self.src[node.byte_range()]
+    }
+
+    fn span(&self, node: Node) -> Range<usize> {
+        self.outer_span.clone().unwrap_or(node.byte_range())
+    }
+
+    fn opaque(&mut self, node: Node, command: Option<usize>, what: String) {
+        let span = self.span(node);
+        self.facts.opaque.push(Opaque {
+            span,
+            command,
+            what,
+        });
+    }
+
+    fn visit_children(&mut self, node: Node) {
+        for child in named_children(node) {
+            self.visit(child);
+        }
+    }
+
+    /// Runs `f` with the working directory and stdin isolated, as in a subshell.
+    fn isolated(&mut self, f: impl FnOnce(&mut Self)) {
+        let cwd = self.cwd.clone();
+        let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+        f(self);
+        self.cwd = cwd;
+        self.stdin = stdin;
+    }
+
+    /// Runs `f` as a part that may run zero or more times: a `cd` inside makes the directory unknown.
+    fn conditional(&mut self, f: impl FnOnce(&mut Self)) {
+        let before = self.cwd.clone();
+        self.nesting += 1;
+        f(self);
+        self.nesting -= 1;
+        if self.cwd != before {
+            self.cwd = Cwd::Unknown;
+        }
+    }
+
+    fn visit(&mut self, node: Node) {
+        match node.kind() {
+            "command" => self.command(node),
+            "variable_assignment" => {
+                self.assignment(node, false);
+            }
+            "declaration_command" => self.declaration(node),
+            "redirected_statement" => self.redirected(node),
+            "pipeline" => self.pipeline(node),
+            "list" => self.list(node),
+            "subshell" => self.isolated(|w| w.visit_children(node)),
+            "command_substitution" | "process_substitution" => {
+                let origin = std::mem::replace(&mut self.origin, Origin::Substitution);
+                self.isolated(|w| w.visit_children(node));
+                self.origin = origin;
+            }
+            "if_statement" | "while_statement" | "case_statement" | "c_style_for_statement" => {
+                self.conditional(|w| w.visit_children(node))
+            }
+            "for_statement" => {
+                if let Some(var) = node.child_by_field_name("variable") {
+                    let name = self.text(var).to_string();
+                    self.locals.insert(name.clone());
+                    self.vars.assign(&name, None);
+                }
+                self.conditional(|w| {
+                    for child in named_children(node) {
+                        if child.kind() != "variable_name" {
+                            w.visit(child);
+                        }
+                    }
+                })
+            }
+            "function_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.functions.insert(self.text(name).to_string());
+                }
+                let origin = std::mem::replace(&mut self.origin, Origin::FunctionBody);
+                self.conditional(|w| {
+                    if let Some(body) = node.child_by_field_name("body") {
+                        w.visit(body);
+                    }
+                    for child in named_children(node) {
+                        if node.child_by_field_name("redirect") == Some(child) {
+                            w.redirect(child, None);
+                        }
+                    }
+                });
+                self.origin = origin;
+            }
+            "simple_expansion" | "expansion" => self.expansion(node),
+            "arithmetic_expansion"
+            | "binary_expression"
+            | "unary_expression"
+            | "postfix_expression"
+            | "parenthesized_expression"
+            | "ternary_expression" => self.arithmetic(node),
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                self.redirect(node, None)
+            }
+            "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => {}
+            _ => self.visit_children(node),
+        }
+    }
+
+    fn note_env_read(&mut self, name: &str, node: Node) {
+        let special = name.chars().all(|c| c.is_ascii_digit())
+            || matches!(name, "@" | "*" | "#" | "?" | "-" | "$" | "!" | "_" | "0");
+        if special
+            || self.locals.contains(name)
+            || self.vars.get(name).is_some()
+            || BENIGN_ENV.contains(&name)
+            || name.starts_with("LC_")
+        {
+            return;
+        }
+        let span = self.span(node);
+        self.facts.env_reads.push(EnvRead {
+            name: name.to_string(),
+            span,
+        });
+    }
+
+    fn expansion(&mut self, node: Node) {
+        if node.kind() == "expansion" {
+            let body = self.text(node);
+            if body.starts_with("${!") {
+                self.opaque(
+                    node,
+                    None,
+                    format!("`{body}` reads a variable whose name is computed at run time"),
+                );
+            }
+            if body.contains("@P") {
+                self.opaque(
+                    node,
+                    None,
+                    format!(
+                        "`{body}` expands a value as a prompt, which can run commands inside it"
+                    ),
+                );
+            }
+        }
+        for child in named_children(node) {
+            match child.kind() {
+                "variable_name" | "special_variable_name" => {
+                    let name = self.text(child).to_string();
+                    self.note_env_read(&name, child);
+                }
+                "subscript" => {
+                    if let Some(name) = child.child_by_field_name("name") {
+                        let name = self.text(name).to_string();
+                        self.note_env_read(&name, child);
+                    }
+                    if let Some(index) = child.child_by_field_name("index") {
+                        self.arithmetic(index);
+                    }
+                }
+                _ => self.visit(child),
+            }
+        }
+    }
+
+    /// Arithmetic reads variables by bare name, and bash evaluates a variable's value as an
+    /// expression again, so a value holding `a[$(cmd)]` runs `cmd`.
+    fn arithmetic(&mut self, node: Node) {
+        if node.kind() == "variable_name" {
+            let name = self.text(node).to_string();
+            self.note_env_read(&name, node);
+            if let Some(Some(value)) = self.vars.get(&name) {
+                if value.contains('$') || value.contains('`') {
+                    self.opaque(
+                        node,
+                        None,
+                        format!("arithmetic on `{name}`, whose value holds shell code"),
+                    );
+                }
+            }
+            return;
+        }
+        match node.kind() {
+            "command_substitution" | "simple_expansion" | "expansion" | "string" => {
+                self.visit(node)
+            }
+            _ => {
+                for child in named_children(node) {
+                    self.arithmetic(child);
+                }
+            }
+        }
+    }
+
+    fn assignment(&mut self, node: Node, exported: bool) -> Option<String> {
+        let name_node = node.child_by_field_name("name")?;
+        let name = match name_node.kind() {
+            "subscript" => {
+                let n = name_node.child_by_field_name("name")?;
+                if let Some(index) = name_node.child_by_field_name("index") {
+                    self.arithmetic(index);
+                }
+                self.text(n).to_string()
+            }
+            _ => self.text(name_node).to_string(),
+        };
+        let value = node.child_by_field_name("value");
+        let literal = match value {
+            Some(v) => {
+                let words = self.eval(v).into_words(self.text(v));
+                match words.as_slice() {
+                    [Word::Lit { value, .. }] => Some(value.clone()),
+                    _ => None,
+                }
+            }
+            None => Some(String::new()),
+        };
+        if let Some(v) = value {
+            self.visit(v);
+        }
+        let known = if self.nesting == 0 { literal } else { None };
+        self.vars.assign(&name, known);
+        let span = self.span(node);
+        self.facts.assignments.push(ShellAssignment {
+            name: name.clone(),
+            span,
+            exported,
+        });
+        Some(name)
+    }
+
+    fn declaration(&mut self, node: Node) {
+        let keyword = node
+            .child(0)
+            .map(|k| self.text(k).to_string())
+            .unwrap_or_default();
+        let mut flags = Vec::new();
+        let mut names = 0;
+        for child in named_children(node) {
+            match child.kind() {
+                "variable_assignment" => {
+                    let exported =
+                        keyword == "export" || flags.iter().any(|f: &String| f.contains('x'));
+                    self.assignment(child, exported);
+                    names += 1;
+                }
+                "variable_name" => {
+                    let name = self.text(child).to_string();
+                    let exported = keyword == "export";
+                    if keyword == "local" || keyword == "declare" || keyword == "typeset" {
+                        self.locals.insert(name.clone());
+                    }
+                    let span = self.span(child);
+                    self.facts.assignments.push(ShellAssignment {
+                        name,
+                        span,
+                        exported,
+                    });
+                    names += 1;
+                }
+                _ => {
+                    let t = self.text(child);
+                    if t.starts_with('-') || t.starts_with('+') {
+                        flags.push(t.to_string());
+                    } else {
+                        names += 1;
+                    }
+                    self.visit(child);
+                }
+            }
+        }
+        if flags.iter().any(|f| f.starts_with('-') && f.contains('n')) {
+            self.opaque(
+                node,
+                None,
+                format!(
+                    "`{keyword} -n` makes a name refer to another variable, hiding what is assigned"
+                ),
+            );
+        }
+        let prints = names == 0
+            && (keyword == "export" || flags.iter().any(|f| f.contains('p')) || flags.is_empty());
+        if prints || flags.iter().any(|f| f.contains('p')) {
+            let span = self.span(node);
+            self.facts.env_reads.push(EnvRead {
+                name: format!("<all variables, via `{keyword}`>"),
+                span,
+            });
+        }
+    }
+
+    fn list(&mut self, node: Node) {
+        let before = self.cwd.clone();
+        let mut after_left = None;
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        for child in children {
+            if !child.is_named() {
+                if self.text(child) == "||" && self.cwd != before {
+                    // The right side runs only when the left failed, maybe before its `cd`.
+                    after_left = Some(self.cwd.clone());
+                    self.cwd = Cwd::Unknown;
+                }
+                continue;
+            }
+            self.visit(child);
+        }
+        let _ = after_left;
+        if self.cwd != before {
+            self.cwd = Cwd::Unknown;
+        }
+    }
+
+    fn pipeline(&mut self, node: Node) {
+        let mut producers: Vec<String> = Vec::new();
+        let mut decoded = false;
+        let outer_stdin = self.stdin.clone();
+        for (i, child) in named_children(node).into_iter().enumerate() {
+            let first_command = self.facts.commands.len();
+            let stdin = if i == 0 {
+                outer_stdin.clone()
+            } else {
+                Stdin::Pipe {
+                    producers: producers.clone(),
+                    decoded,
+                }
+            };
+            self.isolated(|w| {
+                w.stdin = stdin;
+                w.visit(child);
+            });
+            for cmd in &self.facts.commands[first_command..] {
+                if let Some(p) = cmd.program() {
+                    producers.push(p.to_string());
+                }
+                if cmd
+                    .argv
+                    .iter()
+                    .any(|a| matches!(a.as_lit(), Some("-d" | "--decode" | "-D" | "-r")))
+                {
+                    decoded = true;
+                }
+            }
+        }
+    }
+}
+
+/// Removes `.` and resolves `..` lexically; used only for the directory a `cd` goes to, which the
+/// path facts later resolve physically.
+pub fn lexical_normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}

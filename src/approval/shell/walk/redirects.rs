@@ -1,0 +1,241 @@
+//! Redirects, here-docs and here-strings, and turning word nodes into words.
+
+use tree_sitter::Node;
+
+use super::{Walker, named_children};
+use crate::approval::shell::words::{self, Pieces, Word};
+use crate::approval::shell::{Cwd, Redirect, RedirectOp, Stdin};
+
+impl Walker<'_, '_> {
+    pub(super) fn redirected(&mut self, node: Node) {
+        let body = node.child_by_field_name("body");
+        // Inline stdin must be known before the body is visited: a shell reading a here-doc
+        // is analysed like `bash -c`.
+        let mut inline: Option<Stdin> = None;
+        for child in named_children(node) {
+            if Some(child) == body {
+                continue;
+            }
+            if matches!(child.kind(), "heredoc_redirect" | "herestring_redirect") {
+                inline = Some(Stdin::Inline {
+                    text: self.inline_text(child),
+                });
+            }
+            if child.kind() == "file_redirect" && self.redirect_op(child) == Some(RedirectOp::Read)
+            {
+                inline = Some(Stdin::File);
+            }
+        }
+        if let Some(body) = body {
+            let saved = self.stdin.clone();
+            if let Some(stdin) = inline.clone() {
+                self.stdin = stdin;
+            }
+            self.visit(body);
+            self.stdin = saved;
+        }
+        let owner = body.and_then(|b| self.node_command.get(&b.id()).copied());
+        for child in named_children(node) {
+            if Some(child) != body {
+                self.redirect(child, owner);
+            }
+        }
+    }
+
+    pub(super) fn inline_text(&self, node: Node) -> Option<String> {
+        match node.kind() {
+            "heredoc_redirect" => {
+                let body = named_children(node)
+                    .into_iter()
+                    .find(|c| c.kind() == "heredoc_body")?;
+                let has_expansion = named_children(body)
+                    .iter()
+                    .any(|c| c.kind() != "heredoc_content");
+                if has_expansion {
+                    return None;
+                }
+                Some(self.text(body).to_string())
+            }
+            "herestring_redirect" => {
+                let value = named_children(node).into_iter().last()?;
+                let words = self.eval(value).into_words(self.text(value));
+                match words.as_slice() {
+                    [Word::Lit { value, .. }] => Some(value.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn redirect_op(&self, node: Node) -> Option<RedirectOp> {
+        let mut cursor = node.walk();
+        let op = node
+            .children(&mut cursor)
+            .find(|c| !c.is_named())
+            .map(|c| self.text(c))?;
+        Some(match op {
+            "<" => RedirectOp::Read,
+            ">" | ">|" | "&>" | ">&" => RedirectOp::Write,
+            ">>" | "&>>" => RedirectOp::Append,
+            "<>" => RedirectOp::ReadWrite,
+            "<&" | ">&-" | "<&-" => return None,
+            _ => return None,
+        })
+    }
+
+    pub(super) fn redirect(&mut self, node: Node, owner: Option<usize>) {
+        match node.kind() {
+            "file_redirect" => {
+                let Some(dest) = node.child_by_field_name("destination") else {
+                    return;
+                };
+                self.visit(dest);
+                let Some(op) = self.redirect_op(node) else {
+                    return;
+                };
+                let target_text = self.text(dest);
+                let is_fd_dup =
+                    dest.kind() == "number" || (op == RedirectOp::Write && target_text == "-");
+                let mut cursor = node.walk();
+                let raw_op = node
+                    .children(&mut cursor)
+                    .find(|c| !c.is_named())
+                    .map(|c| self.text(c))
+                    .unwrap_or("");
+                if is_fd_dup && raw_op.contains('&') {
+                    return;
+                }
+                let words = self.eval(dest).into_words(target_text);
+                let target = match words.as_slice() {
+                    [one] => one.clone(),
+                    _ => Word::Dynamic {
+                        text: target_text.to_string(),
+                        vars: Vec::new(),
+                    },
+                };
+                let span = self.span(node);
+                let cwd = self.cwd.clone();
+                self.facts.redirects.push(Redirect {
+                    span,
+                    op,
+                    target,
+                    owner,
+                    cwd,
+                });
+            }
+            "heredoc_redirect" | "herestring_redirect" => {
+                for child in named_children(node) {
+                    match child.kind() {
+                        "heredoc_body" => {
+                            for part in named_children(child) {
+                                self.visit(part);
+                            }
+                        }
+                        "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
+                        "file_redirect" => self.redirect(child, owner),
+                        _ => self.visit(child),
+                    }
+                }
+            }
+            _ => self.visit(node),
+        }
+    }
+
+    /// Evaluates a word node to its characters, or marks it dynamic.
+    pub(super) fn eval(&self, node: Node) -> Pieces {
+        let mut pieces = Pieces::default();
+        match node.kind() {
+            "word" | "number" => pieces = words::unquoted_word(self.text(node)),
+            "raw_string" => {
+                let t = self.text(node);
+                let inner = t
+                    .strip_prefix('\'')
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(t);
+                pieces.push_str(inner, true);
+            }
+            "ansi_c_string" => {
+                let t = self.text(node);
+                let inner = t
+                    .strip_prefix("$'")
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(t);
+                pieces.push_str(&words::decode_ansi_c(inner), true);
+                pieces.ansi_c = true;
+            }
+            "string" => {
+                pieces.had_quotes = true;
+                for child in named_children(node) {
+                    if child.kind() == "string_content" {
+                        pieces.push_str(&words::double_quoted_content(self.text(child)), true);
+                    } else {
+                        // Inside double quotes nothing splits or globs.
+                        let mut inner = self.eval(child);
+                        for q in &mut inner.chars {
+                            q.quoted = true;
+                        }
+                        pieces.append(inner);
+                    }
+                }
+            }
+            "translated_string" => {
+                for child in named_children(node) {
+                    pieces.append(self.eval(child));
+                }
+            }
+            "concatenation" => {
+                for child in named_children(node) {
+                    pieces.append(self.eval(child));
+                }
+            }
+            "simple_expansion" | "expansion" => {
+                let name = named_children(node)
+                    .into_iter()
+                    .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
+                    .map(|c| self.text(c).to_string());
+                // Only `$name` and `${name}` are the variable's value; any operator changes it.
+                let plain = match &name {
+                    Some(n) => {
+                        let t = self.text(node);
+                        t == format!("${n}") || t == format!("${{{n}}}")
+                    }
+                    None => false,
+                };
+                match (name, plain) {
+                    (Some(name), true) => match self.known_value(&name) {
+                        Some(value) => pieces.push_str(&value, true),
+                        None => {
+                            pieces.dynamic = true;
+                            pieces.vars.push(name);
+                        }
+                    },
+                    (name, _) => {
+                        pieces.dynamic = true;
+                        pieces.vars.extend(name);
+                    }
+                }
+            }
+            _ => {
+                pieces.dynamic = true;
+            }
+        }
+        pieces
+    }
+
+    pub(super) fn known_value(&self, name: &str) -> Option<String> {
+        match self.vars.get(name) {
+            Some(Some(v)) => Some(v.to_string()),
+            Some(None) => None,
+            None if self.locals.contains(name) => None,
+            None => match name {
+                "HOME" => Some(self.ctx.home.to_string_lossy().into_owned()),
+                "PWD" => match &self.cwd {
+                    Cwd::Known(p) => Some(p.to_string_lossy().into_owned()),
+                    Cwd::Unknown => None,
+                },
+                _ => None,
+            },
+        }
+    }
+}
