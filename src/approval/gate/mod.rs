@@ -234,7 +234,10 @@ impl Gate {
     ) -> GateOutcome {
         let now = (self.clock)();
         let workspace = self.workspace();
-        if let Some(subjects) = verdict.asking_subjects() {
+        // A call that could not be granted for the session cannot be covered by a grant either:
+        // `sudo cargo test` runs the same argv as `cargo test`, but it is not the same request.
+        let grantable = verdict.no_session_grant.is_none();
+        if let Some(subjects) = verdict.asking_subjects().filter(|_| grantable) {
             if let Some(ids) =
                 self.grants
                     .cover(&self.config.session, &workspace, &call.tool, &subjects, now)

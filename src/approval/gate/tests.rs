@@ -229,6 +229,23 @@ async fn a_cargo_test_grant_covers_neither_cargo_publish_nor_a_chain_that_adds_r
 }
 
 #[tokio::test]
+async fn a_grant_does_not_cover_the_same_command_behind_a_dangerous_wrapper_or_setting() {
+    let approver = Scripted::answering(vec![
+        Ok(Decision::AllowSession { directory: false }),
+        Ok(Decision::Deny { reason: None }),
+        Ok(Decision::Deny { reason: None }),
+    ]);
+    let rig = rig(approver.clone());
+    approval(check(&rig, bash("c1", "cargo test")).await);
+    denial(check(&rig, bash("c2", "sudo cargo test")).await);
+    denial(check(&rig, bash("c3", "LD_PRELOAD=/tmp/x.so cargo test")).await);
+    // Harmless wrappers and settings are still the same request.
+    let same = approval(check(&rig, bash("c4", "RUST_LOG=debug timeout 60 cargo test")).await);
+    assert_eq!(same.source(), &DecisionSource::Grant);
+    assert_eq!(approver.asked(), 3);
+}
+
+#[tokio::test]
 async fn an_expired_grant_asks_again() {
     let approver = Scripted::answering(vec![
         Ok(Decision::AllowSession { directory: false }),
