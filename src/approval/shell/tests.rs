@@ -172,3 +172,27 @@ fn arithmetic_on_a_variable_holding_code_is_opaque() {
     assert!(!facts.opaque.is_empty(), "{facts:?}");
     let _ = Path::new("/");
 }
+
+#[test]
+fn absurdly_deep_nesting_is_refused_instead_of_exhausting_the_stack() {
+    // Test threads have small stacks, so this would abort the process if the walk recursed freely.
+    for (open, close) in [
+        ("$(", ")"),
+        ("(", ")"),
+        ("{ ", "; }"),
+        ("if true; then ", "; fi"),
+    ] {
+        let command = format!("{}ls{}", open.repeat(5000), close.repeat(5000));
+        let facts = analyze(&command, &ctx());
+        assert!(facts.parse_error.is_some(), "{open}");
+    }
+}
+
+#[test]
+fn a_long_chain_of_commands_is_read_in_full_without_deep_recursion() {
+    let command = vec!["cat a"; 3000].join(" && ") + " || rm -rf /";
+    let facts = analyze(&command, &ctx());
+    assert_eq!(facts.parse_error, None);
+    assert_eq!(facts.commands.len(), 3001);
+    assert_eq!(facts.commands[3000].display(), "rm -rf /");
+}

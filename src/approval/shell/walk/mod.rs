@@ -130,6 +130,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         cwd: nested.cwd,
         depth: nested.depth,
         nesting: 0,
+        level: 0,
         origin: nested.origin,
         stdin: Stdin::Inherited,
     };
@@ -147,17 +148,23 @@ fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
 }
 
 fn first_error(node: Node) -> Option<Node> {
-    if node.is_error() || node.is_missing() {
-        return Some(node);
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if child.has_error() {
-            return first_error(child).or(Some(child));
+    let mut at = node;
+    loop {
+        if at.is_error() || at.is_missing() {
+            return Some(at);
+        }
+        let mut cursor = at.walk();
+        let next = at.children(&mut cursor).find(|c| c.has_error());
+        match next {
+            Some(child) => at = child,
+            None => return Some(at),
         }
     }
-    None
 }
+
+/// How deep the syntax tree may nest before airlock stops and refuses the command. Deep enough
+/// for any real command; shallow enough that the walk never exhausts a worker thread's stack.
+pub const MAX_TREE_DEPTH: usize = 200;
 
 struct Walker<'a, 'f> {
     src: &'a str,
@@ -175,6 +182,8 @@ struct Walker<'a, 'f> {
     depth: usize,
     /// Inside a loop, branch or function body: assignments there are not known values.
     nesting: usize,
+    /// How deep the walk is in the syntax tree right now.
+    level: usize,
     origin: Origin,
     stdin: Stdin,
 }
@@ -223,7 +232,28 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
+    /// Enters one level of the tree; false (and a parse error) when it is too deep to follow.
+    fn descend(&mut self) -> bool {
+        self.level += 1;
+        if self.level > MAX_TREE_DEPTH {
+            if self.facts.parse_error.is_none() {
+                self.facts.parse_error = Some(format!(
+                    "the command nests more than {MAX_TREE_DEPTH} levels deep"
+                ));
+            }
+            return false;
+        }
+        true
+    }
+
     fn visit(&mut self, node: Node) {
+        if self.descend() {
+            self.visit_node(node);
+        }
+        self.level -= 1;
+    }
+
+    fn visit_node(&mut self, node: Node) {
         match node.kind() {
             "command" => self.command(node),
             "variable_assignment" => {
@@ -349,6 +379,13 @@ impl<'a> Walker<'a, '_> {
     /// Arithmetic reads variables by bare name, and bash evaluates a variable's value as an
     /// expression again, so a value holding `a[$(cmd)]` runs `cmd`.
     fn arithmetic(&mut self, node: Node) {
+        if self.descend() {
+            self.arithmetic_node(node);
+        }
+        self.level -= 1;
+    }
+
+    fn arithmetic_node(&mut self, node: Node) {
         if node.kind() == "variable_name" {
             let name = self.text(node).to_string();
             self.note_env_read(&name, node);
@@ -472,23 +509,34 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
+    /// `a && b || c ...`: the grammar nests long lists to the left, so they are flattened here
+    /// rather than followed recursively.
     fn list(&mut self, node: Node) {
+        let mut spine = vec![node];
+        let mut leftmost = node;
+        while let Some(left) = leftmost.named_child(0).filter(|c| c.kind() == "list") {
+            spine.push(left);
+            leftmost = left;
+        }
+        // In source order: the leftmost list's children, then each outer list's operator and right side.
+        let mut items: Vec<Node> = Vec::new();
+        for (i, list) in spine.iter().rev().enumerate() {
+            let mut cursor = list.walk();
+            let children: Vec<Node> = list.children(&mut cursor).collect();
+            let skip = usize::from(i > 0);
+            items.extend(children.into_iter().skip(skip));
+        }
         let before = self.cwd.clone();
-        let mut after_left = None;
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        for child in children {
+        for child in items {
             if !child.is_named() {
                 if self.text(child) == "||" && self.cwd != before {
                     // The right side runs only when the left failed, maybe before its `cd`.
-                    after_left = Some(self.cwd.clone());
                     self.cwd = Cwd::Unknown;
                 }
                 continue;
             }
             self.visit(child);
         }
-        let _ = after_left;
         if self.cwd != before {
             self.cwd = Cwd::Unknown;
         }
