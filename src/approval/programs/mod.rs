@@ -81,8 +81,9 @@ impl<'a> Args<'a> {
         self.words.iter()
     }
 
-    /// True when a long option is present (`--name` or `--name=value`) or a short option letter
-    /// appears in a cluster (`-i`, `-ni`) before `--`.
+    /// True when a long option is present (`--name`, `--name=value`, or any unambiguous-looking
+    /// prefix such as `--compress-prog`, which GNU getopt accepts) or a short option letter appears
+    /// in a cluster (`-i`, `-ni`) before `--`.
     pub(super) fn has(&self, short: &[char], long: &[&str]) -> bool {
         for w in self.words {
             let Some(s) = lit(w) else { continue };
@@ -91,7 +92,7 @@ impl<'a> Args<'a> {
             }
             if let Some(name) = s.strip_prefix("--") {
                 let name = name.split('=').next().unwrap_or(name);
-                if long.contains(&name) {
+                if long.iter().any(|l| long_matches(name, l)) {
                     return true;
                 }
             } else if let Some(cluster) = s.strip_prefix('-') {
@@ -117,8 +118,14 @@ impl<'a> Args<'a> {
         out
     }
 
-    /// Values given as `--opt=value` or `-o value` / `-ovalue` for the listed option names.
+    /// Values given as `--opt=value`, `--opt value` (long names may be abbreviated), `-o value`,
+    /// `-ovalue`, or inside a cluster (`-mo value`, `-mofile`) for the listed options.
     pub(super) fn values_of(&self, short: &[&str], long: &[&str]) -> Vec<Word> {
+        let letters: Vec<char> = short
+            .iter()
+            .filter_map(|o| o.strip_prefix('-'))
+            .filter_map(|o| o.chars().next())
+            .collect();
         let mut out = Vec::new();
         let mut i = 0;
         while i < self.words.len() {
@@ -129,28 +136,32 @@ impl<'a> Args<'a> {
             if s == "--" {
                 break;
             }
-            if let Some((name, value)) = s.strip_prefix("--").and_then(|n| n.split_once('=')) {
-                if long.contains(&name) {
-                    out.push(Word::lit(value));
-                }
-            } else if let Some(name) = s.strip_prefix("--") {
-                if long.contains(&name) {
-                    if let Some(v) = self.words.get(i + 1) {
-                        out.push(v.clone());
-                        i += 1;
+            if let Some(name) = s.strip_prefix("--") {
+                match name.split_once('=') {
+                    Some((name, value)) => {
+                        if long.iter().any(|l| long_matches(name, l)) {
+                            out.push(Word::lit(value));
+                        }
+                    }
+                    None => {
+                        if long.iter().any(|l| long_matches(name, l)) {
+                            if let Some(v) = self.words.get(i + 1) {
+                                out.push(v.clone());
+                                i += 1;
+                            }
+                        }
                     }
                 }
-            } else {
-                for opt in short {
-                    if s == *opt {
+            } else if let Some(cluster) = s.strip_prefix('-').filter(|c| !c.is_empty()) {
+                if let Some(at) = cluster.char_indices().find(|(_, c)| letters.contains(c)) {
+                    let rest = &cluster[at.0 + at.1.len_utf8()..];
+                    if rest.is_empty() {
                         if let Some(v) = self.words.get(i + 1) {
                             out.push(v.clone());
                             i += 1;
                         }
-                    } else if let Some(attached) = s.strip_prefix(opt) {
-                        if !attached.is_empty() {
-                            out.push(Word::lit(attached));
-                        }
+                    } else {
+                        out.push(Word::lit(rest));
                     }
                 }
             }
@@ -178,6 +189,12 @@ impl<'a> Args<'a> {
         }
         out
     }
+}
+
+/// GNU getopt_long takes any prefix of a long option that is not ambiguous; airlock treats every
+/// prefix as a match, which can only make it more careful.
+pub(super) fn long_matches(given: &str, option: &str) -> bool {
+    !given.is_empty() && option.starts_with(given) && (given.len() >= 2 || given == option)
 }
 
 pub(super) fn looks_like_path(s: &str) -> bool {

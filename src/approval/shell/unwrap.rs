@@ -25,6 +25,8 @@ pub struct Unwrapped {
     pub via_xargs: bool,
     /// `env -C DIR` / `--chdir`: the command runs somewhere else.
     pub chdir: Option<Word>,
+    /// Files a wrapper itself writes (`time -o FILE`).
+    pub writes: Vec<Word>,
     pub problems: Vec<String>,
 }
 
@@ -99,8 +101,9 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                     &out.argv,
                     1,
                     &[
-                        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user",
-                        "--group", "--chdir", "--prompt", "--host",
+                        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-R", "-t", "-T", "-U", "--user",
+                        "--group", "--chdir", "--chroot", "--prompt", "--host", "--role", "--type",
+                        "--close-from", "--other-user", "--command-timeout",
                     ],
                     false,
                 );
@@ -140,6 +143,30 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                                 .into(),
                         );
                         i += 1;
+                    } else if w.starts_with('-') && !w.starts_with("--") && w.len() > 1 {
+                        // A cluster such as `-iC/dir` or `-iu NAME`: the first of C, u, S takes
+                        // the rest of the cluster, or the next word, as its value.
+                        let cluster = &w[1..];
+                        match cluster.char_indices().find(|(_, c)| matches!(c, 'C' | 'u' | 'S')) {
+                            Some((at, letter)) => {
+                                let rest = &cluster[at + 1..];
+                                let value = if rest.is_empty() {
+                                    i += 1;
+                                    out.argv.get(i).cloned()
+                                } else {
+                                    Some(Word::lit(rest))
+                                };
+                                match letter {
+                                    'C' => out.chdir = value,
+                                    'S' => out.problems.push(
+                                        "`env -S` splits a string into a command line airlock does not re-parse".into(),
+                                    ),
+                                    _ => {}
+                                }
+                            }
+                            None => {}
+                        }
+                        i += 1;
                     } else if w.starts_with('-') && w != "-" {
                         i += 1;
                     } else {
@@ -175,8 +202,56 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                 }
                 skip_options(&out.argv, 1, &[], false)
             }
-            "builtin" | "nohup" | "time" | "setsid" | "coproc" => {
-                skip_options(&out.argv, 1, &[], false)
+            "builtin" | "nohup" | "setsid" | "coproc" => skip_options(&out.argv, 1, &[], false),
+            "time" => {
+                // GNU time: `-f FORMAT`, `-o FILE` (which it writes), `--format=`, `--output=`.
+                let i = skip_options(&out.argv, 1, &["-f", "-o", "--format", "--output"], false);
+                let mut j = 1;
+                while j < i.min(out.argv.len()) {
+                    match out.argv[j].as_lit() {
+                        Some("-o" | "--output") => {
+                            if let Some(file) = out.argv.get(j + 1) {
+                                out.writes.push(file.clone());
+                            }
+                            j += 2;
+                        }
+                        Some(w) if w.starts_with("--o") && w.contains('=') => {
+                            let value = w.split_once('=').map(|(_, v)| v).unwrap_or("");
+                            out.writes.push(Word::lit(value));
+                            j += 1;
+                        }
+                        Some(w) if w.starts_with("-o") && w.len() > 2 => {
+                            out.writes.push(Word::lit(&w[2..]));
+                            j += 1;
+                        }
+                        _ => j += 1,
+                    }
+                }
+                i
+            }
+            "watch" => {
+                // `watch` joins its arguments and runs them with `sh -c`.
+                let i = skip_options(
+                    &out.argv,
+                    1,
+                    &["-n", "--interval", "-q", "--equexit"],
+                    false,
+                );
+                let words: Option<Vec<&str>> =
+                    out.argv[i.min(out.argv.len())..].iter().map(lit).collect();
+                match words {
+                    Some(words) if !words.is_empty() => {
+                        out.inner.push(Inner::Script {
+                            text: words.join(" "),
+                            positional: Vec::new(),
+                        });
+                        out.replaced = true;
+                    }
+                    _ => out
+                        .problems
+                        .push("`watch` runs a command built at run time".into()),
+                }
+                return out;
             }
             // The grammar reads `! { cmd; }` and `time { cmd; }` as a command named `{`.
             "{" => 1,
@@ -213,14 +288,15 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                 return out;
             }
             "trap" => {
-                if let Some(action) = out.argv.get(1).and_then(lit) {
-                    if !action.starts_with('-') {
+                let first = skip_options(&out.argv, 1, &[], false);
+                if let Some(action) = out.argv.get(first).and_then(lit) {
+                    if !action.starts_with('-') || first > 1 {
                         out.inner.push(Inner::Script {
                             text: action.to_string(),
                             positional: Vec::new(),
                         });
                     }
-                } else if out.argv.len() > 1 {
+                } else if out.argv.len() > first {
                     out.problems
                         .push("`trap` installs a handler built at run time".into());
                 }

@@ -165,6 +165,16 @@ impl Walker<'_, '_> {
         for problem in &unwrapped.problems {
             self.opaque(node, index, problem.clone());
         }
+        for file in &unwrapped.writes {
+            let span = self.span(node);
+            self.facts.redirects.push(crate::approval::shell::Redirect {
+                span,
+                op: crate::approval::shell::RedirectOp::Write,
+                target: file.clone(),
+                owner: index,
+                cwd: cwd.clone(),
+            });
+        }
         for inner in &unwrapped.inner {
             match inner {
                 Inner::Script { text, positional } => {
@@ -207,11 +217,19 @@ impl Walker<'_, '_> {
         if let Some(index) = index {
             let argv = self.facts.commands[index].argv.clone();
             match argv.first().and_then(Word::as_lit) {
-                Some("cd" | "pushd") => {
+                Some(program @ ("cd" | "pushd")) => {
                     let target = argv[1..]
                         .iter()
                         .find(|w| !w.as_lit().is_some_and(|s| s.starts_with('-') && s != "-"));
+                    // `pushd` alone swaps, `pushd +N` / `-N` rotates the stack: airlock does not
+                    // keep a directory stack, so where it lands is unknown.
+                    let rotates = program == "pushd"
+                        && target.and_then(Word::as_lit).is_none_or(|t| {
+                            (t.starts_with('+') || t.starts_with('-'))
+                                && t[1..].chars().all(|c| c.is_ascii_digit())
+                        });
                     self.cwd = match target.and_then(Word::as_lit) {
+                        _ if rotates => Cwd::Unknown,
                         Some("-") => Cwd::Unknown,
                         _ => self.cd_target(target),
                     };
@@ -260,7 +278,18 @@ impl Walker<'_, '_> {
                 } else {
                     return Cwd::Unknown;
                 };
-                Cwd::Known(lexical_normalize(&path))
+                // bash's `cd` is logical (`link/..` is where you started) unless `-P` or
+                // `set -P`; the kernel's view is physical. Where the two differ, airlock cannot
+                // tell which one applies.
+                let logical = lexical_normalize(&path);
+                if value.split('/').any(|c| c == "..") {
+                    let physical = std::fs::canonicalize(&path).ok();
+                    let logical_real = std::fs::canonicalize(&logical).ok();
+                    if physical != logical_real {
+                        return Cwd::Unknown;
+                    }
+                }
+                Cwd::Known(logical)
             }
             Some(_) => Cwd::Unknown,
         }

@@ -122,7 +122,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         ctx,
         facts,
         outer_span: nested.span,
-        _outer: outer_span,
+        _outer: outer_span.clone(),
         vars: ScriptVars::default(),
         locals: HashSet::new(),
         functions: HashSet::new(),
@@ -140,6 +140,32 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
             .assign(&i.to_string(), word.as_lit().map(str::to_string));
     }
     walker.visit(root);
+    if code_in_subscript(src) && evaluates_names(src) {
+        facts.opaque.push(Opaque {
+            span: outer_span,
+            command: None,
+            what: "a string holds `$(...)` inside `[...]`; bash runs it when the string is used as an array subscript (let, test -v, [[ ]], (( )), read, printf -v, declare, unset)".into(),
+        });
+    }
+}
+
+/// A `[` followed, before its `]`, by `$(`, `${` or a backquote.
+fn code_in_subscript(src: &str) -> bool {
+    src.match_indices('[').any(|(i, _)| {
+        let rest = &src[i + 1..];
+        let inside = rest.split(']').next().unwrap_or(rest);
+        inside.contains("$(") || inside.contains("${") || inside.contains('`')
+    })
+}
+
+/// Constructs that evaluate a string as a variable name or arithmetic expression.
+fn evaluates_names(src: &str) -> bool {
+    [
+        "let ", "test ", "[ ", "[[", "((", "read ", "printf ", "declare ", "typeset ", "local ",
+        "unset ", "mapfile ", "readarray ", "getopts ", "export ", "readonly ", "eval ",
+    ]
+    .iter()
+    .any(|w| src.contains(w))
 }
 
 fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
@@ -268,6 +294,7 @@ impl<'a> Walker<'a, '_> {
                 let origin = std::mem::replace(&mut self.origin, Origin::Substitution);
                 self.isolated(|w| w.visit_children(node));
                 self.origin = origin;
+                self.backquoted(node);
             }
             "if_statement" | "while_statement" | "case_statement" | "c_style_for_statement" => {
                 self.conditional(|w| w.visit_children(node))
@@ -316,6 +343,32 @@ impl<'a> Walker<'a, '_> {
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => {}
             _ => self.visit_children(node),
         }
+    }
+
+    /// Inside backquotes, `\``, `\$` and `\\` are unescaped before bash parses the text, so an
+    /// escaped backquote opens a nested substitution the grammar does not see. Parse it again the
+    /// way bash does.
+    fn backquoted(&mut self, node: Node) {
+        let text = self.text(node);
+        let Some(body) = text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) else {
+            return;
+        };
+        if !body.contains('\\') {
+            return;
+        }
+        let mut unescaped = String::new();
+        let mut chars = body.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\\' && matches!(chars.peek(), Some('`' | '$' | '\\')) {
+                if let Some(next) = chars.next() {
+                    unescaped.push(next);
+                }
+            } else {
+                unescaped.push(c);
+            }
+        }
+        let cwd = self.cwd.clone();
+        self.nested(node, &unescaped, Vec::new(), Origin::Substitution, cwd);
     }
 
     fn note_env_read(&mut self, name: &str, node: Node) {
@@ -498,8 +551,8 @@ impl<'a> Walker<'a, '_> {
                 ),
             );
         }
-        let prints = names == 0
-            && (keyword == "export" || flags.iter().any(|f| f.contains('p')) || flags.is_empty());
+        // With no names, every form prints variables (`declare -x` prints the exported ones).
+        let prints = names == 0;
         if prints || flags.iter().any(|f| f.contains('p')) {
             let span = self.span(node);
             self.facts.env_reads.push(EnvRead {

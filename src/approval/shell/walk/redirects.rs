@@ -132,7 +132,16 @@ impl Walker<'_, '_> {
                                 self.visit(part);
                             }
                         }
-                        "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
+                        "heredoc_start" => {
+                            let delimiter = self.text(child);
+                            if !plain_heredoc_delimiter(delimiter) && self.facts.parse_error.is_none() {
+                                self.facts.parse_error = Some(format!(
+                                    "the here-doc delimiter `{}` is quoted in a way bash and airlock may read differently; use a plain word such as 'EOF'",
+                                    delimiter.escape_debug()
+                                ));
+                            }
+                        }
+                        "heredoc_end" | "file_descriptor" => {}
                         "file_redirect" => self.redirect(child, owner),
                         _ => self.visit(child),
                     }
@@ -238,4 +247,21 @@ impl Walker<'_, '_> {
             },
         }
     }
+}
+
+/// `EOF`, `'EOF'`, `"EOF"` and `\EOF` end a here-doc where both bash and the grammar agree.
+/// Anything else (`E''OF`, `$'EOF'`, ...) may end it somewhere else in bash.
+fn plain_heredoc_delimiter(text: &str) -> bool {
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    if let Some(inner) = text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
+        return word(inner);
+    }
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        return word(inner);
+    }
+    word(text.strip_prefix('\\').unwrap_or(text))
 }
