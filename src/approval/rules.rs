@@ -320,7 +320,7 @@ fn glob_at(p: &[char], t: &[char], paths: bool) -> bool {
         }
         '?' => !(t.is_empty() || paths && t[0] == '/') && glob_at(&p[1..], &t[1..], paths),
         '[' => {
-            let Some(close) = p.iter().skip(1).position(|&c| c == ']').map(|i| i + 1) else {
+            let Some(close) = class_end(p) else {
                 return !t.is_empty() && t[0] == '[' && glob_at(&p[1..], &t[1..], paths);
             };
             let Some(&c) = t.first() else { return false };
@@ -332,6 +332,13 @@ fn glob_at(p: &[char], t: &[char], paths: bool) -> bool {
             let mut hit = false;
             let mut i = 0;
             while i < class.len() {
+                if class[i] == '[' && class.get(i + 1) == Some(&':') {
+                    // A POSIX class such as `[:alpha:]`.
+                    let name: String = class[i + 2..].iter().take_while(|c| **c != ':').collect();
+                    hit |= posix_class(&name, c);
+                    i += name.chars().count() + 4;
+                    continue;
+                }
                 if i + 2 < class.len() && class[i + 1] == '-' {
                     hit |= class[i] <= c && c <= class[i + 2];
                     i += 3;
@@ -343,6 +350,50 @@ fn glob_at(p: &[char], t: &[char], paths: bool) -> bool {
             hit != negate && glob_at(&p[close + 1..], &t[1..], paths)
         }
         c => !t.is_empty() && t[0] == c && glob_at(&p[1..], &t[1..], paths),
+    }
+}
+
+/// The index of the `]` closing a bracket expression that starts at `p[0]`, skipping `[:...:]`
+/// classes and a leading `]` or `!]`.
+fn class_end(p: &[char]) -> Option<usize> {
+    let mut j = 1;
+    if matches!(p.get(j), Some('!' | '^')) {
+        j += 1;
+    }
+    if p.get(j) == Some(&']') {
+        j += 1;
+    }
+    while j < p.len() {
+        if p[j] == '[' && p.get(j + 1) == Some(&':') {
+            let close = p[j + 2..].windows(2).position(|w| w == [':', ']'])?;
+            j += close + 4;
+            continue;
+        }
+        if p[j] == ']' {
+            return Some(j);
+        }
+        j += 1;
+    }
+    None
+}
+
+fn posix_class(name: &str, c: char) -> bool {
+    match name {
+        "alpha" => c.is_alphabetic(),
+        "digit" => c.is_ascii_digit(),
+        "alnum" => c.is_alphanumeric(),
+        "upper" => c.is_uppercase(),
+        "lower" => c.is_lowercase(),
+        "space" => c.is_whitespace(),
+        "blank" => c == ' ' || c == '\t',
+        "punct" => c.is_ascii_punctuation(),
+        "xdigit" => c.is_ascii_hexdigit(),
+        "cntrl" => c.is_control(),
+        "print" => !c.is_control(),
+        "graph" => !c.is_control() && !c.is_whitespace(),
+        "word" => c.is_alphanumeric() || c == '_',
+        // An unknown class matches anything: a glob that matches more is judged on more paths.
+        _ => true,
     }
 }
 

@@ -123,8 +123,37 @@ impl Builder<'_> {
                 }
             }
             Target::Unknown(why) => {
-                let f = judge::judge_unknown(access, &why);
+                let f = judge::judge_dynamic(word.display())
+                    .unwrap_or_else(|| judge::judge_unknown(access, &why));
                 self.reason(part, f.ruling, f.code, f.risk, f.message);
+            }
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// A recursive read that follows symlinks: the tree itself, and every link out of it.
+    fn tree_effect(&mut self, part: usize, cwd: &shell::Cwd, word: &Word) {
+        self.path_effect(part, Access::Read, cwd, word);
+        let Target::Paths(roots) = judge::target(self.ctx, cwd, word) else {
+            return;
+        };
+        for root in roots {
+            match judge::escaping_links(self.ctx, &root) {
+                Ok(links) => {
+                    for target in links {
+                        let mut f = judge::judge(self.ctx, Access::Read, &target);
+                        f.message = format!("{} (reached by following a symlink)", f.message);
+                        self.reason(part, f.ruling, f.code, f.risk, f.message);
+                    }
+                }
+                Err(why) => self.reason(
+                    part,
+                    Ruling::Ask,
+                    ReasonCode::UnknownPath,
+                    Risk::Mutating,
+                    format!("follows symlinks through a tree airlock cannot check: {why}"),
+                ),
             }
         }
     }
@@ -413,6 +442,7 @@ fn apply_effect(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand, effect
     use Ruling::{Ask, Deny};
     match effect {
         Effect::Read(w) => b.path_effect(part, Access::Read, &cmd.cwd, w),
+        Effect::ReadTree(w) => b.tree_effect(part, &cmd.cwd, w),
         Effect::Write(w) => b.path_effect(part, Access::Write, &cmd.cwd, w),
         Effect::Delete(w) => b.path_effect(part, Access::Delete, &cmd.cwd, w),
         Effect::RunsCode(m) => b.reason(part, Ask, C::RunsCode, Risk::Mutating, m.clone()),

@@ -43,6 +43,9 @@ pub enum Target {
 /// Most names a glob may expand to before airlock gives up and treats it as unknown.
 const MAX_GLOB_MATCHES: usize = 4096;
 
+/// Most directory entries one glob may look at; a glob over a huge tree is treated as unknown.
+const MAX_GLOB_SCAN: usize = 10_000;
+
 pub fn target(ctx: &PathContext, cwd: &Cwd, word: &Word) -> Target {
     let (value, glob) = match word {
         Word::Lit { value, glob, .. } => (value.as_str(), *glob),
@@ -91,6 +94,7 @@ fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Vec<Stri
         prefix.pop();
     }
     let mut candidates = vec![prefix];
+    let mut scanned = 0usize;
     for component in rest.split('/') {
         if component.is_empty() {
             continue;
@@ -120,6 +124,10 @@ fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Vec<Stri
                 continue;
             };
             for entry in entries.flatten() {
+                scanned += 1;
+                if scanned > MAX_GLOB_SCAN {
+                    return None;
+                }
                 let name = entry.file_name().to_string_lossy().into_owned();
                 if name.starts_with('.') && !component.starts_with('.') {
                     continue;
@@ -173,10 +181,66 @@ fn has(path: &ResolvedPath, any: &[Sensitivity]) -> bool {
     path.sensitivity.iter().any(|s| any.contains(s))
 }
 
+/// `/proc/<pid>/{environ,mem,root,cwd,fd,...}` of a process other than airlock's own tool: its
+/// environment, memory, or its view of the filesystem. `pid` may be unknown (`/proc/$$/environ`).
+fn other_process_entry(text: &str) -> bool {
+    let mut parts = text.trim_start_matches('/').split('/');
+    if parts.next() != Some("proc") {
+        return false;
+    }
+    let Some(pid) = parts.next() else {
+        return false;
+    };
+    if matches!(pid, "self" | "thread-self") {
+        return false;
+    }
+    let pid_like =
+        pid.chars().all(|c| c.is_ascii_digit()) || pid.contains('$') || pid.contains('*');
+    let entry = parts.next().unwrap_or("");
+    pid_like
+        && matches!(
+            entry,
+            "environ"
+                | "mem"
+                | "root"
+                | "cwd"
+                | "fd"
+                | "map_files"
+                | "maps"
+                | "auxv"
+                | "task"
+                | "cmdline"
+                | "*"
+        )
+}
+
+/// A path that is only known at run time but is clearly inside another process's `/proc` entry.
+pub fn judge_dynamic(text: &str) -> Option<Finding> {
+    other_process_entry(text).then(|| {
+        finding(
+            Ruling::Deny,
+            ReasonCode::CredentialMaterial,
+            Risk::Dangerous,
+            format!("reads another process's environment, memory or files: {text}"),
+        )
+    })
+}
+
 /// What touching one resolved path calls for.
 pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding {
     use Sensitivity::*;
     let shown = show(ctx, path);
+    if other_process_entry(&path.raw) || other_process_entry(&path.path.to_string_lossy()) {
+        return finding(
+            Ruling::Deny,
+            ReasonCode::CredentialMaterial,
+            Risk::Dangerous,
+            format!(
+                "touches another process's environment, memory or files: {}",
+                path.raw
+            ),
+        );
+    }
     let via = if path.is_symlink_escape {
         format!(" (`{}` leads there through a symlink)", path.raw)
     } else {
@@ -398,4 +462,53 @@ pub fn judge_unknown(access: Access, why: &str) -> Finding {
             format!("deletes a path airlock cannot check: {why}"),
         ),
     }
+}
+
+/// Most directory entries a symlink scan looks at before it gives up.
+const MAX_TREE_ENTRIES: usize = 20_000;
+
+/// For a program that follows symlinks while it walks `root`: every symlink under it whose target
+/// lies outside the workspace, resolved. `Err` when the tree is too large to check.
+pub fn escaping_links(ctx: &PathContext, root: &ResolvedPath) -> Result<Vec<ResolvedPath>, String> {
+    let mut found = Vec::new();
+    if !root.path.is_dir() {
+        return Ok(found);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = vec![root.path.clone()];
+    let mut entries = 0usize;
+    while let Some(dir) = queue.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        let Ok(list) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in list.flatten() {
+            entries += 1;
+            if entries > MAX_TREE_ENTRIES {
+                return Err(format!(
+                    "more than {MAX_TREE_ENTRIES} entries under {} to check for symlinks",
+                    show(ctx, root)
+                ));
+            }
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                let target = paths::resolve(ctx, &dir, &path.to_string_lossy());
+                if target.location == Location::Workspace {
+                    if target.path.is_dir() {
+                        queue.push(target.path.clone());
+                    }
+                } else {
+                    found.push(target);
+                }
+            } else if kind.is_dir() {
+                queue.push(path);
+            }
+        }
+    }
+    Ok(found)
 }

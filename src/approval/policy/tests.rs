@@ -593,7 +593,11 @@ fn check_at_least_ask(w: &World, commands: &[&str]) {
             wrong.push(format!("{command:?} => Allow {:#?}", v.reason_lines()));
         }
     }
-    assert!(wrong.is_empty(), "expected ask or deny:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "expected ask or deny:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// Found by attacking the policy (see the red-team notes in the closing note of issue 2): each of

@@ -29,8 +29,16 @@ pub(super) fn copy_like(name: &str, args: &Args) -> Vec<Effect> {
 pub(super) fn tar(args: &Args) -> Vec<Effect> {
     let mut e = Vec::new();
     let first = args.words.first().and_then(lit).unwrap_or("");
+    // `tar cvf x.tar ...`: the first word may be a bundle of letters without a dash.
     let bundled = if !first.starts_with('-') { first } else { "" };
-    let mode = |c: char, long: &str| bundled.contains(c) || args.has(&[c], &[long]);
+    let letters: String = std::iter::once(bundled)
+        .chain(
+            args.iter()
+                .filter_map(lit)
+                .filter(|s| s.starts_with('-') && !s.starts_with("--")),
+        )
+        .collect();
+    let mode = |c: char, long: &[&str]| letters.contains(c) || args.has(&[], long);
     if args.has(
         &['I'],
         &[
@@ -40,6 +48,7 @@ pub(super) fn tar(args: &Args) -> Vec<Effect> {
             "info-script",
             "new-volume-script",
             "rsh-command",
+            "rmt-command",
         ],
     ) {
         e.push(Effect::RunsCode("`tar` is told to run a program".into()));
@@ -51,9 +60,43 @@ pub(super) fn tar(args: &Args) -> Vec<Effect> {
         None
     };
     let archive: Vec<Word> = files.into_iter().chain(bundled_file).collect();
-    if mode('t', "list") {
-        e.extend(reads(archive));
-    } else if mode('x', "extract") || mode('x', "get") {
+    let follows = mode('h', &["dereference"]);
+    // Any writing mode wins over listing: `tar -c -V -t` creates (the `-t` is a volume label).
+    let writes = mode('c', &["create"])
+        || mode('r', &["append"])
+        || mode('u', &["update"])
+        || mode('A', &["catenate", "concatenate"])
+        || args.has(&[], &["delete"]);
+    let extracts = mode('x', &["extract", "get"]);
+    for list in args.values_of(&["-T"], &["files-from"]) {
+        e.push(Effect::Read(Word::Dynamic {
+            text: format!("<file names listed in {}>", list.display()),
+            vars: Vec::new(),
+        }));
+        if lit(&list) != Some("-") {
+            e.push(Effect::Read(list));
+        }
+    }
+    if writes {
+        e.extend(
+            archive
+                .into_iter()
+                .filter(|w| lit(w) != Some("-"))
+                .map(Effect::Write),
+        );
+        let skip = usize::from(!bundled.is_empty()) + usize::from(bundled.contains('f'));
+        let inputs = args
+            .words
+            .iter()
+            .skip(skip)
+            .filter(|w| !lit(w).is_some_and(|s| s.starts_with('-')))
+            .cloned();
+        if follows {
+            e.extend(inputs.map(Effect::ReadTree));
+        } else {
+            e.extend(reads(inputs));
+        }
+    } else if extracts {
         e.extend(reads(archive));
         let dirs = args.values_of(&["-C"], &["directory"]);
         if dirs.is_empty() {
@@ -61,16 +104,8 @@ pub(super) fn tar(args: &Args) -> Vec<Effect> {
         } else {
             e.extend(dirs.into_iter().map(Effect::Write));
         }
-    } else if mode('c', "create") || mode('r', "append") || mode('u', "update") {
-        e.extend(archive.into_iter().map(Effect::Write));
-        let skip = usize::from(!bundled.is_empty()) + usize::from(bundled.contains('f'));
-        e.extend(reads(
-            args.words
-                .iter()
-                .skip(skip)
-                .filter(|w| !lit(w).is_some_and(|s| s.starts_with('-')))
-                .cloned(),
-        ));
+    } else if mode('t', &["list"]) || mode('d', &["diff", "compare"]) {
+        e.extend(reads(archive));
     } else {
         e.push(Effect::Unknown(
             "`tar` in a mode airlock does not recognise".into(),

@@ -17,7 +17,65 @@ const GLOBAL_WITH_VALUE: &[&str] = &[
     "--super-prefix",
 ];
 
+/// `--opt` matches an option when it is the option or a prefix of it (git, like GNU getopt, takes
+/// unambiguous prefixes); `-O` also matches `-Ovalue`.
+fn given(arg: &str, option: &str) -> bool {
+    let name = arg.split('=').next().unwrap_or(arg);
+    if option.starts_with("--") {
+        name.len() > 3 && name.starts_with("--") && option.starts_with(name)
+    } else {
+        arg == option || (arg.starts_with(option) && !arg.starts_with("--"))
+    }
+}
+
 pub fn effects(args: &[Word]) -> Vec<Effect> {
+    let mut e = effects_in_repo(args);
+    // `git -C DIR`: relative paths are relative to DIR.
+    let mut dir: Option<String> = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_lit() {
+            Some("-C") => {
+                if let Some(d) = args.get(i + 1).and_then(Word::as_lit) {
+                    dir = Some(match dir {
+                        Some(prev) if !d.starts_with('/') && !d.starts_with('~') => {
+                            format!("{prev}/{d}")
+                        }
+                        _ => d.to_string(),
+                    });
+                } else {
+                    return vec![Effect::Opaque(
+                        "`git -C` with a directory computed at run time".into(),
+                    )];
+                }
+                i += 2;
+            }
+            Some(w) if w.starts_with('-') => {
+                i += if GLOBAL_WITH_VALUE.contains(&w) { 2 } else { 1 }
+            }
+            _ => break,
+        }
+    }
+    if let Some(dir) = dir {
+        let rebase = |w: &Word| match w.as_lit() {
+            Some(p) if !p.starts_with('/') && !p.starts_with('~') => {
+                Word::lit(&format!("{dir}/{p}"))
+            }
+            _ => w.clone(),
+        };
+        for effect in &mut e {
+            match effect {
+                Effect::Read(w) | Effect::Write(w) | Effect::Delete(w) | Effect::ReadTree(w) => {
+                    *w = rebase(w);
+                }
+                _ => {}
+            }
+        }
+    }
+    e
+}
+
+fn effects_in_repo(args: &[Word]) -> Vec<Effect> {
     let mut e = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -50,11 +108,7 @@ pub fn effects(args: &[Word]) -> Vec<Effect> {
                     "`git {name}` points git at another repository"
                 )));
             }
-            "-C" => {
-                if let Some(v) = args.get(i + 1) {
-                    e.push(Effect::Read(v.clone()));
-                }
-            }
+            "-C" => {}
             _ => {}
         }
         i += if GLOBAL_WITH_VALUE.contains(&w) { 2 } else { 1 };
@@ -69,10 +123,10 @@ pub fn effects(args: &[Word]) -> Vec<Effect> {
     };
     let rest = &args[i + 1..];
     let has = |names: &[&str]| {
-        rest.iter().filter_map(Word::as_lit).any(|a| {
-            let a = a.split('=').next().unwrap_or(a);
-            names.contains(&a)
-        })
+        rest.iter()
+            .filter_map(Word::as_lit)
+            .take_while(|a| *a != "--")
+            .any(|a| names.iter().any(|n| given(a, n)))
     };
     let positional: Vec<&Word> = rest
         .iter()
@@ -80,11 +134,49 @@ pub fn effects(args: &[Word]) -> Vec<Effect> {
         .filter(|w| !w.as_lit().is_some_and(|s| s.starts_with('-')))
         .collect();
     let output_files = || {
-        rest.iter()
-            .filter_map(Word::as_lit)
-            .filter_map(|a| a.strip_prefix("--output="))
-            .map(|f| Effect::Write(Word::lit(f)))
-            .collect::<Vec<_>>()
+        let mut out = Vec::new();
+        let mut words = rest.iter();
+        while let Some(w) = words.next() {
+            let Some(a) = w.as_lit() else { continue };
+            if given(a, "--output") {
+                match a.split_once('=') {
+                    Some((_, f)) => out.push(Effect::Write(Word::lit(f))),
+                    None => out.extend(words.next().cloned().map(Effect::Write)),
+                }
+            }
+        }
+        out
+    };
+    // Words that may name files: every operand (revisions resolve harmlessly inside the
+    // workspace), the path half of `REV:PATH`, and the values of options that read files.
+    let operand_reads = || {
+        let mut out = Vec::new();
+        let mut words = rest.iter();
+        while let Some(w) = words.next() {
+            match w.as_lit() {
+                Some(a)
+                    if given(a, "--contents") || given(a, "--ignore-revs-file") || a == "-O" =>
+                {
+                    match a.split_once('=') {
+                        Some((_, f)) => out.push(Effect::Read(Word::lit(f))),
+                        None => out.extend(words.next().cloned().map(Effect::Read)),
+                    }
+                }
+                Some(a) if a.starts_with("-O") && a.len() > 2 => {
+                    out.push(Effect::Read(Word::lit(&a[2..])))
+                }
+                Some(a) if a.starts_with('-') => {}
+                Some(a) => {
+                    let path = match a.split_once(':') {
+                        Some((_, p)) if !p.is_empty() => p,
+                        _ => a,
+                    };
+                    out.push(Effect::Read(Word::lit(path)));
+                }
+                None => out.push(Effect::Read(w.clone())),
+            }
+        }
+        out
     };
     match sub {
         "status" | "show" | "shortlog" | "describe" | "rev-parse" | "ls-files" | "ls-tree"
@@ -92,8 +184,9 @@ pub fn effects(args: &[Word]) -> Vec<Effect> {
         | "count-objects" | "check-ignore" | "check-attr" | "show-ref" | "for-each-ref"
         | "whatchanged" | "help" | "version" | "var" | "cherry" | "range-diff" | "grep" | "log"
         | "diff" | "show-branch" | "verify-commit" | "verify-tag" | "fsck" => {
-            if has(&["--output"]) {
-                e.extend(output_files());
+            e.extend(output_files());
+            if !matches!(sub, "help" | "version" | "var" | "count-objects") {
+                e.extend(operand_reads());
             }
             if sub == "grep" && has(&["-O", "--open-files-in-pager"]) {
                 e.push(Effect::RunsCode(
@@ -300,68 +393,93 @@ pub fn effects(args: &[Word]) -> Vec<Effect> {
 
 fn config(rest: &[Word], e: &mut Vec<Effect>) {
     let words: Vec<&str> = rest.iter().filter_map(Word::as_lit).collect();
-    let flags: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| w.starts_with('-'))
-        .collect();
-    let positional: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| !w.starts_with('-'))
-        .collect();
-    let global = flags.iter().any(|f| matches!(*f, "--global" | "--system"));
-    let file = flags.iter().any(|f| f.starts_with("--file") || *f == "-f");
-    let reading = flags.iter().any(|f| {
-        matches!(
-            *f,
-            "--get"
-                | "--get-all"
-                | "--get-regexp"
-                | "--list"
-                | "-l"
-                | "--get-urlmatch"
-                | "--show-origin"
-                | "--show-scope"
-                | "--name-only"
-        )
-    }) || matches!(positional.first(), Some(&"get" | &"list"))
+    if words.len() != rest.len() {
+        e.push(Effect::Opaque(
+            "`git config` with words computed at run time".into(),
+        ));
+        return;
+    }
+    let flag = |names: &[&str]| words.iter().any(|w| names.iter().any(|n| given(w, n)));
+    // Option values are not keys: `--file F`, `--blob B`, `--type T`, `--default D`.
+    let mut positional: Vec<&str> = Vec::new();
+    let mut file: Option<&str> = None;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if given(w, "--file") || w == "-f" {
+            file = match w.split_once('=') {
+                Some((_, f)) => Some(f),
+                None => {
+                    i += 1;
+                    words.get(i).copied()
+                }
+            };
+        } else if ["--blob", "--type", "--default", "--comment"]
+            .iter()
+            .any(|o| given(w, o))
+            && !w.contains('=')
+        {
+            i += 1;
+        } else if !w.starts_with('-') {
+            positional.push(w);
+        }
+        i += 1;
+    }
+    let global = flag(&["--global", "--system"]);
+    let listing = flag(&[
+        "--list",
+        "--get-regexp",
+        "--show-origin",
+        "--show-scope",
+        "--name-only",
+        "-l",
+    ]) || positional.first() == Some(&"list");
+    let reading = listing
+        || flag(&["--get", "--get-all", "--get-urlmatch"])
+        || positional.first() == Some(&"get")
         || (positional.len() == 1
-            && !flags.iter().any(|f| {
-                matches!(
-                    *f,
-                    "--unset"
-                        | "--unset-all"
-                        | "--remove-section"
-                        | "--rename-section"
-                        | "--add"
-                        | "--replace-all"
-                        | "--edit"
-                        | "-e"
-                )
-            }));
+            && !flag(&[
+                "--unset",
+                "--unset-all",
+                "--remove-section",
+                "--rename-section",
+                "--add",
+                "--replace-all",
+                "--edit",
+                "-e",
+            ]));
     if reading {
-        if positional.iter().any(|p| {
-            p.to_ascii_lowercase().contains("credential")
-                || p.to_ascii_lowercase().contains("token")
-                || p.to_ascii_lowercase().contains("password")
-        }) {
+        let secret = positional.iter().any(|p| {
+            let p = p.to_ascii_lowercase();
+            p.contains("credential")
+                || p.contains("token")
+                || p.contains("password")
+                || p.contains("extraheader")
+        });
+        if secret {
             e.push(Effect::CredentialAccess(
                 "`git config` reads a credential setting".into(),
             ));
+        } else if listing {
+            e.push(Effect::EnvironmentDump(
+                "`git config --list` prints every setting, which may include tokens in remote URLs or headers".into(),
+            ));
+        }
+        if let Some(f) = file {
+            e.push(Effect::Read(Word::lit(f)));
         }
         return;
     }
-    if global {
-        e.push(Effect::SystemChange(
+    if flag(&["--edit", "-e"]) {
+        e.push(Effect::RunsCode(
+            "`git config --edit` opens an editor".into(),
+        ));
+    }
+    match (global, file) {
+        (_, Some(f)) => e.push(Effect::Write(Word::lit(f))),
+        (true, None) => e.push(Effect::SystemChange(
             "`git config --global` changes git for every repository of this user".into(),
-        ));
-    } else if file {
-        e.push(Effect::Write(Word::lit(".git/config")));
-        e.push(Effect::Opaque(
-            "`git config --file` writes a file airlock did not resolve".into(),
-        ));
-    } else {
-        e.push(Effect::Write(Word::lit(".git/config")));
+        )),
+        (false, None) => e.push(Effect::Write(Word::lit(".git/config"))),
     }
 }

@@ -6,6 +6,7 @@
 
 mod files;
 pub mod git;
+mod special;
 mod tables;
 mod text;
 mod toolchains;
@@ -17,7 +18,7 @@ use tables::{BENIGN_ENV_SETTINGS, READ_NOTHING, READ_PATHS, SHELLS_NO_C, SYSTEM_
 use text::{awk, fd, find, jq, search, sed};
 use toolchains::{NETWORK, RUNS_CODE, network, runs_code, shell_without_c};
 
-pub use text::sed_script_is_plain;
+pub use text::{find_roots, sed_script_is_plain};
 
 /// One thing a simple command does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub enum Effect {
     Write(Word),
     /// Removes the file or directory the word names.
     Delete(Word),
+    /// Reads a directory tree following symbolic links, which may lead anywhere.
+    ReadTree(Word),
     /// Runs code from the project or a toolchain (builds, tests, scripts, package managers).
     RunsCode(String),
     /// Runs code given inline to an interpreter, which airlock does not analyse.
@@ -269,6 +272,9 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
 }
 
 fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
+    if let Some(effects) = special::special(name, args) {
+        return effects;
+    }
     if READ_PATHS.contains(&name) {
         return reads(args.path_like());
     }
@@ -294,6 +300,18 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
                         .map(Effect::Write),
                 );
             }
+            e.extend(
+                args.values_of(&[], &["files0-from"])
+                    .into_iter()
+                    .flat_map(|list| {
+                        let listed = Word::Dynamic {
+                            text: format!("<file names listed in {}>", list.display()),
+                            vars: Vec::new(),
+                        };
+                        [Effect::Read(list), Effect::Read(listed)]
+                    })
+                    .filter(|e| !matches!(e, Effect::Read(w) if lit(w) == Some("-"))),
+            );
             if args.has(&[], &["compress-program"]) {
                 e.push(Effect::RunsCode(
                     "`sort --compress-program` runs a program".into(),
@@ -595,9 +613,15 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
                 "`{name}` is interactive and can run commands"
             ))]
         }
-        _ => vec![Effect::Unknown(format!(
-            "`{name}` is not a program airlock knows to be read-only"
-        ))],
+        _ => {
+            // Whatever an unknown program does, the files it is pointed at are judged as reads,
+            // so a credential path is refused even here.
+            let mut e = vec![Effect::Unknown(format!(
+                "`{name}` is not a program airlock knows to be read-only"
+            ))];
+            e.extend(reads(args.path_like()));
+            e
+        }
     }
 }
 

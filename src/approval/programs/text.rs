@@ -23,14 +23,37 @@ pub(super) fn search(name: &str, args: &Args) -> Vec<Effect> {
     if paths.is_empty() && !matches!(name, "grep" | "egrep" | "fgrep" | "zgrep") {
         paths.push(Word::lit("."));
     }
-    e.extend(reads(paths));
+    // `grep -R` and `rg -L` follow symlinks while they walk; `grep -r` and plain `rg` do not.
+    let follows = match name {
+        "rg" => args.has(&['L'], &["follow"]),
+        "ag" => args.has(&['f'], &["follow"]),
+        _ => args.has(&['R'], &["dereference-recursive"]),
+    };
+    if follows {
+        e.extend(paths.into_iter().map(Effect::ReadTree));
+    } else {
+        e.extend(reads(paths));
+    }
     e.extend(reads(args.values_of(&["-f"], &["file", "ignore-file"])));
     e
 }
 
-pub(super) fn find(args: &Args) -> Vec<Effect> {
-    let mut e = Vec::new();
-    let roots: Vec<Word> = args
+/// `find [-H] [-L] [-P] [-D opts] [-Olevel] [roots...] [expression]`: the starting points, and
+/// whether symlinks are followed.
+pub fn find_roots(words: &[Word]) -> (Vec<Word>, bool) {
+    let mut i = 0;
+    let mut follows = false;
+    while let Some(s) = words.get(i).and_then(lit) {
+        match s {
+            "-H" | "-L" => follows = true,
+            "-P" => follows = false,
+            "-D" => i += 1,
+            _ if s.starts_with("-O") => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let roots: Vec<Word> = words[i.min(words.len())..]
         .iter()
         .take_while(|w| match lit(w) {
             Some(s) => !s.starts_with('-') && s != "(" && s != "!",
@@ -38,12 +61,25 @@ pub(super) fn find(args: &Args) -> Vec<Effect> {
         })
         .cloned()
         .collect();
+    if words.iter().any(|w| lit(w) == Some("-follow")) {
+        follows = true;
+    }
     let roots = if roots.is_empty() {
         vec![Word::lit(".")]
     } else {
         roots
     };
-    e.extend(roots.iter().cloned().map(Effect::Read));
+    (roots, follows)
+}
+
+pub(super) fn find(args: &Args) -> Vec<Effect> {
+    let mut e = Vec::new();
+    let (roots, follows) = find_roots(args.words);
+    if follows {
+        e.extend(roots.iter().cloned().map(Effect::ReadTree));
+    } else {
+        e.extend(roots.iter().cloned().map(Effect::Read));
+    }
     let mut i = 0;
     let words = args.words;
     while i < words.len() {
@@ -100,10 +136,17 @@ pub(super) fn sed(args: &Args) -> Vec<Effect> {
     }
     for s in &all_scripts {
         match lit(s) {
-            Some(text) => match sed_script_is_plain(text) {
-                Ok(()) => {}
-                Err(why) => e.push(Effect::RunsCode(format!("the sed script {why}"))),
-            },
+            Some(text) => {
+                let script = sed_script(text);
+                e.extend(script.writes.iter().map(|f| Effect::Write(Word::lit(f))));
+                e.extend(script.reads.iter().map(|f| Effect::Read(Word::lit(f))));
+                if let Some(why) = script.runs {
+                    e.push(Effect::RunsCode(format!("the sed script {why}")));
+                }
+                if let Some(why) = script.unreadable {
+                    e.push(Effect::Opaque(format!("the sed script {why}")));
+                }
+            }
             None => e.push(Effect::Opaque(
                 "the sed script is computed at run time".into(),
             )),
@@ -117,26 +160,89 @@ pub(super) fn sed(args: &Args) -> Vec<Effect> {
     e
 }
 
-/// Accepts sed scripts made only of commands that print or transform the stream. Rejects `w`,
-/// `W`, `r`, `R`, `e`, and the `w` / `e` flags of `s`, which write files or run commands.
+/// What a sed script does besides transforming its input stream.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SedScript {
+    pub writes: Vec<String>,
+    pub reads: Vec<String>,
+    /// Why the script runs commands (`e`, `s///e`), if it does.
+    pub runs: Option<String>,
+    /// Why airlock could not read the script, if it could not.
+    pub unreadable: Option<String>,
+}
+
+/// Accepts sed scripts made only of commands that print or transform the stream.
 pub fn sed_script_is_plain(script: &str) -> Result<(), String> {
+    let s = sed_script(script);
+    if let Some(why) = s.runs.or(s.unreadable) {
+        return Err(why);
+    }
+    if let Some(f) = s.writes.first() {
+        return Err(format!("writes the file `{f}`"));
+    }
+    if let Some(f) = s.reads.first() {
+        return Err(format!("reads the file `{f}`"));
+    }
+    Ok(())
+}
+
+/// Skips a regular expression up to its closing delimiter, honouring backslashes and bracket
+/// expressions (`[/]` does not end `s/[/]/x/`). Returns the index after the delimiter.
+fn skip_regex(chars: &[char], mut i: usize, delim: char) -> Option<usize> {
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            '[' => {
+                let mut j = i + 1;
+                if chars.get(j) == Some(&'^') {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    if chars[j] == '[' && matches!(chars.get(j + 1), Some(':' | '.' | '=')) {
+                        let close = chars[j + 2..].iter().position(|c| *c == ']')?;
+                        j += close + 3;
+                    } else {
+                        j += 1;
+                    }
+                }
+                i = j + 1;
+            }
+            c if c == delim => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+pub fn sed_script(script: &str) -> SedScript {
+    let mut out = SedScript::default();
     let chars: Vec<char> = script.chars().collect();
-    let mut i = 0;
     let n = chars.len();
-    let skip_ws = |i: &mut usize| {
-        while *i < n && (chars[*i].is_whitespace() || chars[*i] == ';') {
+    let mut i = 0;
+    let rest_of_line = |i: &mut usize| -> String {
+        while *i < n && (chars[*i] == ' ' || chars[*i] == '\t') {
             *i += 1;
         }
+        let start = *i;
+        while *i < n && chars[*i] != '\n' {
+            *i += 1;
+        }
+        chars[start..*i].iter().collect()
     };
     loop {
-        skip_ws(&mut i);
+        while i < n && (chars[i].is_whitespace() || chars[i] == ';') {
+            i += 1;
+        }
         if i >= n {
-            return Ok(());
+            return out;
         }
         // Addresses: numbers, $, /regex/, \cregexc, with , ~ + and !.
         loop {
             if i >= n {
-                return Ok(());
+                return out;
             }
             let c = chars[i];
             if c.is_ascii_digit() || matches!(c, '$' | ',' | '~' | '+' | '!' | ' ') {
@@ -144,18 +250,23 @@ pub fn sed_script_is_plain(script: &str) -> Result<(), String> {
             } else if c == '/' || c == '\\' {
                 let delim = if c == '\\' {
                     i += 1;
-                    *chars.get(i).ok_or("ends inside an address")?
+                    match chars.get(i) {
+                        Some(d) => *d,
+                        None => {
+                            out.unreadable = Some("ends inside an address".into());
+                            return out;
+                        }
+                    }
                 } else {
                     '/'
                 };
-                i += 1;
-                while i < n && chars[i] != delim {
-                    if chars[i] == '\\' {
-                        i += 1;
+                match skip_regex(&chars, i + 1, delim) {
+                    Some(next) => i = next,
+                    None => {
+                        out.unreadable = Some("has an unterminated address".into());
+                        return out;
                     }
-                    i += 1;
                 }
-                i += 1;
                 while i < n && matches!(chars[i], 'I' | 'M') {
                     i += 1;
                 }
@@ -164,7 +275,7 @@ pub fn sed_script_is_plain(script: &str) -> Result<(), String> {
             }
         }
         if i >= n {
-            return Ok(());
+            return out;
         }
         let cmd = chars[i];
         i += 1;
@@ -172,12 +283,19 @@ pub fn sed_script_is_plain(script: &str) -> Result<(), String> {
             '{' | '}' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'l' | 'n' | 'N' | 'p' | 'P'
             | 'x' | 'z' | 'F' => {}
             'q' | 'Q' | 'L' => {
-                while i < n && chars[i].is_ascii_digit() {
+                while i < n && (chars[i].is_ascii_digit() || chars[i] == ' ') {
                     i += 1;
                 }
             }
-            ':' | 'b' | 't' | 'T' => {
-                while i < n && chars[i] != ';' && chars[i] != '\n' {
+            ':' => {
+                rest_of_line(&mut i);
+            }
+            'b' | 't' | 'T' => {
+                // A label ends at whitespace or `;`; what follows is the next command.
+                while i < n && chars[i] == ' ' {
+                    i += 1;
+                }
+                while i < n && !chars[i].is_whitespace() && chars[i] != ';' {
                     i += 1;
                 }
             }
@@ -187,7 +305,6 @@ pub fn sed_script_is_plain(script: &str) -> Result<(), String> {
                 }
             }
             'a' | 'i' | 'c' => {
-                // Text to the end of the line.
                 while i < n && chars[i] != '\n' {
                     if chars[i] == '\\' {
                         i += 1;
@@ -195,44 +312,66 @@ pub fn sed_script_is_plain(script: &str) -> Result<(), String> {
                     i += 1;
                 }
             }
+            'w' | 'W' => out.writes.push(rest_of_line(&mut i)),
+            'r' | 'R' => out.reads.push(rest_of_line(&mut i)),
+            'e' => out.runs = Some("runs a command (`e`)".into()),
+            'v' => {
+                rest_of_line(&mut i);
+            }
             's' | 'y' => {
-                let delim = *chars.get(i).ok_or("ends after `s`")?;
+                let Some(&delim) = chars.get(i) else {
+                    out.unreadable = Some("ends after `s`".into());
+                    return out;
+                };
                 if delim == '\n' || delim == '\\' {
-                    return Err("uses an unusual delimiter".into());
+                    out.unreadable = Some("uses an unusual delimiter".into());
+                    return out;
                 }
                 i += 1;
-                for _ in 0..2 {
-                    while i < n && chars[i] != delim {
-                        if chars[i] == '\\' {
-                            i += 1;
-                        }
-                        i += 1;
+                match skip_regex(&chars, i, delim) {
+                    Some(next) => i = next,
+                    None => {
+                        out.unreadable = Some(format!("has an unterminated `{cmd}` command"));
+                        return out;
                     }
-                    if i >= n {
-                        return Err(format!("has an unterminated `{cmd}` command"));
+                }
+                // The replacement: backslashes escape, brackets are literal.
+                while i < n && chars[i] != delim {
+                    if chars[i] == '\\' {
+                        i += 1;
                     }
                     i += 1;
                 }
+                if i >= n {
+                    out.unreadable = Some(format!("has an unterminated `{cmd}` command"));
+                    return out;
+                }
+                i += 1;
                 if cmd == 's' {
                     while i < n && !matches!(chars[i], ';' | '\n' | '}') {
                         match chars[i] {
-                            'w' | 'W' => return Err("writes a file (`s///w`)".into()),
-                            'e' => return Err("runs a command (`s///e`)".into()),
+                            'w' | 'W' => {
+                                i += 1;
+                                out.writes.push(rest_of_line(&mut i));
+                                break;
+                            }
+                            'e' => out.runs = Some("runs a command (`s///e`)".into()),
                             'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' | ' ' => {}
-                            other => return Err(format!("uses an unknown `s` flag `{other}`")),
+                            other => {
+                                out.unreadable =
+                                    Some(format!("uses an unknown `s` flag `{other}`"));
+                                return out;
+                            }
                         }
                         i += 1;
                     }
                 }
             }
-            'w' | 'W' => return Err("writes a file (`w`)".into()),
-            'r' | 'R' => return Err("reads a file named inside the script (`r`)".into()),
-            'e' => return Err("runs a command (`e`)".into()),
-            'v' => {}
             other => {
-                return Err(format!(
+                out.unreadable = Some(format!(
                     "uses the command `{other}` that airlock does not know"
                 ));
+                return out;
             }
         }
     }
@@ -246,29 +385,40 @@ pub(super) fn awk(name: &str, args: &Args) -> Vec<Effect> {
         )));
     }
     let vars = args.values_of(&["-v"], &["assign"]);
+    // gawk joins every `-e` / `--source` text into the program; without them, the first operand
+    // is the program.
+    let sources = args.values_of(&["-e"], &["source"]);
     let mut pos: Vec<Word> = args.positional().into_iter().cloned().collect();
-    pos.retain(|w| !vars.contains(w));
-    if pos.is_empty() {
-        return e;
-    }
-    let program = pos.remove(0);
-    match lit(&program) {
-        Some(p) => {
-            let risky = ["system", "getline", "|", ">", "@", "fflush", "close"];
-            if let Some(word) = risky.iter().find(|r| p.contains(*r)) {
-                e.push(Effect::RunsCode(format!(
-                    "the `{name}` program uses `{word}`, which can run commands or write files"
-                )));
-            }
-            if p.contains("ENVIRON") {
-                e.push(Effect::EnvironmentDump(format!(
-                    "the `{name}` program reads ENVIRON"
-                )));
-            }
+    pos.retain(|w| !vars.contains(w) && !sources.contains(w));
+    let mut programs = sources;
+    if programs.is_empty() {
+        if pos.is_empty() {
+            return e;
         }
-        None => e.push(Effect::Opaque(format!(
-            "the `{name}` program is computed at run time"
-        ))),
+        programs.push(pos.remove(0));
+    }
+    for program in &programs {
+        match lit(program) {
+            Some(p) => {
+                let risky = [
+                    "system", "getline", "|", ">", "@", "fflush", "close", "ARGV", "ARGC",
+                    "PROCINFO", "printf -", "RS=",
+                ];
+                if let Some(word) = risky.iter().find(|r| p.contains(*r)) {
+                    e.push(Effect::RunsCode(format!(
+                        "the `{name}` program uses `{word}`, which can run commands, write files or choose other files to read"
+                    )));
+                }
+                if p.contains("ENVIRON") {
+                    e.push(Effect::EnvironmentDump(format!(
+                        "the `{name}` program reads ENVIRON"
+                    )));
+                }
+            }
+            None => e.push(Effect::Opaque(format!(
+                "the `{name}` program is computed at run time"
+            ))),
+        }
     }
     // `var=value` operands are assignments, not files.
     pos.retain(|w| !lit(w).is_some_and(|s| s.contains('=') && !s.contains('/')));
@@ -304,8 +454,15 @@ pub(super) fn jq(args: &Args) -> Vec<Effect> {
                 i += 2;
                 continue;
             }
-            Some("-L") => {
-                i += 2;
+            Some(o) if o == "-L" || o.starts_with("--library-path") || o.starts_with("-L") => {
+                e.push(Effect::Opaque(
+                    "`jq -L` loads modules from a directory airlock does not read".into(),
+                ));
+                i += if o == "-L" || o == "--library-path" {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             Some(o) if o.starts_with('-') && o != "-" => {}
@@ -319,6 +476,11 @@ pub(super) fn jq(args: &Args) -> Vec<Effect> {
             if p.contains("$ENV") || p.contains("env") {
                 e.push(Effect::EnvironmentDump(
                     "the jq program reads the environment".into(),
+                ));
+            }
+            if p.contains("import") || p.contains("include") || p.contains("input_filename") {
+                e.push(Effect::Opaque(
+                    "the jq program imports modules or data files airlock does not resolve".into(),
                 ));
             }
         }

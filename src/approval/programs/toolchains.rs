@@ -212,41 +212,123 @@ pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
     match name {
         "curl" => {
             e.extend(
-                args.values_of(&["-o"], &["output"])
-                    .into_iter()
-                    .map(Effect::Write),
+                args.values_of(
+                    &["-o", "-D", "-c"],
+                    &[
+                        "output",
+                        "dump-header",
+                        "cookie-jar",
+                        "trace",
+                        "trace-ascii",
+                        "stderr",
+                        "libcurl",
+                        "etag-save",
+                        "hsts",
+                        "alt-svc",
+                    ],
+                )
+                .into_iter()
+                .filter(|w| !matches!(lit(w), Some("-" | "%")))
+                .map(Effect::Write),
             );
             if args.has(&['O'], &["remote-name", "remote-name-all"]) {
                 e.push(Effect::Write(Word::lit(".")));
             }
+            let computed = || Effect::Opaque("`curl` sends data computed at run time".into());
+            // `@file` in data, headers and url-encoded data; `name=@file` / `name=<file` in forms.
             for v in args.values_of(
-                &["-d", "-F", "-T"],
+                &["-d", "-H"],
                 &[
                     "data",
                     "data-binary",
                     "data-raw",
-                    "data-urlencode",
-                    "form",
-                    "upload-file",
+                    "data-ascii",
                     "json",
+                    "header",
+                    "proxy-header",
                 ],
             ) {
-                if let Some(s) = lit(&v) {
-                    let file = s.rsplit_once('@').map(|(_, f)| f).unwrap_or("");
-                    if s.starts_with('@') || s.contains("=@") || s.contains("=<") {
-                        e.push(Effect::Read(Word::lit(file.trim_start_matches('<'))));
-                    } else if !s.contains('@') && args.has(&['T'], &["upload-file"]) {
-                        e.push(Effect::Read(v.clone()));
+                match lit(&v) {
+                    Some(s) => {
+                        if let Some(file) = s.strip_prefix('@') {
+                            e.push(Effect::Read(Word::lit(file)));
+                        }
                     }
-                } else {
-                    e.push(Effect::Opaque(
-                        "`curl` sends data computed at run time".into(),
-                    ));
+                    None => e.push(computed()),
                 }
             }
-            e.extend(reads(args.values_of(&["-K"], &["config"])));
+            for v in args.values_of(&[], &["data-urlencode"]) {
+                match lit(&v) {
+                    Some(s) => {
+                        if let Some((name, file)) = s.split_once('@') {
+                            if !name.contains('=') {
+                                e.push(Effect::Read(Word::lit(file)));
+                            }
+                        }
+                    }
+                    None => e.push(computed()),
+                }
+            }
+            for v in args.values_of(&["-F"], &["form", "form-string"]) {
+                match lit(&v) {
+                    Some(s) => {
+                        if let Some((_, value)) = s.split_once('=') {
+                            if let Some(file) =
+                                value.strip_prefix('@').or_else(|| value.strip_prefix('<'))
+                            {
+                                let file = file.split(';').next().unwrap_or(file);
+                                e.push(Effect::Read(Word::lit(file)));
+                            }
+                        }
+                    }
+                    None => e.push(computed()),
+                }
+            }
+            e.extend(reads(args.values_of(&["-T"], &["upload-file"])));
+            e.extend(reads(args.values_of(
+                &["-K", "-E"],
+                &[
+                    "config",
+                    "netrc-file",
+                    "cert",
+                    "key",
+                    "cacert",
+                    "capath",
+                    "proxy-cert",
+                    "proxy-key",
+                ],
+            )));
+            for v in args.values_of(&["-b"], &["cookie"]) {
+                if lit(&v).is_some_and(|s| !s.contains('=')) {
+                    e.push(Effect::Read(v));
+                }
+            }
         }
         "wget" => {
+            e.extend(
+                args.values_of(
+                    &["-o", "-a", "-P"],
+                    &[
+                        "output-file",
+                        "append-output",
+                        "directory-prefix",
+                        "save-cookies",
+                    ],
+                )
+                .into_iter()
+                .map(Effect::Write),
+            );
+            e.extend(reads(args.values_of(
+                &["-i"],
+                &[
+                    "input-file",
+                    "load-cookies",
+                    "config",
+                    "certificate",
+                    "private-key",
+                    "ca-certificate",
+                ],
+            )));
             let out = args.values_of(&["-O"], &["output-document"]);
             if out.is_empty() && !args.has(&[], &["spider"]) {
                 e.push(Effect::Write(Word::lit(".")));
@@ -271,6 +353,23 @@ pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
         "ssh" => e.push(Effect::RunsCode(
             "`ssh` runs commands on another machine".into(),
         )),
+        "aws" | "gcloud" | "az" => {
+            let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
+            let has = |pair: [&str; 2]| words.windows(2).any(|p| p == pair);
+            let credential = has(["configure", "get"])
+                || has(["configure", "export-credentials"])
+                || has(["sts", "get-session-token"])
+                || has(["ecr", "get-login-password"])
+                || words.iter().any(|w| {
+                    w.starts_with("print-access-token") || w.starts_with("print-identity-token")
+                })
+                || has(["account", "get-access-token"]);
+            if credential {
+                e.push(Effect::CredentialAccess(format!(
+                    "`{name}` prints cloud credentials"
+                )));
+            }
+        }
         "gh" => {
             let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
             if words.windows(2).any(|p| p == ["auth", "token"]) || words.contains(&"--show-token") {
@@ -313,6 +412,15 @@ pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Eff
     {
         return vec![Effect::StdinScript(format!(
             "`{name}` runs code from its standard input"
+        ))];
+    }
+    let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
+    let credential = (name == "kubectl" && words.contains(&"view") && words.contains(&"--raw"))
+        || (matches!(name, "npm" | "pnpm" | "yarn") && words.first() == Some(&"token"))
+        || (name == "docker" && words.first().is_some_and(|w| w.starts_with("credential")));
+    if credential {
+        return vec![Effect::CredentialAccess(format!(
+            "`{name}` prints stored credentials"
         ))];
     }
     let sub = args

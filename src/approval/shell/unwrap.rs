@@ -27,6 +27,8 @@ pub struct Unwrapped {
     pub chdir: Option<Word>,
     /// Files a wrapper itself writes (`time -o FILE`).
     pub writes: Vec<Word>,
+    /// Files a wrapper itself reads (`xargs -a FILE`).
+    pub reads: Vec<Word>,
     pub problems: Vec<String>,
 }
 
@@ -101,9 +103,28 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                     &out.argv,
                     1,
                     &[
-                        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-R", "-t", "-T", "-U", "--user",
-                        "--group", "--chdir", "--chroot", "--prompt", "--host", "--role", "--type",
-                        "--close-from", "--other-user", "--command-timeout",
+                        "-u",
+                        "-g",
+                        "-C",
+                        "-D",
+                        "-h",
+                        "-p",
+                        "-r",
+                        "-R",
+                        "-t",
+                        "-T",
+                        "-U",
+                        "--user",
+                        "--group",
+                        "--chdir",
+                        "--chroot",
+                        "--prompt",
+                        "--host",
+                        "--role",
+                        "--type",
+                        "--close-from",
+                        "--other-user",
+                        "--command-timeout",
                     ],
                     false,
                 );
@@ -147,8 +168,11 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                         // A cluster such as `-iC/dir` or `-iu NAME`: the first of C, u, S takes
                         // the rest of the cluster, or the next word, as its value.
                         let cluster = &w[1..];
-                        match cluster.char_indices().find(|(_, c)| matches!(c, 'C' | 'u' | 'S')) {
-                            Some((at, letter)) => {
+                        if let Some((at, letter)) = cluster
+                            .char_indices()
+                            .find(|(_, c)| matches!(c, 'C' | 'u' | 'S'))
+                        {
+                            {
                                 let rest = &cluster[at + 1..];
                                 let value = if rest.is_empty() {
                                     i += 1;
@@ -164,7 +188,6 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
                                     _ => {}
                                 }
                             }
-                            None => {}
                         }
                         i += 1;
                     } else if w.starts_with('-') && w != "-" {
@@ -411,6 +434,14 @@ fn unwrap_xargs(mut out: Unwrapped) -> Unwrapped {
         if !w.starts_with('-') || w == "-" {
             break;
         }
+        if w == "-a" || w.starts_with("--arg-file") {
+            match w.split_once('=') {
+                Some((_, f)) => out.reads.push(Word::lit(f)),
+                None => out.reads.extend(out.argv.get(i + 1).cloned()),
+            }
+        } else if let Some(f) = w.strip_prefix("-a") {
+            out.reads.push(Word::lit(f));
+        }
         if w == "-I" || w == "--replace" {
             replace = out.argv.get(i + 1).and_then(lit).map(str::to_string);
         } else if let Some(r) = w.strip_prefix("--replace=") {
@@ -461,19 +492,7 @@ fn unwrap_xargs(mut out: Unwrapped) -> Unwrapped {
 /// Finds `-exec ... ;` / `-exec ... +` (and `-execdir`, `-ok`, `-okdir`), removes them from the
 /// `find` argv and returns what they run, with `{}` replaced by each starting point of the search.
 fn extract_find_exec(out: &mut Unwrapped) {
-    let roots: Vec<Word> = out.argv[1..]
-        .iter()
-        .take_while(|w| match w.as_lit() {
-            Some(s) => !s.starts_with('-') && s != "(" && s != "!",
-            None => true,
-        })
-        .cloned()
-        .collect();
-    let roots = if roots.is_empty() {
-        vec![Word::lit(".")]
-    } else {
-        roots
-    };
+    let (roots, _) = crate::approval::programs::find_roots(&out.argv[1..]);
     let mut kept = Vec::new();
     let mut i = 0;
     while i < out.argv.len() {

@@ -67,6 +67,8 @@ pub struct Pieces {
     pub ansi_c: bool,
     /// Quotes appeared, even ones that produced no characters (`r""m`).
     pub had_quotes: bool,
+    /// Some characters came from a variable's value.
+    pub from_var: bool,
 }
 
 impl Pieces {
@@ -81,6 +83,7 @@ impl Pieces {
         self.vars.extend(other.vars);
         self.ansi_c |= other.ansi_c;
         self.had_quotes |= other.had_quotes;
+        self.from_var |= other.from_var;
     }
 
     pub fn any_quoted(&self) -> bool {
@@ -96,16 +99,33 @@ impl Pieces {
             }];
         }
         let quoted = self.any_quoted();
-        brace_expand(&self.chars, 0)
-            .into_iter()
-            .map(|chars| Word::Lit {
-                glob: chars
-                    .iter()
-                    .any(|q| !q.quoted && matches!(q.c, '*' | '?' | '[')),
-                value: chars.iter().map(|q| q.c).collect(),
-                quoted,
-            })
-            .collect()
+        let Some(expanded) = brace_expand(&self.chars, 0) else {
+            return vec![Word::Dynamic {
+                text: source.to_string(),
+                vars: self.vars,
+            }];
+        };
+        let mut words = Vec::new();
+        for chars in expanded {
+            // Word splitting: unquoted blanks can only come from an expansion's value.
+            let fields = chars.split(|q| !q.quoted && matches!(q.c, ' ' | '\t' | '\n'));
+            let split = chars
+                .iter()
+                .any(|q| !q.quoted && matches!(q.c, ' ' | '\t' | '\n'));
+            for field in fields {
+                if split && field.is_empty() {
+                    continue;
+                }
+                words.push(Word::Lit {
+                    glob: field
+                        .iter()
+                        .any(|q| !q.quoted && matches!(q.c, '*' | '?' | '[')),
+                    value: field.iter().map(|q| q.c).collect(),
+                    quoted,
+                });
+            }
+        }
+        words
     }
 }
 
@@ -115,9 +135,9 @@ const MAX_BRACE_WORDS: usize = 256;
 
 /// Bash brace expansion over unquoted `{a,b}` groups (nested groups included). Sequence
 /// expressions (`{1..3}`) are left as they are; the parser reports them as their own node.
-pub fn brace_expand(chars: &[QChar], depth: usize) -> Vec<Vec<QChar>> {
-    if depth > 8 {
-        return vec![chars.to_vec()];
+pub fn brace_expand(chars: &[QChar], depth: usize) -> Option<Vec<Vec<QChar>>> {
+    if depth > 64 {
+        return None;
     }
     // Find the first unquoted `{` that has a matching `}` with a top-level unquoted comma.
     for open in 0..chars.len() {
@@ -159,16 +179,20 @@ pub fn brace_expand(chars: &[QChar], depth: usize) -> Vec<Vec<QChar>> {
             let mut joined = prefix.to_vec();
             joined.extend_from_slice(alt);
             joined.extend_from_slice(suffix);
-            for expanded in brace_expand(&joined, depth + 1) {
+            for expanded in brace_expand(&joined, depth + 1)? {
+                if out.contains(&expanded) {
+                    continue;
+                }
                 out.push(expanded);
+                // Too many words to check one by one: the word is unknown, never truncated.
                 if out.len() > MAX_BRACE_WORDS {
-                    return out;
+                    return None;
                 }
             }
         }
-        return out;
+        return Some(out);
     }
-    vec![chars.to_vec()]
+    Some(vec![chars.to_vec()])
 }
 
 /// Unescapes the body of an ANSI-C string (`$'...'` without the `$'` and `'`), as bash does.

@@ -86,9 +86,11 @@ impl Walker<'_, '_> {
             .next()
             .unwrap_or(name_node);
         let name_pieces = self.eval(name_inner);
-        let name_disguised = name_pieces.any_quoted() || name_pieces.ansi_c;
+        // A name spelled with quotes, escapes or ANSI-C strings, or taken from a variable, is
+        // judged as what it turns into, and flagged for hiding it.
+        let name_disguised = name_pieces.any_quoted() || name_pieces.ansi_c || name_pieces.from_var;
         let mut argv = name_pieces.into_words(self.text(name_inner));
-        if argv.len() != 1 {
+        if argv.is_empty() {
             argv = vec![Word::Dynamic {
                 text: self.text(name_inner).to_string(),
                 vars: Vec::new(),
@@ -165,11 +167,21 @@ impl Walker<'_, '_> {
         for problem in &unwrapped.problems {
             self.opaque(node, index, problem.clone());
         }
-        for file in &unwrapped.writes {
+        let wrapper_files = unwrapped
+            .writes
+            .iter()
+            .map(|f| (f, crate::approval::shell::RedirectOp::Write))
+            .chain(
+                unwrapped
+                    .reads
+                    .iter()
+                    .map(|f| (f, crate::approval::shell::RedirectOp::Read)),
+            );
+        for (file, op) in wrapper_files {
             let span = self.span(node);
             self.facts.redirects.push(crate::approval::shell::Redirect {
                 span,
-                op: crate::approval::shell::RedirectOp::Write,
+                op,
                 target: file.clone(),
                 owner: index,
                 cwd: cwd.clone(),

@@ -161,8 +161,23 @@ fn code_in_subscript(src: &str) -> bool {
 /// Constructs that evaluate a string as a variable name or arithmetic expression.
 fn evaluates_names(src: &str) -> bool {
     [
-        "let ", "test ", "[ ", "[[", "((", "read ", "printf ", "declare ", "typeset ", "local ",
-        "unset ", "mapfile ", "readarray ", "getopts ", "export ", "readonly ", "eval ",
+        "let ",
+        "test ",
+        "[ ",
+        "[[",
+        "((",
+        "read ",
+        "printf ",
+        "declare ",
+        "typeset ",
+        "local ",
+        "unset ",
+        "mapfile ",
+        "readarray ",
+        "getopts ",
+        "export ",
+        "readonly ",
+        "eval ",
     ]
     .iter()
     .any(|w| src.contains(w))

@@ -134,7 +134,9 @@ impl Walker<'_, '_> {
                         }
                         "heredoc_start" => {
                             let delimiter = self.text(child);
-                            if !plain_heredoc_delimiter(delimiter) && self.facts.parse_error.is_none() {
+                            if !plain_heredoc_delimiter(delimiter)
+                                && self.facts.parse_error.is_none()
+                            {
                                 self.facts.parse_error = Some(format!(
                                     "the here-doc delimiter `{}` is quoted in a way bash and airlock may read differently; use a plain word such as 'EOF'",
                                     delimiter.escape_debug()
@@ -213,7 +215,12 @@ impl Walker<'_, '_> {
                 };
                 match (name, plain) {
                     (Some(name), true) => match self.known_value(&name) {
-                        Some(value) => pieces.push_str(&value, true),
+                        // Unquoted, a value is split into words and globbed; inside double
+                        // quotes the string's own evaluation marks it quoted again.
+                        Some(value) => {
+                            pieces.push_str(&value, false);
+                            pieces.from_var = true;
+                        }
                         None => {
                             pieces.dynamic = true;
                             pieces.vars.push(name);
