@@ -171,14 +171,17 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         reasons: Vec::new(),
     };
     let mut all_effects = Vec::new();
-    if let Some(error) = &facts.parse_error {
-        let part = b.part(
+    let whole = |b: &mut Builder| {
+        b.part(
             PartKind::Script,
             "the whole command".into(),
             Some(0..command.len()),
             None,
             None,
-        );
+        )
+    };
+    if let Some(error) = &facts.parse_error {
+        let part = whole(&mut b);
         b.reason(
             part,
             Ruling::Deny,
@@ -196,13 +199,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         };
     }
     if facts.commands.is_empty() && facts.redirects.is_empty() {
-        let part = b.part(
-            PartKind::Script,
-            "the whole command".into(),
-            Some(0..command.len()),
-            None,
-            None,
-        );
+        let part = whole(&mut b);
         b.reason(
             part,
             Ruling::Allow,

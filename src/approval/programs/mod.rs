@@ -319,7 +319,7 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
             }
             e
         }
-        "uniq" => {
+        "uniq" | "xxd" => {
             let pos = args.positional();
             let mut e: Vec<Effect> = pos
                 .iter()
@@ -330,41 +330,6 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
                 e.push(Effect::Write((*out).clone()));
             }
             e
-        }
-        "xxd" => {
-            let pos = args.positional();
-            let mut e: Vec<Effect> = pos
-                .iter()
-                .take(1)
-                .map(|w| Effect::Read((*w).clone()))
-                .collect();
-            if let Some(out) = pos.get(1) {
-                e.push(Effect::Write((*out).clone()));
-            }
-            e
-        }
-        "tree" => {
-            let mut e = reads(args.path_like());
-            e.extend(args.values_of(&["-o"], &[]).into_iter().map(Effect::Write));
-            e
-        }
-        "date" => {
-            if args.has(&['s'], &["set"]) {
-                vec![Effect::SystemChange(
-                    "`date -s` sets the system clock".into(),
-                )]
-            } else {
-                reads(args.values_of(&["-f", "-r"], &["file", "reference"]))
-            }
-        }
-        "hostname" => {
-            if args.positional().is_empty() {
-                vec![]
-            } else {
-                vec![Effect::SystemChange(
-                    "`hostname NAME` renames the machine".into(),
-                )]
-            }
         }
         "tee" => args
             .positional()
@@ -385,14 +350,6 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
                     .map(Effect::Read),
             );
             e
-        }
-        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => {
-            let pos = args.positional();
-            pos.into_iter()
-                .skip(1)
-                .cloned()
-                .map(Effect::Write)
-                .collect()
         }
         "rm" | "rmdir" | "unlink" | "shred" | "srm" => {
             let mut e: Vec<Effect> = args
@@ -487,16 +444,6 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
                 vec![Effect::EnvironmentDump(format!(
                     "`{name}` prints the whole environment"
                 ))]
-            }
-        }
-        "set" => {
-            // Options only make globbing and expansion narrower than airlock assumes.
-            if args.words.is_empty() {
-                vec![Effect::EnvironmentDump(
-                    "`set` prints every variable".into(),
-                )]
-            } else {
-                vec![]
             }
         }
         "export" | "declare" | "typeset" | "readonly" => vec![],
@@ -608,11 +555,6 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
         n if SHELLS_NO_C.contains(&n) => shell_without_c(n, args, cmd),
         n if NETWORK.contains(&n) => network(n, args),
         n if RUNS_CODE.contains(&n) => runs_code(n, args, cmd),
-        "less" | "more" | "most" | "vi" | "vim" | "nvim" | "nano" | "emacs" | "ed" | "ex" => {
-            vec![Effect::Unknown(format!(
-                "`{name}` is interactive and can run commands"
-            ))]
-        }
         _ => {
             // Whatever an unknown program does, the files it is pointed at are judged as reads,
             // so a credential path is refused even here.
@@ -627,7 +569,6 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
 
 fn read_nothing(name: &str, args: &Args) -> Vec<Effect> {
     match name {
-        "mktemp" => vec![Effect::Write(Word::lit("/tmp"))],
         "df" => vec![],
         "stty" | "tput" => vec![],
         "printf" => vec![],
