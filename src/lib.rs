@@ -9,3 +9,4 @@
 pub mod approval;
 pub mod cli;
 pub mod store;
+pub mod tools;

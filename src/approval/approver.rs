@@ -32,6 +32,32 @@ pub struct ApprovalRequest {
     pub no_session_grant: Option<String>,
     /// For file tools: the directory a session grant may be widened to, if the human chooses.
     pub directory_scope: Option<GrantScope>,
+    /// What the call would change or run, as the human should see it (a diff, a command).
+    pub preview: Option<Preview>,
+}
+
+/// What a call would do, rendered for a human before any key is live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// A file change as a unified diff (`---`/`+++` headers, `@@` hunks).
+    Diff {
+        path: String,
+        unified: String,
+        added: usize,
+        removed: usize,
+        /// The diff hit its deadline and is approximate, or was cut to stay readable.
+        approximate: bool,
+    },
+    /// A shell command exactly as it will run, and where.
+    Command { command: String, cwd: String },
+    /// The change cannot be applied (e.g. the text to replace is not in the file).
+    Error { message: String },
+}
+
+/// Computes previews; the tool registry implements it, so the gate never knows how tools work.
+pub trait Previewer: Send + Sync {
+    fn preview(&self, tool: &str, args: &serde_json::Value) -> Option<Preview>;
 }
 
 /// A human's (or a headless stand-in's) answer.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::{ApprovalRequest, Approver, ApproverError, Decision};
+use crate::approval::approver::{ApprovalRequest, Approver, ApproverError, Decision, Previewer};
 use crate::approval::audit::AuditLog;
 use crate::approval::frozen::{FrozenCall, FrozenError};
 use crate::approval::grants::{GrantScope, GrantStore, Millis, NewGrant, Subject};
@@ -123,6 +123,7 @@ pub struct Gate {
     audit: Option<Arc<AuditLog>>,
     config: GateConfig,
     clock: Clock,
+    previewer: Option<Arc<dyn Previewer>>,
 }
 
 impl Gate {
@@ -140,7 +141,13 @@ impl Gate {
             audit,
             config,
             clock: system_clock(),
+            previewer: None,
         }
+    }
+
+    pub fn with_previewer(mut self, previewer: Arc<dyn Previewer>) -> Gate {
+        self.previewer = Some(previewer);
+        self
     }
 
     pub fn with_clock(mut self, clock: Clock) -> Gate {
@@ -259,7 +266,12 @@ impl Gate {
             },
             _ => None,
         };
+        let preview = match (&self.previewer, frozen.verified_args()) {
+            (Some(p), Ok(args)) => p.preview(&call.tool, &args),
+            _ => None,
+        };
         let request = ApprovalRequest {
+            preview,
             call_id: call.id.clone(),
             session: self.config.session.clone(),
             tool: call.tool.clone(),

@@ -1,0 +1,171 @@
+//! The bash tool: `bash -c` in the workspace, in its own process group, output streamed as it
+//! comes, bounded in memory, written in full to a log file. Timeout and cancellation kill the
+//! whole group, so nothing the command started outlives it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::output::{BoundedOutput, Stream};
+use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
+
+/// Environment variables never handed to the commands an agent runs.
+const HIDDEN_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "AIRLOCK_API_KEY",
+    "GEMINI_API_KEY",
+];
+
+/// How long a command may run when the call names no timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// After the shell exits, how long its pipes may stay open (held by something it started in the
+/// background) before the group is killed.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+pub struct BashRun {
+    pub command: String,
+    pub workspace: PathBuf,
+    pub timeout: Duration,
+    pub cancel: CancellationToken,
+    pub sink: OutputSink,
+    pub log: Option<PathBuf>,
+}
+
+fn kill_group(pgid: Option<u32>) {
+    if let Some(pgid) = pgid.and_then(|p| i32::try_from(p).ok()) {
+        // The group may already be gone; that is the goal.
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.workspace)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for name in HIDDEN_ENV {
+        command.env_remove(name);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| ToolError::Io(format!("cannot start bash: {e}")))?;
+    let pgid = child.id();
+    let mut log = match &spec.log {
+        Some(path) => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", dir.display())))?;
+            }
+            Some(
+                std::fs::File::create(path)
+                    .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?,
+            )
+        }
+        None => None,
+    };
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        kill_group(pgid);
+        return Err(ToolError::Io(
+            "bash started without its output pipes".into(),
+        ));
+    };
+    let mut output = BoundedOutput::new();
+    let mut out_buf = vec![0u8; 16 * 1024];
+    let mut err_buf = vec![0u8; 16 * 1024];
+    let (mut out_open, mut err_open) = (true, true);
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    let mut exit: Option<std::process::ExitStatus> = None;
+    let grace = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(grace);
+    let mut status = ToolStatus::Ok;
+    let mut record = |stream: Stream, bytes: &[u8], output: &mut BoundedOutput| {
+        output.push(stream, bytes);
+        if let Some(file) = log.as_mut() {
+            let _ = file.write_all(bytes);
+        }
+        (spec.sink)(stream, bytes);
+    };
+    while out_open || err_open || exit.is_none() {
+        tokio::select! {
+            n = stdout.read(&mut out_buf), if out_open => match n {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => record(Stream::Stdout, &out_buf[..n], &mut output),
+            },
+            n = stderr.read(&mut err_buf), if err_open => match n {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => record(Stream::Stderr, &err_buf[..n], &mut output),
+            },
+            status_now = child.wait(), if exit.is_none() => {
+                exit = status_now.ok();
+                if exit.is_none() {
+                    break;
+                }
+                grace.as_mut().reset(tokio::time::Instant::now() + DRAIN_GRACE);
+            }
+            _ = &mut grace, if exit.is_some() => {
+                // The shell is done; whatever it left running in the background goes with it.
+                kill_group(pgid);
+                break;
+            }
+            _ = &mut deadline => {
+                status = ToolStatus::TimedOut;
+                kill_group(pgid);
+                break;
+            }
+            _ = spec.cancel.cancelled() => {
+                status = ToolStatus::Cancelled;
+                kill_group(pgid);
+                break;
+            }
+        }
+    }
+    if exit.is_none() {
+        exit = child.wait().await.ok();
+    }
+    output.finish();
+    let code = exit.and_then(|s| s.code());
+    if status == ToolStatus::Ok && code != Some(0) {
+        status = ToolStatus::Failed;
+    }
+    let headline = match status {
+        ToolStatus::Ok => "exit code 0".to_string(),
+        ToolStatus::Failed => match code {
+            Some(c) => format!("exit code {c}"),
+            None => "killed by a signal".to_string(),
+        },
+        ToolStatus::Cancelled => "cancelled: the process group was killed".to_string(),
+        ToolStatus::TimedOut => format!(
+            "timed out after {}s: the process group was killed",
+            spec.timeout.as_secs()
+        ),
+    };
+    let mut content = format!("{headline}\n");
+    content.push_str(&output.render());
+    if output.omitted_lines() > 0 {
+        if let Some(path) = &spec.log {
+            content.push_str(&format!("(full output: {})\n", path.display()));
+        }
+    }
+    Ok(ToolOutcome {
+        status,
+        exit_code: code,
+        content,
+        lines: output.total_lines(),
+        log: spec.log.clone(),
+    })
+}

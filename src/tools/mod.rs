@@ -1,0 +1,192 @@
+//! The tools an agent can call, and the registry that runs them. The registry executes only
+//! `Approved` calls (a value only the gate makes) and takes their arguments from the frozen,
+//! digest-checked text, so what runs is exactly what was shown.
+
+pub mod bash;
+pub mod diff;
+pub mod files;
+pub mod output;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::approver::{Preview, Previewer};
+use crate::approval::gate::Approved;
+use crate::approval::risk::ToolCatalog;
+
+pub use output::Stream;
+
+/// Where live output goes while a tool runs.
+pub type OutputSink = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Failed,
+    Cancelled,
+    TimedOut,
+}
+
+/// What a finished tool gives back: the observation for the model, and facts for the UI.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolOutcome {
+    pub status: ToolStatus,
+    pub exit_code: Option<i32>,
+    pub content: String,
+    pub lines: u64,
+    /// The full output, when it was written to a file.
+    pub log: Option<PathBuf>,
+}
+
+impl ToolOutcome {
+    pub fn text(content: String) -> Self {
+        ToolOutcome {
+            status: ToolStatus::Ok,
+            exit_code: None,
+            lines: content.lines().count() as u64,
+            content,
+            log: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("{0}")]
+    InvalidArguments(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Failed(String),
+    #[error("refused to run: {0}")]
+    Tampered(String),
+    #[error("`{0}` is not a tool airlock can run")]
+    Unknown(String),
+}
+
+/// Runs tools in one workspace.
+pub struct ToolRegistry {
+    pub workspace: PathBuf,
+    pub home: PathBuf,
+    /// Where full outputs of runs are written (`<dir>/<call id>.log`), if anywhere.
+    pub log_dir: Option<PathBuf>,
+}
+
+impl ToolRegistry {
+    pub fn new(workspace: PathBuf, home: PathBuf, log_dir: Option<PathBuf>) -> Self {
+        ToolRegistry {
+            workspace,
+            home,
+            log_dir,
+        }
+    }
+
+    pub fn catalog(&self) -> ToolCatalog {
+        ToolCatalog::builtin()
+    }
+
+    /// Runs an approved call. Its arguments come from the frozen text, re-checked against the
+    /// digest that was approved; a mismatch runs nothing.
+    pub async fn execute(
+        &self,
+        approved: Approved,
+        cancel: CancellationToken,
+        sink: OutputSink,
+    ) -> Result<ToolOutcome, ToolError> {
+        let args = approved
+            .args()
+            .map_err(|e| ToolError::Tampered(e.to_string()))?;
+        let (ws, home) = (&self.workspace, &self.home);
+        match approved.tool() {
+            "read_file" => files::read_file(ws, home, &args),
+            "list_dir" => files::list_dir(ws, home, &args),
+            "search" => {
+                let (ws, home) = (ws.clone(), home.clone());
+                tokio::task::spawn_blocking(move || files::search(&ws, &home, &args))
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("search stopped: {e}")))?
+            }
+            "write_file" => files::write_file(ws, home, &args),
+            "edit_file" => files::edit_file(ws, home, &args),
+            "bash" => {
+                let command = files::string(&args, "command", "bash")?.to_string();
+                let timeout = args
+                    .get("timeout_ms")
+                    .and_then(Value::as_u64)
+                    .map(Duration::from_millis)
+                    .unwrap_or(bash::DEFAULT_TIMEOUT);
+                let log = self
+                    .log_dir
+                    .as_ref()
+                    .map(|d| d.join(format!("{}.log", safe_file_name(approved.call_id()))));
+                bash::run(bash::BashRun {
+                    command,
+                    workspace: ws.clone(),
+                    timeout,
+                    cancel,
+                    sink,
+                    log,
+                })
+                .await
+            }
+            other => Err(ToolError::Unknown(other.to_string())),
+        }
+    }
+}
+
+fn safe_file_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl Previewer for ToolRegistry {
+    fn preview(&self, tool: &str, args: &Value) -> Option<Preview> {
+        let text = |key: &str| args.get(key).and_then(Value::as_str);
+        match tool {
+            "bash" => Some(Preview::Command {
+                command: text("command")?.to_string(),
+                cwd: self.workspace.display().to_string(),
+            }),
+            "write_file" => {
+                let raw = text("path")?;
+                let path = files::resolve(&self.workspace, &self.home, raw);
+                let old = std::fs::read_to_string(&path).unwrap_or_default();
+                Some(diff::unified(raw, &old, text("content")?))
+            }
+            "edit_file" => {
+                let raw = text("path")?;
+                let path = files::resolve(&self.workspace, &self.home, raw);
+                let current = match std::fs::read_to_string(&path) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        return Some(Preview::Error {
+                            message: format!("cannot read {raw}: {e}"),
+                        });
+                    }
+                };
+                let replace_all = args
+                    .get("replace_all")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                match files::apply_edit(&current, text("old")?, text("new")?, replace_all) {
+                    Ok(updated) => Some(diff::unified(raw, &current, &updated)),
+                    Err(message) => Some(Preview::Error { message }),
+                }
+            }
+            _ => None,
+        }
+    }
+}
