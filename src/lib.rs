@@ -6,7 +6,11 @@
 //! - `store`: the state directory.
 //! - `cli`: the subcommands that need no UI.
 
+pub mod agent;
 pub mod approval;
 pub mod cli;
+pub mod demo;
+pub mod model;
+pub mod protocol;
 pub mod store;
 pub mod tools;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
-use airlock::cli::{AuditCommand, Cli, Command, PolicyCommand, audit_verify, policy_check};
+use airlock::cli::{AuditCommand, Cli, Command, PolicyCommand, audit_verify, exec, policy_check};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -32,6 +32,10 @@ fn main() -> ExitCode {
                 }
             })
         }
+        Some(Command::Exec(args)) => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|rt| rt.block_on(exec::run(args, io::stdout().lock())))
+            .map(ExitCode::from),
         Some(Command::Audit {
             command: AuditCommand::Verify { file },
         }) => audit_verify::run(&file).map(|report| {

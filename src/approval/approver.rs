@@ -89,6 +89,11 @@ pub enum ApproverError {
 
 pub trait Approver: Send + Sync {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>>;
+
+    /// Whether a person answers, or a headless stand-in (recorded as the decision's source).
+    fn is_human(&self) -> bool {
+        true
+    }
 }
 
 /// A request waiting on a channel, with the place to send its answer.
@@ -130,6 +135,10 @@ pub struct DenyAll {
 }
 
 impl Approver for DenyAll {
+    fn is_human(&self) -> bool {
+        false
+    }
+
     fn ask(&self, _request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
         let reason = self.reason.clone();
         Box::pin(async move {
@@ -145,6 +154,10 @@ impl Approver for DenyAll {
 pub struct AllowAllOnce;
 
 impl Approver for AllowAllOnce {
+    fn is_human(&self) -> bool {
+        false
+    }
+
     fn ask(&self, _request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
         Box::pin(async { Ok(Decision::AllowOnce) })
     }

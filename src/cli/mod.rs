@@ -3,6 +3,7 @@
 //! fix it.
 
 pub mod audit_verify;
+pub mod exec;
 pub mod policy_check;
 
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Run the agent without a UI, printing one JSON event per line (offline: the scripted demo).
+    Exec(exec::ExecArgs),
     /// Inspect the audit log.
     Audit {
         #[command(subcommand)]

@@ -37,6 +37,8 @@ pub enum DecisionSource {
     Mode,
     Grant,
     User,
+    /// A headless stand-in answered (`airlock exec --approvals ...`).
+    Headless,
     Timeout,
     Error,
     Cancelled,
@@ -283,6 +285,11 @@ impl Gate {
             verdict: verdict.clone(),
         };
         let answer = self.wait_for_answer(request, cancel).await;
+        let answered_by = if self.approver.is_human() {
+            DecisionSource::User
+        } else {
+            DecisionSource::Headless
+        };
         let decision = match answer {
             Ok(decision) => decision,
             Err((source, message)) => {
@@ -293,7 +300,7 @@ impl Gate {
             Decision::AllowOnce => self.approve(
                 &call,
                 frozen,
-                DecisionSource::User,
+                answered_by.clone(),
                 json!({"decision": "allow_once"}),
             ),
             Decision::AllowSession { directory } => {
@@ -306,7 +313,7 @@ impl Gate {
                     return self.approve(
                         &call,
                         frozen,
-                        DecisionSource::User,
+                        answered_by.clone(),
                         json!({"decision": "allow_once", "note": "a session grant was not offered for this call"}),
                     );
                 };
@@ -332,23 +339,21 @@ impl Gate {
                 self.approve(
                     &call,
                     frozen,
-                    DecisionSource::User,
+                    answered_by.clone(),
                     json!({"decision": "allow_session", "granted": ids}),
                 )
             }
             Decision::Deny { reason } => {
-                let message = match reason.as_deref().map(str::trim) {
-                    Some(r) if !r.is_empty() => format!("denied by the user: {r}"),
-                    _ => "denied by the user".to_string(),
+                let who = if answered_by == DecisionSource::User {
+                    "the user"
+                } else {
+                    "a headless run"
                 };
-                self.refuse(
-                    &call,
-                    &frozen,
-                    DecisionSource::User,
-                    message,
-                    &verdict,
-                    true,
-                )
+                let message = match reason.as_deref().map(str::trim) {
+                    Some(r) if !r.is_empty() => format!("denied by {who}: {r}"),
+                    _ => format!("denied by {who}"),
+                };
+                self.refuse(&call, &frozen, answered_by.clone(), message, &verdict, true)
             }
         }
     }

@@ -1,0 +1,449 @@
+//! The agent: one background task that owns the conversation and runs turns. Each turn asks the
+//! model, takes its tool calls one at a time in model order through the gate (one human answers
+//! one question at a time), runs approved calls concurrently under one cancellation token, and
+//! hands results back to the model in the order it asked.
+//!
+//! The driver talks to the task only through `protocol`: `Op` in, `AgentEvent` out.
+
+mod approver;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::approver::{Approver, Decision};
+use crate::approval::gate::{Gate, GateOutcome, ToolCall};
+use crate::model::{CallResult, Message, ModelClient};
+use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
+use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
+
+pub use approver::ChannelApprover;
+
+/// Most model round trips in one turn.
+pub const DEFAULT_MAX_STEPS: usize = 50;
+
+/// State shared by the turn and the op handler: who is waiting for an answer, what is running,
+/// and how to stop the turn.
+#[derive(Default)]
+pub(crate) struct Control {
+    pending: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
+    running: Mutex<HashMap<CallId, CancellationToken>>,
+    turn: Mutex<Option<CancellationToken>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The driver's end: send ops, receive events.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+pub struct AgentConfig {
+    pub max_steps: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_steps: DEFAULT_MAX_STEPS,
+        }
+    }
+}
+
+/// Starts the agent task. `make_gate` receives the approver that asks the driver (through
+/// `AgentEvent::ApprovalRequested` and `Op::Decide`); a headless driver may use its own instead.
+pub fn spawn(
+    model: Arc<dyn ModelClient>,
+    tools: Arc<ToolRegistry>,
+    make_gate: impl FnOnce(Arc<dyn Approver>) -> Gate,
+    config: AgentConfig,
+) -> AgentHandle {
+    let (op_tx, op_rx) = mpsc::unbounded_channel();
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    let control = Arc::new(Control::default());
+    let approver: Arc<dyn Approver> =
+        Arc::new(ChannelApprover::new(control.clone(), event_tx.clone()));
+    let gate = Arc::new(make_gate(approver));
+    let agent = Agent {
+        model,
+        tools,
+        gate,
+        events: event_tx,
+        control,
+        conversation: Vec::new(),
+        turn: 0,
+        config,
+    };
+    let task = tokio::spawn(agent.run(op_rx));
+    AgentHandle {
+        ops: op_tx,
+        events: event_rx,
+        task,
+    }
+}
+
+struct Agent {
+    model: Arc<dyn ModelClient>,
+    tools: Arc<ToolRegistry>,
+    gate: Arc<Gate>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    control: Arc<Control>,
+    conversation: Vec<Message>,
+    turn: u64,
+    config: AgentConfig,
+}
+
+/// What an op handled during a turn asks the loop to do.
+enum Next {
+    Continue,
+    Shutdown,
+}
+
+fn handle_op_during_turn(
+    control: &Control,
+    events: &mpsc::UnboundedSender<AgentEvent>,
+    op: Op,
+) -> Next {
+    match op {
+        Op::Submit { .. } => {
+            let _ = events.send(AgentEvent::Error {
+                message: "a turn is already running; wait for it to finish or interrupt it".into(),
+            });
+        }
+        Op::Decide { call_id, decision } => match lock(&control.pending).remove(&call_id) {
+            Some(reply) => {
+                if reply.send(decision).is_err() {
+                    let _ = events.send(AgentEvent::Error {
+                        message: format!("the approval for {call_id} was already settled"),
+                    });
+                }
+            }
+            None => {
+                let _ = events.send(AgentEvent::Error {
+                    message: format!(
+                        "no approval is waiting for {call_id}; it may already be decided"
+                    ),
+                });
+            }
+        },
+        Op::CancelTool { call_id } => match lock(&control.running).get(&call_id) {
+            Some(token) => token.cancel(),
+            None => {
+                let _ = events.send(AgentEvent::Error {
+                    message: format!("{call_id} is not running"),
+                });
+            }
+        },
+        Op::Interrupt => control.interrupt(),
+        Op::Shutdown => {
+            control.interrupt();
+            return Next::Shutdown;
+        }
+    }
+    Next::Continue
+}
+
+impl Control {
+    fn interrupt(&self) {
+        if let Some(token) = lock(&self.turn).as_ref() {
+            token.cancel();
+        }
+        // Dropping the answer channels makes every pending approval resolve as denied.
+        lock(&self.pending).clear();
+    }
+}
+
+impl Agent {
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        while let Some(op) = ops.recv().await {
+            match op {
+                Op::Submit { prompt } => {
+                    let control = self.control.clone();
+                    let events = self.events.clone();
+                    let mut shutdown = false;
+                    {
+                        let turn = self.run_turn(prompt);
+                        tokio::pin!(turn);
+                        loop {
+                            tokio::select! {
+                                _ = &mut turn => break,
+                                op = ops.recv() => match op {
+                                    Some(op) => {
+                                        if let Next::Shutdown = handle_op_during_turn(&control, &events, op) {
+                                            shutdown = true;
+                                        }
+                                    }
+                                    None => {
+                                        control.interrupt();
+                                        shutdown = true;
+                                    }
+                                },
+                            }
+                        }
+                    }
+                    if shutdown {
+                        break;
+                    }
+                }
+                Op::Shutdown => break,
+                Op::Interrupt => {}
+                Op::Decide { call_id, .. } => {
+                    let _ = self.events.send(AgentEvent::Error {
+                        message: format!(
+                            "no approval is waiting for {call_id}; it may already be decided"
+                        ),
+                    });
+                }
+                Op::CancelTool { call_id } => {
+                    let _ = self.events.send(AgentEvent::Error {
+                        message: format!("{call_id} is not running"),
+                    });
+                }
+            }
+        }
+        let _ = self.events.send(AgentEvent::ShutdownComplete);
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        let _ = self.events.send(event);
+    }
+
+    async fn run_turn(&mut self, prompt: String) {
+        self.turn += 1;
+        let turn = self.turn;
+        self.emit(AgentEvent::TurnStarted {
+            turn,
+            prompt: prompt.clone(),
+        });
+        self.conversation.push(Message::User { text: prompt });
+        let cancel = CancellationToken::new();
+        *lock(&self.control.turn) = Some(cancel.clone());
+        let outcome = self.turn_steps(&cancel).await;
+        *lock(&self.control.turn) = None;
+        self.emit(AgentEvent::TurnFinished { turn, outcome });
+    }
+
+    async fn turn_steps(&mut self, cancel: &CancellationToken) -> TurnOutcome {
+        for _ in 0..self.config.max_steps {
+            if cancel.is_cancelled() {
+                return TurnOutcome::Interrupted;
+            }
+            let (delta_tx, mut delta_rx) = mpsc::unbounded_channel::<String>();
+            let events = self.events.clone();
+            let forward = tokio::spawn(async move {
+                while let Some(text) = delta_rx.recv().await {
+                    let _ = events.send(AgentEvent::TextDelta { text });
+                }
+            });
+            let reply = tokio::select! {
+                reply = self.model.respond(&self.conversation, delta_tx) => reply,
+                _ = cancel.cancelled() => {
+                    let _ = forward.await;
+                    return TurnOutcome::Interrupted;
+                }
+            };
+            let _ = forward.await;
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(e) => {
+                    return TurnOutcome::Failed {
+                        message: e.to_string(),
+                    };
+                }
+            };
+            self.conversation.push(Message::Assistant {
+                text: reply.text.clone(),
+                calls: reply.calls.clone(),
+            });
+            if reply.calls.is_empty() {
+                return TurnOutcome::Completed;
+            }
+            let results = self.run_calls(reply.calls, cancel).await;
+            self.conversation.extend(results);
+            if cancel.is_cancelled() {
+                return TurnOutcome::Interrupted;
+            }
+        }
+        TurnOutcome::StepLimit
+    }
+
+    /// Gates the calls one at a time in model order; starts each approved call at once, so they
+    /// run concurrently; returns one result per call, in model order.
+    async fn run_calls(&self, calls: Vec<ToolCall>, cancel: &CancellationToken) -> Vec<Message> {
+        let mut results: Vec<Option<Message>> = vec![None; calls.len()];
+        let mut running = JoinSet::new();
+        for (index, call) in calls.iter().enumerate() {
+            let outcome = if cancel.is_cancelled() {
+                None
+            } else {
+                Some(self.gate.check(call.clone(), cancel).await)
+            };
+            match outcome {
+                None => {
+                    let message = "denied: the turn was interrupted before this call was decided; nothing ran".to_string();
+                    self.emit(AgentEvent::ToolDenied {
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        source: crate::approval::gate::DecisionSource::Cancelled,
+                        message: message.clone(),
+                    });
+                    results[index] = Some(tool_message(call, CallResult::Denied, message));
+                }
+                Some(GateOutcome::Denied(denial)) => {
+                    self.emit(AgentEvent::ToolDenied {
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        source: denial.source.clone(),
+                        message: denial.message.clone(),
+                    });
+                    let mut content = denial.message.clone();
+                    if !denial.reasons.is_empty() {
+                        content.push_str("\nreasons:\n");
+                        for r in &denial.reasons {
+                            content.push_str(&format!("- {r}\n"));
+                        }
+                    }
+                    results[index] = Some(tool_message(call, CallResult::Denied, content));
+                }
+                Some(GateOutcome::Approved(approved)) => {
+                    let token = cancel.child_token();
+                    lock(&self.control.running).insert(call.id.clone(), token.clone());
+                    self.emit(AgentEvent::ToolStarted {
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        title: title(call),
+                    });
+                    let events = self.events.clone();
+                    let call_id = call.id.clone();
+                    let sink: OutputSink = Arc::new(move |stream, bytes| {
+                        let _ = events.send(AgentEvent::ToolOutput {
+                            call_id: call_id.clone(),
+                            stream,
+                            text: String::from_utf8_lossy(bytes).into_owned(),
+                        });
+                    });
+                    let tools = self.tools.clone();
+                    running
+                        .spawn(async move { (index, tools.execute(approved, token, sink).await) });
+                }
+            }
+        }
+        while let Some(joined) = running.join_next().await {
+            let Ok((index, outcome)) = joined else {
+                continue;
+            };
+            let call = &calls[index];
+            lock(&self.control.running).remove(&call.id);
+            let (message, finished) = match outcome {
+                Ok(o) => {
+                    let result = if o.status == ToolStatus::Ok {
+                        CallResult::Ok
+                    } else {
+                        CallResult::Failed
+                    };
+                    let finished = AgentEvent::ToolFinished {
+                        call_id: call.id.clone(),
+                        status: o.status,
+                        exit_code: o.exit_code,
+                        lines: o.lines,
+                        error: None,
+                    };
+                    (tool_message(call, result, o.content), finished)
+                }
+                Err(e) => {
+                    let finished = AgentEvent::ToolFinished {
+                        call_id: call.id.clone(),
+                        status: ToolStatus::Failed,
+                        exit_code: None,
+                        lines: 0,
+                        error: Some(e.to_string()),
+                    };
+                    (
+                        tool_message(call, CallResult::Failed, format!("error: {e}")),
+                        finished,
+                    )
+                }
+            };
+            if let AgentEvent::ToolFinished {
+                status, exit_code, ..
+            } = &finished
+            {
+                let _ = self.gate.record_outcome(
+                    &call.id,
+                    match status {
+                        ToolStatus::Ok => "ok",
+                        ToolStatus::Failed => "failed",
+                        ToolStatus::Cancelled => "cancelled",
+                        ToolStatus::TimedOut => "timed_out",
+                    },
+                    serde_json::json!({"exit_code": exit_code}),
+                );
+            }
+            self.emit(finished);
+            results[index] = Some(message);
+        }
+        // Every slot is filled: each call was either denied or joined. A task that panicked
+        // still gets a result, so the model never loses track of a call.
+        calls
+            .iter()
+            .zip(results)
+            .map(|(call, r)| {
+                r.unwrap_or_else(|| {
+                    tool_message(
+                        call,
+                        CallResult::Failed,
+                        "error: the tool stopped unexpectedly".into(),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+fn tool_message(call: &ToolCall, result: CallResult, content: String) -> Message {
+    Message::Tool {
+        call_id: call.id.clone(),
+        tool: call.tool.clone(),
+        result,
+        content,
+    }
+}
+
+/// A one-line title for a call, for the results pane.
+pub fn title(call: &ToolCall) -> String {
+    let text = |k: &str| call.args.get(k).and_then(|v| v.as_str()).unwrap_or("");
+    match call.tool.as_str() {
+        "bash" => format!("$ {}", text("command").lines().next().unwrap_or("")),
+        "read_file" => format!("read {}", text("path")),
+        "list_dir" => format!(
+            "list {}",
+            if text("path").is_empty() {
+                "."
+            } else {
+                text("path")
+            }
+        ),
+        "search" => format!(
+            "search /{}/ in {}",
+            text("pattern"),
+            if text("path").is_empty() {
+                "."
+            } else {
+                text("path")
+            }
+        ),
+        "write_file" => format!("write {}", text("path")),
+        "edit_file" => format!("edit {}", text("path")),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+//! `airlock exec`: the agent without a UI. Prints one JSON event per line. With nobody to ask, it
+//! fails closed: `--approvals deny` (the default) denies whatever would ask;
+//! `--approvals dangerously-allow-all` answers asks with allow-once (hard denies still hold).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::agent::{self, AgentConfig};
+use crate::approval::approver::{AllowAllOnce, Approver, DenyAll};
+use crate::approval::audit::AuditLog;
+use crate::approval::gate::{Gate, GateConfig};
+use crate::approval::grants::GrantStore;
+use crate::approval::paths::PathContext;
+use crate::approval::policy::{Mode, Policy};
+use crate::approval::risk::ToolCatalog;
+use crate::approval::rules::Rules;
+use crate::model::scripted::{Scenario, ScriptedModel};
+use crate::protocol::{AgentEvent, Op, TurnOutcome};
+use crate::tools::ToolRegistry;
+use crate::{demo, store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HeadlessApprovals {
+    /// Whatever would ask is denied.
+    Deny,
+    /// Whatever would ask is allowed once. Hard denies are never lifted. For benchmarks and
+    /// scripted runs.
+    DangerouslyAllowAll,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExecArgs {
+    /// The prompt (default: the scenario's own prompt).
+    pub prompt: Option<String>,
+    /// A scenario file for the scripted model (default: the built-in demo).
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// The workspace (default: a fresh scratch copy of the demo project in the temp directory).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "default")]
+    pub mode: Mode,
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "deny")]
+    pub approvals: HeadlessApprovals,
+}
+
+/// Exit status of `airlock exec`, documented in the README.
+pub mod status {
+    pub const COMPLETED: u8 = 0;
+    pub const FAILED: u8 = 1;
+    pub const INTERRUPTED: u8 = 3;
+    pub const STEP_LIMIT: u8 = 4;
+}
+
+pub fn session_id(prefix: &str) -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("{prefix}-{millis}-{}", std::process::id())
+}
+
+pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::load(path)?,
+        None => Scenario::parse(demo::SCENARIO, "the built-in demo scenario")?,
+    };
+    let prompt = match (&args.prompt, &scenario.prompt) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => {
+            bail!("no prompt: pass one on the command line, or add \"prompt\" to the scenario")
+        }
+    };
+    let session = session_id("exec");
+    let state = store::state_dir();
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => demo::scratch_copy(&demo::scratch_root(), &session)?,
+    };
+    let home = store::home_dir();
+    let paths = PathContext::new(&workspace, &home, &state).with_context(|| {
+        format!(
+            "the workspace {} does not exist or cannot be read",
+            workspace.display()
+        )
+    })?;
+    let workspace = paths.workspace.clone();
+    let rules = match &args.rules {
+        Some(path) => Rules::load(path)?,
+        None => Rules::empty(),
+    };
+    let policy = Arc::new(Policy::new(args.mode, rules, paths, ToolCatalog::builtin()));
+    let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
+    let tools = Arc::new(ToolRegistry::new(
+        workspace.clone(),
+        home,
+        Some(state.join("runs").join(&session)),
+    ));
+    let headless: Arc<dyn Approver> = match args.approvals {
+        HeadlessApprovals::Deny => Arc::new(DenyAll {
+            reason: "nobody is there to approve it (airlock exec --approvals deny)".into(),
+        }),
+        HeadlessApprovals::DangerouslyAllowAll => Arc::new(AllowAllOnce),
+    };
+    let previewer = tools.clone();
+    let session_for_gate = session.clone();
+    let mut handle = agent::spawn(
+        Arc::new(ScriptedModel::new(scenario)),
+        tools,
+        move |_asks_the_driver| {
+            Gate::new(
+                policy,
+                Arc::new(GrantStore::new()),
+                headless,
+                Some(audit),
+                GateConfig {
+                    session: session_for_gate,
+                    approval_timeout: Some(Duration::from_secs(300)),
+                    grant_ttl: None,
+                },
+            )
+            .with_previewer(previewer)
+        },
+        AgentConfig::default(),
+    );
+    writeln!(
+        out,
+        "{}",
+        serde_json::json!({"event": "session", "session": session, "workspace": workspace})
+    )?;
+    handle
+        .ops
+        .send(Op::Submit { prompt })
+        .context("the agent task ended before it started")?;
+    let mut code = status::FAILED;
+    while let Some(event) = handle.events.recv().await {
+        writeln!(out, "{}", serde_json::to_string(&event)?)?;
+        out.flush()?;
+        match &event {
+            AgentEvent::TurnFinished { outcome, .. } => {
+                code = match outcome {
+                    TurnOutcome::Completed => status::COMPLETED,
+                    TurnOutcome::Interrupted => status::INTERRUPTED,
+                    TurnOutcome::StepLimit => status::STEP_LIMIT,
+                    TurnOutcome::Failed { .. } => status::FAILED,
+                };
+                let _ = handle.ops.send(Op::Shutdown);
+            }
+            AgentEvent::ShutdownComplete => break,
+            _ => {}
+        }
+    }
+    let _ = handle.task.await;
+    Ok(code)
+}

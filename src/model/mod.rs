@@ -1,0 +1,70 @@
+//! Models: the `ModelClient` trait the turn loop talks to, and the scripted model that plays a
+//! scenario file offline. Real providers (OpenAI-compatible, Anthropic) implement the same trait.
+
+pub mod scripted;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use crate::approval::approver::BoxFuture;
+use crate::approval::gate::ToolCall;
+
+/// What became of a tool call, as the model is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallResult {
+    /// Ran and succeeded.
+    Ok,
+    /// Ran and failed (non-zero exit, a tool error, cancelled, timed out).
+    Failed,
+    /// Never ran: the gate denied it.
+    Denied,
+}
+
+/// One entry of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        calls: Vec<ToolCall>,
+    },
+    /// The result of one call, in the order the model asked for the calls.
+    Tool {
+        call_id: String,
+        tool: String,
+        result: CallResult,
+        content: String,
+    },
+}
+
+/// A complete model answer: its text and the tool calls it asks for (in order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelReply {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("{0}")]
+    Scenario(String),
+    #[error("{provider}: {message}")]
+    Provider { provider: String, message: String },
+}
+
+pub trait ModelClient: Send + Sync {
+    /// A short name for status lines ("scripted: demo").
+    fn name(&self) -> String;
+
+    /// Answers the conversation so far. Text is streamed through `deltas` as it comes; the reply
+    /// holds the whole text and only complete tool calls (a partial call never runs).
+    fn respond<'a>(
+        &'a self,
+        conversation: &'a [Message],
+        deltas: mpsc::UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelError>>;
+}

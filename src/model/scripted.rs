@@ -1,0 +1,270 @@
+//! A model that plays a scenario file: each answer is the next step's text and tool calls, and a
+//! step may check what became of the previous step's calls. The format is in `assets/README.md`.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{CallResult, Message, ModelClient, ModelError, ModelReply};
+use crate::approval::approver::BoxFuture;
+use crate::approval::gate::ToolCall;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The prompt `airlock exec` submits when none is given on the command line.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    #[serde(default)]
+    pub say: String,
+    /// Milliseconds between streamed words of `say` (0 streams it at once).
+    #[serde(default)]
+    pub delay_ms: u64,
+    #[serde(default)]
+    pub calls: Vec<ScriptedCall>,
+    /// What the previous step's calls must have come to, one entry per call, in order.
+    #[serde(default)]
+    pub expect: Vec<Expect>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub tool: String,
+    #[serde(default = "empty_object")]
+    pub args: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    Ok,
+    Failed,
+    Denied,
+    /// Ran, whatever the result.
+    Ran,
+    Any,
+}
+
+impl Expect {
+    fn accepts(self, result: CallResult) -> bool {
+        match self {
+            Expect::Any => true,
+            Expect::Ran => result != CallResult::Denied,
+            Expect::Ok => result == CallResult::Ok,
+            Expect::Failed => result == CallResult::Failed,
+            Expect::Denied => result == CallResult::Denied,
+        }
+    }
+}
+
+impl Scenario {
+    pub fn parse(text: &str, origin: &str) -> Result<Scenario, ModelError> {
+        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
+            ModelError::Scenario(format!(
+                "{origin} is not a valid scenario: {e} (see assets/README.md for the format)"
+            ))
+        })?;
+        for (i, step) in scenario.steps.iter().enumerate() {
+            for (j, call) in step.calls.iter().enumerate() {
+                if !call.args.is_object() {
+                    return Err(ModelError::Scenario(format!(
+                        "{origin}: step {} call {}: `args` must be an object",
+                        i + 1,
+                        j + 1
+                    )));
+                }
+            }
+        }
+        Ok(scenario)
+    }
+
+    pub fn load(path: &Path) -> Result<Scenario, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ModelError::Scenario(format!("cannot read scenario {}: {e}", path.display()))
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+}
+
+pub struct ScriptedModel {
+    scenario: Scenario,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    next_step: usize,
+    next_id: usize,
+}
+
+impl ScriptedModel {
+    pub fn new(scenario: Scenario) -> Self {
+        ScriptedModel {
+            scenario,
+            state: Mutex::new(State::default()),
+        }
+    }
+}
+
+/// The results of the calls answered since the last assistant message, in order.
+fn latest_results(conversation: &[Message]) -> Vec<CallResult> {
+    let start = conversation
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant { .. }))
+        .map(|i| i + 1)
+        .unwrap_or(conversation.len());
+    conversation[start..]
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { result, .. } => Some(*result),
+            _ => None,
+        })
+        .collect()
+}
+
+impl ModelClient for ScriptedModel {
+    fn name(&self) -> String {
+        format!("scripted: {}", self.scenario.name)
+    }
+
+    fn respond<'a>(
+        &'a self,
+        conversation: &'a [Message],
+        deltas: mpsc::UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(async move {
+            let (step, index, first_id) = {
+                let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let index = state.next_step;
+                let Some(step) = self.scenario.steps.get(index).cloned() else {
+                    return Ok(ModelReply::default());
+                };
+                state.next_step += 1;
+                let first_id = state.next_id;
+                state.next_id += step.calls.len();
+                (step, index, first_id)
+            };
+            if !step.expect.is_empty() {
+                let results = latest_results(conversation);
+                if results.len() != step.expect.len()
+                    || step
+                        .expect
+                        .iter()
+                        .zip(&results)
+                        .any(|(e, r)| !e.accepts(*r))
+                {
+                    return Err(ModelError::Scenario(format!(
+                        "scenario `{}` step {}: expected the previous calls to come to {:?}, they came to {:?}",
+                        self.scenario.name,
+                        index + 1,
+                        step.expect,
+                        results
+                    )));
+                }
+            }
+            if step.delay_ms == 0 {
+                if !step.say.is_empty() {
+                    let _ = deltas.send(step.say.clone());
+                }
+            } else {
+                for (i, word) in step.say.split_inclusive(' ').enumerate() {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(step.delay_ms)).await;
+                    }
+                    let _ = deltas.send(word.to_string());
+                }
+            }
+            let calls = step
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ToolCall {
+                    id: c
+                        .id
+                        .clone()
+                        .unwrap_or_else(|| format!("c{}", first_id + i + 1)),
+                    tool: c.tool.clone(),
+                    args: c.args.clone(),
+                })
+                .collect();
+            Ok(ModelReply {
+                text: step.say,
+                calls,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_scenario_says_where() {
+        let err = Scenario::parse(r#"{"name": "x", "steps": [{"sey": "hi"}]}"#, "demo.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("demo.json") && err.contains("sey"), "{err}");
+        let err = Scenario::parse(
+            r#"{"name": "x", "steps": [{"calls": [{"tool": "bash", "args": "ls"}]}]}"#,
+            "demo.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("step 1 call 1"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn steps_play_in_order_and_check_what_the_previous_calls_came_to() {
+        let scenario = Scenario::parse(
+            r#"{"name": "t", "steps": [
+                {"say": "one", "calls": [{"tool": "bash", "args": {"command": "ls"}}]},
+                {"say": "two", "expect": ["denied"]}
+            ]}"#,
+            "t",
+        )
+        .unwrap();
+        let model = ScriptedModel::new(scenario);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let first = model.respond(&[], tx.clone()).await.unwrap();
+        assert_eq!(first.calls[0].id, "c1");
+        assert_eq!(rx.recv().await.unwrap(), "one");
+        let ran = vec![
+            Message::Assistant {
+                text: "one".into(),
+                calls: first.calls.clone(),
+            },
+            Message::Tool {
+                call_id: "c1".into(),
+                tool: "bash".into(),
+                result: CallResult::Ok,
+                content: String::new(),
+            },
+        ];
+        let err = model.respond(&ran, tx).await.unwrap_err();
+        assert!(
+            err.to_string().contains("expected the previous calls"),
+            "{err}"
+        );
+    }
+}

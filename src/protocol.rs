@@ -1,0 +1,93 @@
+//! The contract between the agent and whoever drives it (the cockpit, `airlock exec`, tests):
+//! `Op` in, `AgentEvent` out. Nothing else crosses. Every variant says what happens next.
+
+use serde::{Deserialize, Serialize};
+
+use crate::approval::approver::{ApprovalRequest, Decision};
+use crate::approval::gate::DecisionSource;
+use crate::tools::{Stream, ToolStatus};
+
+/// Identifies one tool call across events and ops (`c1`, `c2`, ... in a session).
+pub type CallId = String;
+
+/// What the driver asks of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a turn with this prompt. If a turn is already running, the agent answers with
+    /// `AgentEvent::Error` and keeps running the current one.
+    Submit { prompt: String },
+    /// Answer the approval request for `call_id`. The gate continues with that call; an answer
+    /// for an unknown or already-decided call is reported as `AgentEvent::Error`.
+    Decide { call_id: CallId, decision: Decision },
+    /// Cancel one running tool: its process group is killed, it finishes as `cancelled`, and the
+    /// other tools keep running.
+    CancelTool { call_id: CallId },
+    /// Stop the current turn: pending approvals resolve as denied (nothing they ask for runs),
+    /// running tools are killed, and the turn finishes as `interrupted`.
+    Interrupt,
+    /// Interrupt, then end the agent task. `AgentEvent::ShutdownComplete` is the last event.
+    Shutdown,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model answered without asking for more tools.
+    Completed,
+    /// Stopped by `Op::Interrupt` or `Op::Shutdown`.
+    Interrupted,
+    /// The model kept asking for tools past the step limit.
+    StepLimit,
+    /// The model or the engine failed; the message says why.
+    Failed { message: String },
+}
+
+/// What the agent tells the driver, in the order it happens.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A turn began. Text, tool events and finally `TurnFinished` follow.
+    TurnStarted { turn: u64, prompt: String },
+    /// Model text, streamed. More deltas may follow; the turn is not over.
+    TextDelta { text: String },
+    /// The gate needs a human. The request carries everything to show (tool, risk, every reason,
+    /// the frozen arguments and digest, a diff or command preview, the grant scope). Nothing
+    /// runs until an `Op::Decide` for this call id, an interrupt, or a timeout.
+    ApprovalRequested { request: Box<ApprovalRequest> },
+    /// The gate refused the call; the model will see `message` as the call's result.
+    ToolDenied {
+        call_id: CallId,
+        tool: String,
+        source: DecisionSource,
+        message: String,
+    },
+    /// An approved call started running; `ToolOutput` chunks and one `ToolFinished` follow.
+    ToolStarted {
+        call_id: CallId,
+        tool: String,
+        title: String,
+    },
+    /// Live output of a running call, as it came.
+    ToolOutput {
+        call_id: CallId,
+        stream: Stream,
+        text: String,
+    },
+    /// The call is over; its result goes back to the model in the order the model asked.
+    ToolFinished {
+        call_id: CallId,
+        status: ToolStatus,
+        exit_code: Option<i32>,
+        lines: u64,
+        /// Why it failed, when it failed before producing output.
+        error: Option<String>,
+    },
+    /// The turn is over; the agent waits for the next `Op::Submit`.
+    TurnFinished { turn: u64, outcome: TurnOutcome },
+    /// Something the driver should show; the agent keeps going unless a `TurnFinished` says not.
+    Error { message: String },
+    /// The agent task has ended after `Op::Shutdown`; no more events follow.
+    ShutdownComplete,
+}
