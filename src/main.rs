@@ -1,7 +1,7 @@
 use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
 use airlock::cli::{AuditCommand, Cli, Command, PolicyCommand, audit_verify, exec, policy_check};
 
@@ -9,8 +9,18 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         None => {
-            let _ = Cli::command().print_help();
-            return ExitCode::SUCCESS;
+            // No subcommand and no model configured: play the offline demo, readably.
+            let args = exec::ExecArgs {
+                human: true,
+                ..exec::ExecArgs::default()
+            };
+            tokio::runtime::Runtime::new()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(exec::run(args, io::stdout().lock())))
+                .map(|code| {
+                    println!("More: airlock --help");
+                    ExitCode::from(code)
+                })
         }
         Some(Command::Policy {
             command: PolicyCommand::Check(args),

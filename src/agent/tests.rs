@@ -1,1 +1,497 @@
+//! The turn loop with a scripted model, real tools on a temporary workspace, and the real gate.
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::approval::approver::{AllowAllOnce, DenyAll};
+use crate::approval::gate::GateConfig;
+use crate::approval::grants::GrantStore;
+use crate::approval::paths::PathContext;
+use crate::approval::policy::{Mode, Policy};
+use crate::approval::risk::ToolCatalog;
+use crate::approval::rules::Rules;
+use crate::model::scripted::{Scenario, ScriptedModel};
+use crate::model::{ModelError, ModelReply};
+use crate::protocol::TurnOutcome;
+
+/// Which approver the gate uses.
+enum Approvals {
+    /// The driver answers through events and ops.
+    Driver,
+    AllowAll,
+    DenyAll,
+}
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    workspace: PathBuf,
+    handle: AgentHandle,
+    seen: Arc<Mutex<Vec<Vec<Message>>>>,
+}
+
+/// Plays a scenario and remembers every conversation it was shown.
+struct Recording {
+    inner: ScriptedModel,
+    seen: Arc<Mutex<Vec<Vec<Message>>>>,
+}
+
+impl ModelClient for Recording {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn respond<'a>(
+        &'a self,
+        conversation: &'a [Message],
+        deltas: mpsc::UnboundedSender<String>,
+    ) -> crate::approval::approver::BoxFuture<'a, Result<ModelReply, ModelError>> {
+        lock(&self.seen).push(conversation.to_vec());
+        self.inner.respond(conversation, deltas)
+    }
+}
+
+fn rig(scenario: serde_json::Value, approvals: Approvals) -> Rig {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-worlds");
+    std::fs::create_dir_all(&root).unwrap();
+    let dir = tempfile::tempdir_in(&root).unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "hello\n").unwrap();
+    let paths = PathContext::new(
+        &workspace,
+        &dir.path().join("home"),
+        &dir.path().join("state"),
+    )
+    .unwrap();
+    let workspace = paths.workspace.clone();
+    let policy = Arc::new(Policy::new(
+        Mode::Default,
+        Rules::empty(),
+        paths,
+        ToolCatalog::builtin(),
+    ));
+    let tools = Arc::new(ToolRegistry::new(
+        workspace.clone(),
+        dir.path().join("home"),
+        Some(dir.path().join("runs")),
+    ));
+    let scenario = Scenario::parse(&scenario.to_string(), "test scenario").unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let model = Arc::new(Recording {
+        inner: ScriptedModel::new(scenario),
+        seen: seen.clone(),
+    });
+    let handle = spawn(
+        model,
+        tools,
+        move |driver| {
+            let approver: Arc<dyn Approver> = match approvals {
+                Approvals::Driver => driver,
+                Approvals::AllowAll => Arc::new(AllowAllOnce),
+                Approvals::DenyAll => Arc::new(DenyAll {
+                    reason: "test".into(),
+                }),
+            };
+            Gate::new(
+                policy,
+                Arc::new(GrantStore::new()),
+                approver,
+                None,
+                GateConfig {
+                    session: "t".into(),
+                    approval_timeout: None,
+                    grant_ttl: None,
+                },
+            )
+        },
+        AgentConfig::default(),
+    );
+    Rig {
+        _dir: dir,
+        workspace,
+        handle,
+        seen,
+    }
+}
+
+impl Rig {
+    fn submit(&self) {
+        self.handle
+            .ops
+            .send(Op::Submit {
+                prompt: "go".into(),
+            })
+            .unwrap();
+    }
+
+    fn op(&self, op: Op) {
+        self.handle.ops.send(op).unwrap();
+    }
+
+    /// The next event, failing the test (instead of hanging) if none comes.
+    async fn next(&mut self) -> AgentEvent {
+        tokio::time::timeout(Duration::from_secs(30), self.handle.events.recv())
+            .await
+            .expect("no event within 30 s")
+            .expect("the event channel closed")
+    }
+
+    /// Events up to and including `TurnFinished`.
+    async fn until_turn_finished(&mut self) -> (Vec<AgentEvent>, TurnOutcome) {
+        let mut events = Vec::new();
+        loop {
+            let event = self.next().await;
+            if let AgentEvent::TurnFinished { outcome, .. } = &event {
+                let outcome = outcome.clone();
+                events.push(event);
+                return (events, outcome);
+            }
+            events.push(event);
+        }
+    }
+
+    fn last_results(&self) -> Vec<(String, CallResult, String)> {
+        let seen = lock(&self.seen);
+        seen.last()
+            .unwrap()
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool {
+                    call_id,
+                    result,
+                    content,
+                    ..
+                } => Some((call_id.clone(), *result, content.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn started(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolStarted { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn finished(events: &[AgentEvent]) -> Vec<(String, ToolStatus)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished {
+                call_id, status, ..
+            } => Some((call_id.clone(), *status)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn bash(command: &str) -> serde_json::Value {
+    json!({"tool": "bash", "args": {"command": command}})
+}
+
+fn exists(dir: &Path, name: &str) -> bool {
+    dir.join(name).exists()
+}
+
+#[tokio::test]
+async fn a_denied_call_never_reaches_the_registry() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "new.txt", "content": "x"}}, bash("touch made-by-bash")]},
+            {"say": "ok", "expect": ["denied", "denied"]}
+        ]}),
+        Approvals::DenyAll,
+    );
+    rig.submit();
+    let (events, outcome) = rig.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert!(started(&events).is_empty(), "{events:?}");
+    assert!(!exists(&rig.workspace, "new.txt"));
+    assert!(!exists(&rig.workspace, "made-by-bash"));
+}
+
+#[tokio::test]
+async fn approved_calls_run_concurrently() {
+    // Each call waits for the other to have started: run one after the other, both would time
+    // out; run together, both finish.
+    let wait_for = |mine: &str, other: &str| {
+        json!({"tool": "bash", "args": {
+            "command": format!("touch {mine}; for i in $(seq 1 500); do [ -e {other} ] && exit 0; sleep 0.02; done; exit 9"),
+            "timeout_ms": 20000
+        }})
+    };
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [wait_for("a.started", "b.started"), wait_for("b.started", "a.started")]},
+            {"say": "both ran", "expect": ["ok", "ok"]}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    let (events, outcome) = rig.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed, "{events:?}");
+    let mut done = finished(&events);
+    done.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        done,
+        vec![("c1".into(), ToolStatus::Ok), ("c2".into(), ToolStatus::Ok)]
+    );
+}
+
+#[tokio::test]
+async fn observations_keep_model_order_when_tools_finish_out_of_order() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [
+                {"tool": "bash", "args": {"command": "while [ ! -e second.done ]; do sleep 0.02; done; echo first"}},
+                bash("echo second; : > second.done"),
+                {"tool": "read_file", "args": {"path": "notes.txt"}}
+            ]},
+            {"say": "done"}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    let (events, _) = rig.until_turn_finished().await;
+    let order: Vec<String> = finished(&events).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        order.last().map(String::as_str),
+        Some("c1"),
+        "c1 finishes last: {order:?}"
+    );
+    let results = rig.last_results();
+    let ids: Vec<&str> = results.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(ids, vec!["c1", "c2", "c3"]);
+    assert!(results[0].2.contains("first"));
+    assert!(results[1].2.contains("second"));
+    assert!(results[2].2.contains("hello"));
+}
+
+#[tokio::test]
+async fn a_failing_tool_still_yields_an_observation() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [
+                bash("echo about to fail; exit 3"),
+                {"tool": "edit_file", "args": {"path": "notes.txt", "old": "absent", "new": "x"}},
+                {"tool": "read_file", "args": {"path": "missing.txt"}}
+            ]},
+            {"say": "noted", "expect": ["failed", "failed", "failed"]}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    let (_, outcome) = rig.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    let results = rig.last_results();
+    assert!(
+        results[0].2.starts_with("exit code 3\nabout to fail"),
+        "{:?}",
+        results[0]
+    );
+    assert!(results[1].2.contains("not found"), "{:?}", results[1]);
+    assert!(
+        results[2].2.contains("cannot read missing.txt"),
+        "{:?}",
+        results[2]
+    );
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_model_with_its_reasons() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("cat ~/.ssh/id_rsa")]},
+            {"say": "understood", "expect": ["denied"]}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    let (_, outcome) = rig.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    let results = rig.last_results();
+    assert!(
+        results[0].2.contains("reasons:\n- deny:"),
+        "{}",
+        results[0].2
+    );
+}
+
+#[tokio::test]
+async fn the_driver_answers_approvals_through_ops() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch one"), bash("touch two")]},
+            {"say": "ok", "expect": ["ok", "denied"]}
+        ]}),
+        Approvals::Driver,
+    );
+    rig.submit();
+    let mut answered = 0;
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { request } => {
+                let decision = if answered == 0 {
+                    Decision::AllowOnce
+                } else {
+                    Decision::Deny {
+                        reason: Some("not that one".into()),
+                    }
+                };
+                answered += 1;
+                rig.op(Op::Decide {
+                    call_id: request.call_id.clone(),
+                    decision,
+                });
+            }
+            AgentEvent::TurnFinished { outcome, .. } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(exists(&rig.workspace, "one"));
+    assert!(!exists(&rig.workspace, "two"));
+    assert!(
+        rig.last_results()[1]
+            .2
+            .contains("denied by the user: not that one")
+    );
+}
+
+#[tokio::test]
+async fn an_interrupt_while_awaiting_approval_runs_nothing() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch first"), bash("touch second")]},
+            {"say": "never reached"}
+        ]}),
+        Approvals::Driver,
+    );
+    rig.submit();
+    let mut events = Vec::new();
+    loop {
+        let event = rig.next().await;
+        if let AgentEvent::ApprovalRequested { .. } = &event {
+            rig.op(Op::Interrupt);
+        }
+        if let AgentEvent::TurnFinished { outcome, .. } = &event {
+            assert_eq!(*outcome, TurnOutcome::Interrupted);
+            events.push(event);
+            break;
+        }
+        events.push(event);
+    }
+    assert!(started(&events).is_empty(), "{events:?}");
+    let denied: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ToolDenied { .. }))
+        .collect();
+    assert_eq!(denied.len(), 2, "both calls are denied: {events:?}");
+    assert!(!exists(&rig.workspace, "first"));
+    assert!(!exists(&rig.workspace, "second"));
+    // The agent is ready for the next turn.
+    rig.op(Op::Shutdown);
+    assert!(matches!(rig.next().await, AgentEvent::ShutdownComplete));
+}
+
+#[tokio::test]
+async fn cancelling_one_tool_kills_its_process_group_and_leaves_the_others_running() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [
+                {"tool": "bash", "args": {"command": "sleep 300 & echo $! > child.pid; echo started; wait"}},
+                bash("while [ ! -e go ]; do sleep 0.02; done; echo finished")
+            ]},
+            {"say": "ok"}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    let mut events = Vec::new();
+    loop {
+        let event = rig.next().await;
+        if let AgentEvent::ToolOutput { call_id, text, .. } = &event {
+            if call_id == "c1" && text.contains("started") {
+                rig.op(Op::CancelTool {
+                    call_id: "c1".into(),
+                });
+            }
+        }
+        if let AgentEvent::ToolFinished { call_id, .. } = &event {
+            if call_id == "c1" {
+                std::fs::write(rig.workspace.join("go"), "").unwrap();
+            }
+        }
+        let done = matches!(event, AgentEvent::TurnFinished { .. });
+        events.push(event);
+        if done {
+            break;
+        }
+    }
+    let mut result = finished(&events);
+    result.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        result,
+        vec![
+            ("c1".into(), ToolStatus::Cancelled),
+            ("c2".into(), ToolStatus::Ok)
+        ]
+    );
+    let pid: i32 = std::fs::read_to_string(rig.workspace.join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The background `sleep` was in the cancelled group: it is gone (or a zombie waiting for
+    // whoever adopted it to reap it, which is dead all the same).
+    let running = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .map(|rest| rest.trim_start().to_string())
+            })
+            .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+    };
+    let mut alive = running(pid);
+    for _ in 0..100 {
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        alive = running(pid);
+    }
+    assert!(
+        !alive,
+        "the background child {pid} outlived its cancelled tool"
+    );
+}
+
+#[tokio::test]
+async fn a_second_submit_during_a_turn_is_refused_and_the_turn_goes_on() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("sleep 0.3")]},
+            {"say": "done"}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    rig.submit();
+    let (events, outcome) = rig.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::Error { message } if message.contains("already running"))
+    ));
+}

@@ -48,6 +48,65 @@ pub struct ExecArgs {
     pub rules: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "deny")]
     pub approvals: HeadlessApprovals,
+    /// Print events for a person to read instead of JSON lines.
+    #[arg(long)]
+    pub human: bool,
+}
+
+impl Default for ExecArgs {
+    fn default() -> Self {
+        ExecArgs {
+            prompt: None,
+            scenario: None,
+            workspace: None,
+            mode: Mode::Default,
+            rules: None,
+            approvals: HeadlessApprovals::Deny,
+            human: false,
+        }
+    }
+}
+
+/// One event as a person would want to read it, or nothing for events that add no news.
+pub fn human_line(event: &AgentEvent) -> Option<String> {
+    Some(match event {
+        AgentEvent::TurnStarted { prompt, .. } => format!("\n> {prompt}\n"),
+        AgentEvent::TextDelta { text } => return Some(text.clone()),
+        AgentEvent::ApprovalRequested { request } => format!(
+            "\n? {} {} asks: {}",
+            request.call_id,
+            request.tool,
+            request.verdict.reason_lines().join("; ")
+        ),
+        AgentEvent::ToolDenied {
+            call_id,
+            tool,
+            message,
+            ..
+        } => format!("\n✗ {call_id} {tool}: {message}"),
+        AgentEvent::ToolStarted { call_id, title, .. } => format!("\n▶ {call_id} {title}"),
+        AgentEvent::ToolOutput { call_id, text, .. } => {
+            let lines: Vec<String> = text
+                .lines()
+                .map(|l| format!("\n  {call_id} │ {l}"))
+                .collect();
+            return Some(lines.concat());
+        }
+        AgentEvent::ToolFinished {
+            call_id,
+            status,
+            exit_code,
+            error,
+            ..
+        } => {
+            let code = exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
+            let error = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
+            format!("\n■ {call_id} {status:?}{code}{error}")
+        }
+        AgentEvent::TurnFinished { outcome, .. } => format!("\n\n(turn {outcome:?})\n"),
+        AgentEvent::Error { message } => format!("\n! {message}"),
+        AgentEvent::ShutdownComplete => return None,
+    })
 }
 
 /// Exit status of `airlock exec`, documented in the README.
@@ -130,18 +189,39 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         },
         AgentConfig::default(),
     );
-    writeln!(
-        out,
-        "{}",
-        serde_json::json!({"event": "session", "session": session, "workspace": workspace})
-    )?;
+    if args.human {
+        writeln!(
+            out,
+            "airlock demo (offline, scripted model; asks are denied: nobody is there to approve them)\nworkspace: {} (a scratch copy)",
+            workspace.display()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({"event": "session", "session": session, "workspace": workspace})
+        )?;
+    }
     handle
         .ops
         .send(Op::Submit { prompt })
         .context("the agent task ended before it started")?;
     let mut code = status::FAILED;
+    let mut in_text = false;
     while let Some(event) = handle.events.recv().await {
-        writeln!(out, "{}", serde_json::to_string(&event)?)?;
+        if args.human {
+            let is_text = matches!(event, AgentEvent::TextDelta { .. });
+            if is_text && !in_text {
+                writeln!(out)?;
+                writeln!(out)?;
+            }
+            in_text = is_text || (in_text && matches!(event, AgentEvent::TurnStarted { .. }));
+            if let Some(text) = human_line(&event) {
+                write!(out, "{text}")?;
+            }
+        } else {
+            writeln!(out, "{}", serde_json::to_string(&event)?)?;
+        }
         out.flush()?;
         match &event {
             AgentEvent::TurnFinished { outcome, .. } => {

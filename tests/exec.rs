@@ -1,0 +1,140 @@
+//! `airlock exec` on the built-in demo, as a user runs it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+struct Run {
+    status: Option<i32>,
+    events: Vec<Value>,
+    stderr: String,
+}
+
+fn exec(args: &[&str], root: &Path) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("exec")
+        .args(args)
+        .env("HOME", root.join("home"))
+        .env("AIRLOCK_HOME", root.join("state"))
+        .env("TMPDIR", root.join("tmp"))
+        .output()
+        .unwrap();
+    Run {
+        status: out.status.code(),
+        events: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is a JSON event"))
+            .collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "state", "tmp"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    dir
+}
+
+fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["event"] == kind).collect()
+}
+
+fn ids(events: &[&Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["call_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| (e.path(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn exec_with_approvals_deny_completes_the_demo_with_the_expected_denials() {
+    let root = root();
+    let run = exec(&[], root.path());
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let denied = of_kind(&run.events, "tool_denied");
+    assert_eq!(ids(&denied), vec!["c5", "c6", "c7"]);
+    assert_eq!(denied[0]["source"], "headless", "the edit needed a human");
+    assert_eq!(
+        denied[1]["source"], "headless",
+        "the test run needed a human"
+    );
+    assert_eq!(
+        denied[2]["source"], "policy",
+        "rm -rf ~/.cache/pip is a hard deny"
+    );
+    let mut ran = ids(&of_kind(&run.events, "tool_finished"));
+    ran.sort();
+    assert_eq!(ran, vec!["c1", "c2", "c3", "c4", "c8", "c9"]);
+    let last = of_kind(&run.events, "turn_finished");
+    assert_eq!(last[0]["outcome"], "completed");
+    // Both long commands streamed output while the other was still running.
+    let outputs: Vec<&str> = of_kind(&run.events, "tool_output")
+        .iter()
+        .map(|e| e["call_id"].as_str().unwrap())
+        .collect();
+    let first_c9 = outputs.iter().position(|id| *id == "c9").unwrap();
+    let last_c8 = outputs.iter().rposition(|id| *id == "c8").unwrap();
+    assert!(
+        first_c9 < last_c8,
+        "outputs did not interleave: {outputs:?}"
+    );
+}
+
+#[test]
+fn the_demo_runs_on_a_scratch_copy_and_leaves_the_demo_workspace_untouched() {
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo-workspace");
+    let before = snapshot(&assets);
+    let root = root();
+    let run = exec(&["--approvals", "dangerously-allow-all"], root.path());
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let workspace = PathBuf::from(run.events[0]["workspace"].as_str().unwrap());
+    assert!(
+        workspace.starts_with(root.path().join("tmp")),
+        "{workspace:?}"
+    );
+    let fixed = std::fs::read_to_string(workspace.join("calc.py")).unwrap();
+    assert!(
+        fixed.contains("return a + b"),
+        "the edit ran on the scratch copy"
+    );
+    assert_eq!(snapshot(&assets), before, "assets/demo-workspace changed");
+    // The test run passed after the fix, and only the hard deny was refused.
+    assert_eq!(ids(&of_kind(&run.events, "tool_denied")), vec!["c7"]);
+    let tests = of_kind(&run.events, "tool_finished")
+        .into_iter()
+        .find(|e| e["call_id"] == "c6")
+        .unwrap();
+    assert_eq!(tests["exit_code"], 0);
+}
+
+#[test]
+fn a_malformed_scenario_is_a_clear_error_and_nothing_runs() {
+    let root = root();
+    let scenario = root.path().join("bad.json");
+    std::fs::write(&scenario, r#"{"name": "x", "steps": [{"calls": [{"tool": "bash", "args": {"command": "touch x"}}], "sey": 1}]}"#).unwrap();
+    let run = exec(
+        &["--scenario", scenario.to_str().unwrap(), "go"],
+        root.path(),
+    );
+    assert_eq!(run.status, Some(1));
+    assert!(
+        run.stderr.contains("bad.json") && run.stderr.contains("sey"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.events.is_empty());
+}
