@@ -13,9 +13,14 @@ struct Run {
 }
 
 fn exec(args: &[&str], root: &Path) -> Run {
+    exec_with_env(args, root, &[])
+}
+
+fn exec_with_env(args: &[&str], root: &Path, env: &[(&str, &str)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .arg("exec")
         .args(args)
+        .envs(env.iter().copied())
         .env("HOME", root.join("home"))
         .env("AIRLOCK_HOME", root.join("state"))
         .env("TMPDIR", root.join("tmp"))
@@ -137,4 +142,44 @@ fn a_malformed_scenario_is_a_clear_error_and_nothing_runs() {
         run.stderr
     );
     assert!(run.events.is_empty());
+}
+
+#[test]
+fn model_api_keys_never_reach_the_commands_an_agent_runs() {
+    let root = root();
+    let scenario = root.path().join("env.json");
+    std::fs::write(
+        &scenario,
+        r#"{"name": "env", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo \"[${OPENAI_API_KEY-unset}] [${ANTHROPIC_API_KEY-unset}]\""}}]},
+            {"say": "done", "expect": ["ok"]}
+        ]}"#,
+    )
+    .unwrap();
+    let workspace = root.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let run = exec_with_env(
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--workspace",
+            workspace.to_str().unwrap(),
+            "--approvals",
+            "dangerously-allow-all",
+            "go",
+        ],
+        root.path(),
+        &[
+            ("OPENAI_API_KEY", "sk-secret-1"),
+            ("ANTHROPIC_API_KEY", "sk-secret-2"),
+        ],
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let output: String = of_kind(&run.events, "tool_output")
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(output, "[unset] [unset]\n");
+    let everything = serde_json::to_string(&run.events).unwrap();
+    assert!(!everything.contains("sk-secret"));
 }

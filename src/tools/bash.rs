@@ -93,12 +93,20 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     let grace = tokio::time::sleep(Duration::MAX);
     tokio::pin!(grace);
     let mut status = ToolStatus::Ok;
+    // Live output goes out in whole UTF-8 characters: a character split across two reads waits.
+    let mut carry: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut record = |stream: Stream, bytes: &[u8], output: &mut BoundedOutput| {
         output.push(stream, bytes);
         if let Some(file) = log.as_mut() {
             let _ = file.write_all(bytes);
         }
-        (spec.sink)(stream, bytes);
+        let pending = &mut carry[usize::from(stream == Stream::Stderr)];
+        pending.extend_from_slice(bytes);
+        let ready = utf8_ready(pending);
+        if ready > 0 {
+            (spec.sink)(stream, &pending[..ready]);
+            pending.drain(..ready);
+        }
     };
     while out_open || err_open || exit.is_none() {
         tokio::select! {
@@ -137,6 +145,11 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     if exit.is_none() {
         exit = child.wait().await.ok();
     }
+    for (stream, pending) in [(Stream::Stdout, &carry[0]), (Stream::Stderr, &carry[1])] {
+        if !pending.is_empty() {
+            (spec.sink)(stream, pending);
+        }
+    }
     output.finish();
     let code = exit.and_then(|s| s.code());
     if status == ToolStatus::Ok && code != Some(0) {
@@ -168,4 +181,111 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         lines: output.total_lines(),
         log: spec.log.clone(),
     })
+}
+
+/// How many leading bytes can be sent now: all of them, unless they end inside a UTF-8 character
+/// (then that character's bytes wait for the next read). Invalid bytes are not held back.
+pub fn utf8_ready(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => bytes.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    fn spec(command: &str, dir: &std::path::Path, timeout: Duration, sink: OutputSink) -> BashRun {
+        BashRun {
+            command: command.into(),
+            workspace: dir.to_path_buf(),
+            timeout,
+            cancel: CancellationToken::new(),
+            sink,
+            log: Some(dir.join("run.log")),
+        }
+    }
+
+    #[test]
+    fn a_character_split_across_reads_waits_for_its_last_byte() {
+        let e = "é".as_bytes();
+        assert_eq!(utf8_ready(&[b'a', e[0]]), 1);
+        assert_eq!(utf8_ready(&[b'a', e[0], e[1]]), 3);
+        assert_eq!(utf8_ready(&[b'a', 0xff]), 2);
+    }
+
+    #[tokio::test]
+    async fn output_streams_while_the_command_is_still_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let sink: OutputSink = Arc::new(move |_, bytes| {
+            let _ = tx.send(String::from_utf8_lossy(bytes).into_owned());
+        });
+        // The command waits for a file the test creates only after it has seen the first line:
+        // if output were held until the end, this would time out instead.
+        let run = tokio::spawn(run(spec(
+            "echo first; while [ ! -e go ]; do sleep 0.01; done; echo second",
+            dir.path(),
+            Duration::from_secs(20),
+            sink,
+        )));
+        let first = rx.recv().await.unwrap();
+        assert_eq!(first, "first\n");
+        std::fs::write(dir.path().join("go"), "").unwrap();
+        let outcome = run.await.unwrap().unwrap();
+        assert_eq!(outcome.status, ToolStatus::Ok);
+        assert_eq!(outcome.content, "exit code 0\nfirst\nsecond\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("run.log")).unwrap(),
+            "first\nsecond\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(Mutex::new(String::new()));
+        let sink_seen = seen.clone();
+        let sink: OutputSink = Arc::new(move |_, bytes| {
+            sink_seen
+                .lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(bytes));
+        });
+        let outcome = run(spec(
+            "sleep 300 & echo $! > child.pid; wait",
+            dir.path(),
+            Duration::from_millis(300),
+            sink,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(outcome.status, ToolStatus::TimedOut);
+        assert!(
+            outcome.content.starts_with("timed out after 0s"),
+            "{}",
+            outcome.content
+        );
+        let pid = std::fs::read_to_string(dir.path().join("child.pid")).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let mut gone = false;
+        for _ in 0..100 {
+            gone = std::fs::read_to_string(&stat)
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            if gone {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gone, "the background child outlived the timeout");
+    }
 }
