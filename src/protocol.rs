@@ -28,6 +28,22 @@ pub enum Op {
     Interrupt,
     /// Interrupt, then end the agent task. `AgentEvent::ShutdownComplete` is the last event.
     Shutdown,
+    /// Ask for the session's live grants; answered by `AgentEvent::Grants`.
+    ListGrants,
+    /// Revoke one grant; answered by `AgentEvent::Grants` with what is left.
+    RevokeGrant { id: u64 },
+}
+
+/// A session grant as the driver shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantSummary {
+    pub id: u64,
+    pub tool: String,
+    /// What it covers, e.g. "`cargo test *`".
+    pub scope: String,
+    /// Milliseconds left, `None` for the rest of the session.
+    pub expires_in_ms: Option<u64>,
+    pub uses: u32,
 }
 
 /// How a turn ended.
@@ -88,6 +104,8 @@ pub enum AgentEvent {
     TurnFinished { turn: u64, outcome: TurnOutcome },
     /// Something the driver should show; the agent keeps going unless a `TurnFinished` says not.
     Error { message: String },
+    /// The session's live grants (after `Op::ListGrants`, `Op::RevokeGrant`, or a new grant).
+    Grants { grants: Vec<GrantSummary> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.
     ShutdownComplete,
 }

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::approver::{Approver, Decision};
 use crate::approval::gate::{Gate, GateOutcome, ToolCall};
 use crate::model::{CallResult, Message, ModelClient};
-use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
+use crate::protocol::{AgentEvent, CallId, GrantSummary, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
 pub use approver::ChannelApprover;
@@ -106,12 +106,48 @@ enum Next {
     Shutdown,
 }
 
+/// The session's live grants, for `AgentEvent::Grants`.
+fn grants_event(gate: &Gate) -> AgentEvent {
+    let now = crate::approval::gate::system_clock()();
+    let grants = gate
+        .grants()
+        .list(gate.session(), now)
+        .into_iter()
+        .map(|g| GrantSummary {
+            id: g.id,
+            tool: g.tool.clone(),
+            scope: g.scope.describe(),
+            expires_in_ms: g.expires_ms.map(|e| e.saturating_sub(now)),
+            uses: g.uses,
+        })
+        .collect();
+    AgentEvent::Grants { grants }
+}
+
+/// Answers grant ops (at any time, in a turn or not); false for every other op.
+fn handle_grant_op(gate: &Gate, events: &mpsc::UnboundedSender<AgentEvent>, op: &Op) -> bool {
+    match op {
+        Op::ListGrants => {}
+        Op::RevokeGrant { id } => {
+            if !gate.grants().revoke(*id) {
+                let _ = events.send(AgentEvent::Error {
+                    message: format!("grant {id} does not exist (expired or already revoked)"),
+                });
+            }
+        }
+        _ => return false,
+    }
+    let _ = events.send(grants_event(gate));
+    true
+}
+
 fn handle_op_during_turn(
     control: &Control,
     events: &mpsc::UnboundedSender<AgentEvent>,
     op: Op,
 ) -> Next {
     match op {
+        Op::ListGrants | Op::RevokeGrant { .. } => {}
         Op::Submit { .. } => {
             let _ = events.send(AgentEvent::Error {
                 message: "a turn is already running; wait for it to finish or interrupt it".into(),
@@ -167,6 +203,7 @@ impl Agent {
                 Op::Submit { prompt } => {
                     let control = self.control.clone();
                     let events = self.events.clone();
+                    let gate = self.gate.clone();
                     let mut shutdown = false;
                     {
                         let turn = self.run_turn(prompt);
@@ -175,6 +212,7 @@ impl Agent {
                             tokio::select! {
                                 _ = &mut turn => break,
                                 op = ops.recv() => match op {
+                                    Some(op) if handle_grant_op(&gate, &events, &op) => {}
                                     Some(op) => {
                                         if let Next::Shutdown = handle_op_during_turn(&control, &events, op) {
                                             shutdown = true;
@@ -194,6 +232,9 @@ impl Agent {
                 }
                 Op::Shutdown => break,
                 Op::Interrupt => {}
+                Op::ListGrants | Op::RevokeGrant { .. } => {
+                    handle_grant_op(&self.gate, &self.events, &op);
+                }
                 Op::Decide { call_id, .. } => {
                     let _ = self.events.send(AgentEvent::Error {
                         message: format!(

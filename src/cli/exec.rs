@@ -105,7 +105,7 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         }
         AgentEvent::TurnFinished { outcome, .. } => format!("\n\n(turn {outcome:?})\n"),
         AgentEvent::Error { message } => format!("\n! {message}"),
-        AgentEvent::ShutdownComplete => return None,
+        AgentEvent::ShutdownComplete | AgentEvent::Grants { .. } => return None,
     })
 }
 

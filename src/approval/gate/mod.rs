@@ -161,6 +161,10 @@ impl Gate {
         &self.grants
     }
 
+    pub fn session(&self) -> &str {
+        &self.config.session
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }
