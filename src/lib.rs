@@ -14,3 +14,4 @@ pub mod model;
 pub mod protocol;
 pub mod store;
 pub mod tools;
+pub mod ui;

@@ -5,11 +5,32 @@ use clap::Parser;
 
 use airlock::cli::{AuditCommand, Cli, Command, PolicyCommand, audit_verify, exec, policy_check};
 
+async fn cockpit(args: exec::ExecArgs) -> anyhow::Result<()> {
+    let started = exec::start(&args, None)?;
+    let status = airlock::ui::app::Status {
+        model: started.model,
+        mode: args.mode.as_str().to_string(),
+        workspace: started.workspace.display().to_string(),
+    };
+    let result = airlock::ui::run(started.handle, status, Some(started.prompt)).await;
+    if let Ok(path) = std::env::var("AIRLOCK_EXIT_STATUS_FILE") {
+        let _ = std::fs::write(path, if result.is_ok() { "0\n" } else { "1\n" });
+    }
+    result
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        None if io::stdout().is_terminal() && io::stdin().is_terminal() => {
+            // The cockpit, on the offline demo (no model is configured yet).
+            tokio::runtime::Runtime::new()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(cockpit(exec::ExecArgs::default())))
+                .map(|()| ExitCode::SUCCESS)
+        }
         None => {
-            // No subcommand and no model configured: play the offline demo, readably.
+            // Not a terminal: play the offline demo, readably.
             let args = exec::ExecArgs {
                 human: true,
                 ..exec::ExecArgs::default()
@@ -17,10 +38,7 @@ fn main() -> ExitCode {
             tokio::runtime::Runtime::new()
                 .map_err(anyhow::Error::from)
                 .and_then(|rt| rt.block_on(exec::run(args, io::stdout().lock())))
-                .map(|code| {
-                    println!("More: airlock --help");
-                    ExitCode::from(code)
-                })
+                .map(ExitCode::from)
         }
         Some(Command::Policy {
             command: PolicyCommand::Check(args),

@@ -5,7 +5,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
@@ -125,7 +124,18 @@ pub fn session_id(prefix: &str) -> String {
     format!("{prefix}-{millis}-{}", std::process::id())
 }
 
-pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
+/// An agent started for a session, with what a driver shows about it.
+pub struct Started {
+    pub handle: agent::AgentHandle,
+    pub session: String,
+    pub workspace: PathBuf,
+    pub prompt: String,
+    pub model: String,
+}
+
+/// Builds the session (workspace, policy, audit, tools, model) and starts the agent. With
+/// `headless` set, that approver answers every ask; without, asks go to the driver as events.
+pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Started> {
     let scenario = match &args.scenario {
         Some(path) => Scenario::load(path)?,
         None => Scenario::parse(demo::SCENARIO, "the built-in demo scenario")?,
@@ -162,26 +172,22 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         home,
         Some(state.join("runs").join(&session)),
     ));
-    let headless: Arc<dyn Approver> = match args.approvals {
-        HeadlessApprovals::Deny => Arc::new(DenyAll {
-            reason: "nobody is there to approve it (airlock exec --approvals deny)".into(),
-        }),
-        HeadlessApprovals::DangerouslyAllowAll => Arc::new(AllowAllOnce),
-    };
     let previewer = tools.clone();
     let session_for_gate = session.clone();
-    let mut handle = agent::spawn(
-        Arc::new(ScriptedModel::new(scenario)),
+    let model = ScriptedModel::new(scenario);
+    let model_name = crate::model::ModelClient::name(&model);
+    let handle = agent::spawn(
+        Arc::new(model),
         tools,
-        move |_asks_the_driver| {
+        move |driver| {
             Gate::new(
                 policy,
                 Arc::new(GrantStore::new()),
-                headless,
+                headless.unwrap_or(driver),
                 Some(audit),
                 GateConfig {
                     session: session_for_gate,
-                    approval_timeout: Some(Duration::from_secs(300)),
+                    approval_timeout: None,
                     grant_ttl: None,
                 },
             )
@@ -189,6 +195,29 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         },
         AgentConfig::default(),
     );
+    Ok(Started {
+        handle,
+        session,
+        workspace,
+        prompt,
+        model: model_name,
+    })
+}
+
+pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
+    let headless: Arc<dyn Approver> = match args.approvals {
+        HeadlessApprovals::Deny => Arc::new(DenyAll {
+            reason: "nobody is there to approve it (airlock exec --approvals deny)".into(),
+        }),
+        HeadlessApprovals::DangerouslyAllowAll => Arc::new(AllowAllOnce),
+    };
+    let Started {
+        mut handle,
+        session,
+        workspace,
+        prompt,
+        ..
+    } = start(&args, Some(headless))?;
     if args.human {
         writeln!(
             out,

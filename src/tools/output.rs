@@ -154,6 +154,35 @@ impl BoundedOutput {
             + self.partial[1].len()
     }
 
+    /// The kept lines, in order, with the omitted-lines marker where lines were dropped and any
+    /// unfinished last line. For the results pane: at most HEAD + TAIL + 3 entries.
+    pub fn lines(&self) -> Vec<(String, Option<Stream>)> {
+        let mut out = Vec::with_capacity(self.head.len() + self.tail.len() + 3);
+        let text = |bytes: &[u8], cut: bool| {
+            let mut s = String::from_utf8_lossy(bytes).into_owned();
+            if cut {
+                s.push_str(" … [line cut]");
+            }
+            s
+        };
+        for (bytes, stream, cut) in self.head.iter() {
+            out.push((text(&bytes, cut), Some(stream)));
+        }
+        if self.omitted > 0 {
+            out.push((format!("… {} lines omitted …", self.omitted), None));
+        }
+        for (bytes, stream, cut) in self.tail.iter() {
+            out.push((text(&bytes, cut), Some(stream)));
+        }
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            let i = index(stream);
+            if !self.partial[i].is_empty() {
+                out.push((text(&self.partial[i], self.partial_cut[i]), Some(stream)));
+            }
+        }
+        out
+    }
+
     /// The kept output as text for the model or a log: head, an explicit marker for what was
     /// dropped, tail. Stderr lines are prefixed so the two streams stay distinguishable.
     pub fn render(&self) -> String {
