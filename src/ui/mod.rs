@@ -7,6 +7,8 @@
 pub mod app;
 pub mod keys;
 pub mod render;
+#[cfg(test)]
+mod snapshots;
 
 use std::time::{Duration, Instant};
 

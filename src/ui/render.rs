@@ -578,13 +578,18 @@ fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
         ));
         options.push(Span::raw(format!(
             " allow {} for the session   ",
-            dir.describe()
+            scope_text(app, dir)
         )));
     }
     let mut foot: Vec<Line> = Vec::new();
     for l in wrap_spans(options, width) {
         foot.push(l);
     }
+    // Lines longer than the modal wrap when drawn; count the rows they take.
+    let rows_of = |line: &Line| -> u16 {
+        let chars: usize = line.spans.iter().map(|s| s.content.chars().count()).sum();
+        chars.div_ceil(width.max(1)).max(1) as u16
+    };
     if let Some(why) = &request.no_session_grant {
         foot.push(Line::styled(format!("no session grant: {why}"), dim()));
     }
@@ -603,7 +608,8 @@ fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
     }
 
     let reason_height = if overlay.reason.is_some() { 3 } else { 0 };
-    let foot_height = foot.len() as u16 + reason_height;
+    let foot_rows_needed: u16 = foot.iter().map(rows_of).sum();
+    let foot_height = foot_rows_needed + reason_height;
     let head_height = (head.len() as u16).min(inner.height.saturating_sub(foot_height + 3));
     let rows = Layout::default()
         .direction(Direction::Vertical)

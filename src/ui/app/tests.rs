@@ -1,1 +1,293 @@
+use std::time::{Duration, Instant};
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use super::*;
+use crate::approval::approver::{ApprovalRequest, Decision, Preview};
+use crate::approval::frozen::FrozenCall;
+use crate::approval::grants::GrantScope;
+use crate::approval::risk::Risk;
+use crate::approval::verdict::{Ruling, Verdict};
+
+pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest {
+    let args = json!({ "command": command });
+    ApprovalRequest {
+        call_id: call_id.into(),
+        session: "s".into(),
+        tool: "bash".into(),
+        risk: Risk::Mutating,
+        frozen: FrozenCall::freeze("bash", &args),
+        verdict: Verdict {
+            ruling: Ruling::Ask,
+            risk: Risk::Mutating,
+            reasons: Vec::new(),
+            parts: Vec::new(),
+            no_session_grant: None,
+        },
+        session_scopes: grantable.then(|| {
+            vec![GrantScope::Command {
+                prefix: command
+                    .split_whitespace()
+                    .take(2)
+                    .map(str::to_string)
+                    .collect(),
+            }]
+        }),
+        no_session_grant: (!grantable).then(|| "dangerous".to_string()),
+        directory_scope: None,
+        preview: Some(Preview::Command {
+            command: command.into(),
+            cwd: "/work/demo".into(),
+        }),
+    }
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+struct Rig {
+    app: App,
+    t0: Instant,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let t0 = Instant::now();
+        Rig {
+            app: App::new(Status::default(), t0),
+            t0,
+        }
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + Duration::from_millis(ms)
+    }
+
+    fn ask(&mut self, req: ApprovalRequest) {
+        self.app.on_agent_event(AgentEvent::ApprovalRequested {
+            request: Box::new(req),
+        });
+    }
+
+    fn press(&mut self, k: KeyEvent, ms: u64) -> Vec<Op> {
+        let now = self.at(ms);
+        self.app.on_key(k, now)
+    }
+
+    fn type_text(&mut self, text: &str, ms: u64) {
+        for c in text.chars() {
+            self.press(key(c), ms);
+        }
+    }
+}
+
+fn decided(ops: &[Op]) -> Vec<(String, Decision)> {
+    ops.iter()
+        .filter_map(|op| match op {
+            Op::Decide { call_id, decision } => Some((call_id.clone(), decision.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn y_allows_once_a_allows_for_the_session_and_n_denies() {
+    for (k, expected) in [
+        ('y', Decision::AllowOnce),
+        ('a', Decision::AllowSession { directory: false }),
+        ('n', Decision::Deny { reason: None }),
+    ] {
+        let mut rig = Rig::new();
+        rig.ask(request("c1", "cargo test", true));
+        let ops = rig.press(key(k), 1000);
+        assert_eq!(decided(&ops), vec![("c1".to_string(), expected)], "{k}");
+        assert!(
+            rig.app.overlays.is_empty(),
+            "the modal closes after the last decision"
+        );
+    }
+}
+
+#[test]
+fn escape_denies() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    let ops = rig.press(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE), 1000);
+    assert_eq!(
+        decided(&ops),
+        vec![("c1".into(), Decision::Deny { reason: None })]
+    );
+}
+
+#[test]
+fn capital_n_denies_with_the_reason_typed_for_the_model() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo build", true));
+    assert!(rig.press(key('N'), 1000).is_empty());
+    rig.type_text("use cargo check", 1100);
+    let ops = rig.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), 1200);
+    assert_eq!(
+        decided(&ops),
+        vec![(
+            "c1".into(),
+            Decision::Deny {
+                reason: Some("use cargo check".into())
+            }
+        )]
+    );
+}
+
+#[test]
+fn allow_for_session_is_ignored_where_the_gate_does_not_offer_it() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "rm -rf build", false));
+    assert!(rig.press(key('a'), 1000).is_empty());
+    assert_eq!(rig.app.pending_approvals(), 1);
+}
+
+#[test]
+fn requests_queue_first_in_first_out_inside_one_modal() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    rig.ask(request("c2", "cargo build", true));
+    rig.ask(request("c3", "make", true));
+    assert_eq!(rig.app.overlays.len(), 1, "never a modal on a modal");
+    let first = rig.press(key('y'), 1000);
+    assert_eq!(decided(&first)[0].0, "c1");
+    // The next request arms anew: a key right after the previous answer is not taken.
+    assert!(rig.press(key('y'), 1100).is_empty());
+    let second = rig.press(key('n'), 1600);
+    assert_eq!(decided(&second)[0].0, "c2");
+    let third = rig.press(key('y'), 2100);
+    assert_eq!(decided(&third)[0].0, "c3");
+    assert!(rig.app.overlays.is_empty());
+}
+
+#[test]
+fn keys_before_the_arm_delay_are_not_answers_and_keep_it_unarmed() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    assert!(rig.press(key('y'), 100).is_empty());
+    // Still typing: each early key pushes arming later.
+    assert!(rig.press(key('y'), 450).is_empty());
+    assert!(rig.press(key('y'), 800).is_empty());
+    let ops = rig.press(key('y'), 1300);
+    assert_eq!(decided(&ops), vec![("c1".into(), Decision::AllowOnce)]);
+}
+
+#[test]
+fn keys_typed_into_the_prompt_never_answer_a_modal_that_pops_up() {
+    let mut rig = Rig::new();
+    rig.type_text("hello ", 0);
+    rig.ask(request("c1", "cargo test", true));
+    // The person keeps typing "yes" without looking: none of it answers, none of it is lost.
+    for (i, c) in "yes".chars().enumerate() {
+        assert!(rig.press(key(c), 50 + 100 * i as u64).is_empty());
+    }
+    assert_eq!(rig.app.pending_approvals(), 1);
+    assert_eq!(rig.app.draft(), "hello ");
+}
+
+#[test]
+fn ctrl_c_denies_the_current_and_queued_requests_and_interrupts() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    rig.ask(request("c2", "cargo build", true));
+    let ops = rig.press(ctrl('c'), 10);
+    let denied: Vec<String> = decided(&ops)
+        .into_iter()
+        .map(|(id, d)| {
+            assert!(matches!(d, Decision::Deny { .. }));
+            id
+        })
+        .collect();
+    assert_eq!(denied, vec!["c1", "c2"]);
+    assert_eq!(ops.last(), Some(&Op::Interrupt));
+    assert!(rig.app.overlays.is_empty());
+}
+
+#[test]
+fn focus_returns_to_the_prompt_with_the_draft_intact_after_the_last_decision() {
+    let mut rig = Rig::new();
+    rig.type_text("fix the bug", 0);
+    rig.ask(request("c1", "cargo test", true));
+    rig.press(key('y'), 1000);
+    assert!(rig.app.overlays.is_empty());
+    assert_eq!(rig.app.focus, Focus::Prompt);
+    assert_eq!(rig.app.draft(), "fix the bug");
+    rig.type_text("!", 1100);
+    assert_eq!(rig.app.draft(), "fix the bug!");
+}
+
+#[test]
+fn enter_sends_the_prompt_and_shift_enter_adds_a_line() {
+    let mut rig = Rig::new();
+    rig.type_text("one", 0);
+    rig.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT), 0);
+    rig.type_text("two", 0);
+    let ops = rig.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), 0);
+    assert_eq!(
+        ops,
+        vec![Op::Submit {
+            prompt: "one\ntwo".into()
+        }]
+    );
+    assert_eq!(rig.app.draft(), "");
+}
+
+#[test]
+fn a_request_the_agent_settles_itself_leaves_the_queue() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    rig.ask(request("c2", "cargo build", true));
+    rig.app.on_agent_event(AgentEvent::ToolDenied {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        source: crate::approval::gate::DecisionSource::Timeout,
+        message: "denied: timed out".into(),
+    });
+    assert_eq!(rig.app.pending_approvals(), 1);
+    let ops = rig.press(key('y'), 1000);
+    assert_eq!(decided(&ops)[0].0, "c2");
+}
+
+#[test]
+fn x_in_the_results_pane_cancels_the_selected_running_tool() {
+    let mut rig = Rig::new();
+    rig.app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        title: "$ sleep 100".into(),
+    });
+    rig.press(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE), 0);
+    let ops = rig.press(key('x'), 0);
+    assert_eq!(
+        ops,
+        vec![Op::CancelTool {
+            call_id: "c1".into()
+        }]
+    );
+}
+
+#[test]
+fn quitting_while_tools_run_asks_first() {
+    let mut rig = Rig::new();
+    rig.app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        title: "$ sleep 100".into(),
+    });
+    assert!(rig.press(ctrl('d'), 0).is_empty());
+    assert!(matches!(
+        rig.app.overlays.last(),
+        Some(Overlay::ConfirmQuit)
+    ));
+    assert_eq!(rig.press(key('y'), 0), vec![Op::Shutdown]);
+    assert!(rig.app.should_quit);
+}

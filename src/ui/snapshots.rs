@@ -1,0 +1,285 @@
+//! Every visible state of the cockpit, pinned: 100x30 and a narrow 60x20.
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use super::app::{App, Status};
+use super::render;
+use crate::approval::approver::{ApprovalRequest, Preview};
+use crate::approval::frozen::FrozenCall;
+use crate::approval::grants::GrantScope;
+use crate::approval::paths::PathContext;
+use crate::approval::policy::{Mode, Policy};
+use crate::approval::risk::ToolCatalog;
+use crate::approval::rules::Rules;
+use crate::protocol::{AgentEvent, GrantSummary, TurnOutcome};
+use crate::tools::{Stream, ToolStatus};
+
+const WS: &str = "/work/demo";
+
+fn app(t0: Instant) -> App {
+    App::new(
+        Status {
+            model: "scripted: demo".into(),
+            mode: "default".into(),
+            workspace: WS.into(),
+        },
+        t0,
+    )
+}
+
+fn draw(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| render::render(app, f)).unwrap();
+    terminal.backend().to_string()
+}
+
+/// A verdict from the real policy, on a real (temporary) workspace.
+fn verdict(tool: &str, args: &serde_json::Value) -> crate::approval::verdict::Verdict {
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap().join("target")).unwrap();
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    let paths = PathContext::new(
+        dir.path(),
+        &dir.path().join("home"),
+        &dir.path().join("state"),
+    )
+    .unwrap();
+    Policy::new(Mode::Default, Rules::empty(), paths, ToolCatalog::builtin())
+        .assess(tool, args)
+        .verdict
+}
+
+fn command_request(call_id: &str, command: &str) -> ApprovalRequest {
+    let args = json!({ "command": command });
+    let verdict = verdict("bash", &args);
+    ApprovalRequest {
+        call_id: call_id.into(),
+        session: "s".into(),
+        tool: "bash".into(),
+        risk: verdict.risk,
+        frozen: FrozenCall::freeze("bash", &args),
+        session_scopes: verdict.session_scopes(),
+        no_session_grant: verdict.no_session_grant.clone(),
+        directory_scope: None,
+        preview: Some(Preview::Command {
+            command: command.into(),
+            cwd: WS.into(),
+        }),
+        verdict,
+    }
+}
+
+fn edit_request() -> ApprovalRequest {
+    let args = json!({"path": "calc.py", "old": "    return a - b", "new": "    return a + b"});
+    let verdict = verdict("edit_file", &args);
+    let old = "\"\"\"A tiny calculator.\"\"\"\n\n\ndef add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n    return a - b\n\n\ndef multiply(a, b):\n    return a * b\n";
+    ApprovalRequest {
+        call_id: "c5".into(),
+        session: "s".into(),
+        tool: "edit_file".into(),
+        risk: verdict.risk,
+        frozen: FrozenCall::freeze("edit_file", &args),
+        session_scopes: Some(vec![GrantScope::Path {
+            path: format!("{WS}/calc.py").into(),
+        }]),
+        no_session_grant: None,
+        directory_scope: Some(GrantScope::Directory {
+            path: format!("{WS}/src").into(),
+        }),
+        preview: Some(crate::tools::diff::unified(
+            "calc.py",
+            old,
+            &old.replace("a - b", "a + b"),
+        )),
+        verdict,
+    }
+}
+
+fn ask(app: &mut App, request: ApprovalRequest) {
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(request),
+    });
+}
+
+fn conversation(app: &mut App) {
+    app.on_agent_event(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "The tests of this project fail. Find out why and fix it.".into(),
+    });
+    app.on_agent_event(AgentEvent::TextDelta {
+        text: "I'll start by reading the project.".into(),
+    });
+}
+
+fn run(app: &mut App, id: &str, title: &str, lines: &[&str]) {
+    app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: id.into(),
+        tool: "bash".into(),
+        title: title.into(),
+    });
+    for l in lines {
+        app.on_agent_event(AgentEvent::ToolOutput {
+            call_id: id.into(),
+            stream: Stream::Stdout,
+            text: format!("{l}\n"),
+        });
+    }
+}
+
+fn both_sizes(name: &str, app: &App) {
+    insta::assert_snapshot!(format!("{name}_100x30"), draw(app, 100, 30));
+    insta::assert_snapshot!(format!("{name}_60x20"), draw(app, 60, 20));
+}
+
+#[test]
+fn idle_screen() {
+    let app = app(Instant::now());
+    both_sizes("idle", &app);
+}
+
+#[test]
+fn command_approval_with_reasons() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    ask(
+        &mut app,
+        command_request(
+            "c6",
+            "cargo test --release && curl -s https://example.com/x -o data.json",
+        ),
+    );
+    app.now = t0 + Duration::from_secs(2);
+    both_sizes("command_approval", &app);
+}
+
+#[test]
+fn edit_approval_with_a_diff() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    ask(&mut app, edit_request());
+    app.now = t0 + Duration::from_secs(2);
+    both_sizes("edit_approval", &app);
+}
+
+#[test]
+fn queue_two_of_three_while_still_arming() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    ask(&mut app, command_request("c1", "make test"));
+    ask(&mut app, command_request("c2", "rm -rf build"));
+    ask(&mut app, command_request("c3", "npm run lint"));
+    let ops = app.on_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('y'),
+            crossterm::event::KeyModifiers::NONE,
+        ),
+        t0 + Duration::from_secs(1),
+    );
+    assert_eq!(ops.len(), 1);
+    app.now = t0 + Duration::from_millis(1100);
+    both_sizes("queue_2_of_3", &app);
+}
+
+#[test]
+fn two_tools_streaming_concurrently() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    run(
+        &mut app,
+        "c8",
+        "$ lint",
+        &[
+            "lint: checked module 1 of 15",
+            "lint: checked module 2 of 15",
+        ],
+    );
+    run(&mut app, "c9", "$ docs", &["docs: rendered page 1 of 10"]);
+    app.on_agent_event(AgentEvent::ToolOutput {
+        call_id: "c8".into(),
+        stream: Stream::Stderr,
+        text: "warning: module 3 is slow\n".into(),
+    });
+    app.on_agent_event(AgentEvent::ToolOutput {
+        call_id: "c9".into(),
+        stream: Stream::Stdout,
+        text: "docs: rendered page 2 of 10\n".into(),
+    });
+    app.now = t0 + Duration::from_millis(2300);
+    both_sizes("two_tools_streaming", &app);
+}
+
+#[test]
+fn a_cancelled_run() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    run(&mut app, "c8", "$ sleep 300", &["started"]);
+    app.now = t0 + Duration::from_millis(4200);
+    app.on_agent_event(AgentEvent::ToolFinished {
+        call_id: "c8".into(),
+        status: ToolStatus::Cancelled,
+        exit_code: None,
+        lines: 1,
+        error: None,
+    });
+    app.on_agent_event(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: TurnOutcome::Completed,
+    });
+    both_sizes("cancelled_run", &app);
+}
+
+#[test]
+fn the_help_overlay() {
+    let mut app = app(Instant::now());
+    app.on_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::F(1),
+            crossterm::event::KeyModifiers::NONE,
+        ),
+        Instant::now(),
+    );
+    both_sizes("help", &app);
+}
+
+#[test]
+fn the_grants_view() {
+    let mut app = app(Instant::now());
+    app.on_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('g'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ),
+        Instant::now(),
+    );
+    app.on_agent_event(AgentEvent::Grants {
+        grants: vec![
+            GrantSummary {
+                id: 1,
+                tool: "bash".into(),
+                scope: "`cargo test *`".into(),
+                expires_in_ms: None,
+                uses: 3,
+            },
+            GrantSummary {
+                id: 2,
+                tool: "write_file".into(),
+                scope: "anything under src/".into(),
+                expires_in_ms: Some(1_800_000),
+                uses: 0,
+            },
+        ],
+    });
+    both_sizes("grants", &app);
+}
