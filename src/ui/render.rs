@@ -771,3 +771,26 @@ fn render_confirm_quit(app: &App, frame: &mut Frame) {
         area,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_characters_in_a_command_are_made_visible() {
+        assert_eq!(visible("a\tb"), "a⇥b");
+        assert_eq!(visible("rm\u{1b}[2K x"), "rm␛[2K x");
+        assert_eq!(
+            visible("ls\u{200b} \u{202e}fdp.exe"),
+            "ls<U+200B> <U+202E>fdp.exe"
+        );
+        assert_eq!(visible("a\u{7f}"), "a␡");
+        assert_eq!(visible("one\ntwo"), "one\ntwo");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_visibly() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}
