@@ -283,3 +283,31 @@ fn the_grants_view() {
     });
     both_sizes("grants", &app);
 }
+
+#[test]
+fn typing_a_reason_for_a_denial() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    ask(&mut app, command_request("c6", "cargo build --release"));
+    let later = t0 + Duration::from_secs(2);
+    app.on_key(KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT), later);
+    for c in "use cargo check".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), later);
+    }
+    app.now = later;
+    both_sizes("deny_with_reason", &app);
+}
+
+#[test]
+fn asking_before_quitting_while_tools_run() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    run(&mut app, "c8", "$ sleep 300", &[]);
+    app.on_key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL), t0);
+    app.now = t0 + Duration::from_millis(500);
+    both_sizes("confirm_quit", &app);
+}
