@@ -1,7 +1,11 @@
 //! Models: the `ModelClient` trait the turn loop talks to, and the scripted model that plays a
 //! scenario file offline. Real providers (OpenAI-compatible, Anthropic) implement the same trait.
 
+pub mod anthropic;
+pub mod http;
+pub mod openai;
 pub mod scripted;
+pub mod sse;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;

@@ -292,7 +292,10 @@ fn typing_a_reason_for_a_denial() {
     conversation(&mut app);
     ask(&mut app, command_request("c6", "cargo build --release"));
     let later = t0 + Duration::from_secs(2);
-    app.on_key(KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT), later);
+    app.on_key(
+        KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT),
+        later,
+    );
     for c in "use cargo check".chars() {
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), later);
     }

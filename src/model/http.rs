@@ -1,0 +1,255 @@
+//! The HTTP side of real providers: one client (rustls with the ring provider), retries with
+//! backoff that honour `Retry-After` for 429 and 5xx, connect and read timeouts, and SSE reading.
+//! Every error names the provider, the URL and the status. The API key is never in an error,
+//! a log line, an event or the audit log.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::anthropic;
+use super::openai;
+use super::sse::{SseEvent, SseParser};
+use super::{Message, ModelClient, ModelError, ModelReply};
+use crate::approval::approver::BoxFuture;
+use crate::approval::risk::ToolCatalog;
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions.
+    #[value(name = "openai")]
+    OpenAi,
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(20),
+        }
+    }
+}
+
+pub struct HttpModel {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    api_key: Option<String>,
+    pub max_tokens: u32,
+    pub system: String,
+    pub retry: RetryPolicy,
+    pub tools: ToolCatalog,
+    client: reqwest::Client,
+}
+
+pub struct HttpModelConfig {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub max_tokens: u32,
+    pub system: String,
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl HttpModel {
+    pub fn new(config: HttpModelConfig) -> Result<HttpModel, ModelError> {
+        // Installing the provider twice is harmless; the first one wins.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .build()
+            .map_err(|e| ModelError::Provider {
+                provider: config.kind.name().into(),
+                message: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(HttpModel {
+            kind: config.kind,
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            model: config.model,
+            api_key: config.api_key,
+            max_tokens: config.max_tokens,
+            system: config.system,
+            retry: config.retry,
+            tools: ToolCatalog::builtin(),
+            client,
+        })
+    }
+
+    fn url(&self) -> String {
+        match self.kind {
+            ProviderKind::OpenAi => format!("{}/chat/completions", self.base_url),
+            ProviderKind::Anthropic => format!("{}/v1/messages", self.base_url),
+        }
+    }
+
+    pub fn error(&self, message: String) -> ModelError {
+        ModelError::Provider {
+            provider: self.kind.name().into(),
+            message: format!("{} ({})", message, self.url()),
+        }
+    }
+
+    /// POSTs the body, retrying 429 and 5xx with backoff (honouring `Retry-After`), a bounded
+    /// number of times. Other statuses are errors at once, with the body's message.
+    async fn send(&self, body: &Value) -> Result<reqwest::Response, ModelError> {
+        let url = self.url();
+        let mut attempt = 0;
+        loop {
+            let mut request = self.client.post(&url).json(body);
+            request = match self.kind {
+                ProviderKind::OpenAi => match &self.api_key {
+                    Some(key) => request.bearer_auth(key),
+                    None => request,
+                },
+                ProviderKind::Anthropic => {
+                    let r = request.header("anthropic-version", "2023-06-01");
+                    match &self.api_key {
+                        Some(key) => r.header("x-api-key", key),
+                        None => r,
+                    }
+                }
+            };
+            let outcome = request.send().await;
+            let (retryable, wait, message) = match outcome {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .map(Duration::from_secs_f64);
+                    let text = response.text().await.unwrap_or_default();
+                    let detail: String = text.chars().take(300).collect();
+                    let retryable = status.as_u16() == 429 || status.is_server_error();
+                    (retryable, retry_after, format!("HTTP {status}: {detail}"))
+                }
+                Err(e) if e.is_connect() || e.is_timeout() => {
+                    (true, None, format!("cannot reach the server: {e}"))
+                }
+                Err(e) => (false, None, format!("request failed: {e}")),
+            };
+            if !retryable || attempt >= self.retry.max_retries {
+                let tries = if attempt > 0 {
+                    format!(" after {} attempts", attempt + 1)
+                } else {
+                    String::new()
+                };
+                return Err(self.error(format!("{message}{tries}")));
+            }
+            let backoff = self.retry.base_delay * 2u32.saturating_pow(attempt);
+            let delay = wait.unwrap_or(backoff).min(self.retry.max_delay);
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    /// Reads SSE events until the body ends, handing each to `on_event`.
+    pub async fn read_sse(
+        &self,
+        response: reqwest::Response,
+        _kind: ProviderKind,
+        mut on_event: impl FnMut(SseEvent) -> Result<(), String>,
+    ) -> Result<(), ModelError> {
+        let mut parser = SseParser::new();
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| {
+                let why = if e.is_timeout() {
+                    "the stream stalled (read timeout)"
+                } else {
+                    "the stream broke"
+                };
+                self.error(format!("{why}: {e}"))
+            })?;
+            for event in parser.push(&chunk) {
+                on_event(event).map_err(|m| self.error(m))?;
+            }
+        }
+        for event in parser.push(b"\n\n") {
+            on_event(event).map_err(|m| self.error(m))?;
+        }
+        Ok(())
+    }
+}
+
+impl ModelClient for HttpModel {
+    fn name(&self) -> String {
+        format!("{}: {}", self.kind.name(), self.model)
+    }
+
+    fn respond<'a>(
+        &'a self,
+        conversation: &'a [Message],
+        deltas: mpsc::UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(async move {
+            match self.kind {
+                ProviderKind::OpenAi => {
+                    let body =
+                        openai::request_body(&self.model, &self.system, conversation, &self.tools);
+                    let response = self.send(&body).await?;
+                    openai::read_stream(self, response, &deltas).await
+                }
+                ProviderKind::Anthropic => {
+                    let body = anthropic::request_body(
+                        &self.model,
+                        self.max_tokens,
+                        &self.system,
+                        conversation,
+                        &self.tools,
+                    );
+                    let response = self.send(&body).await?;
+                    anthropic::read_stream(self, response, &deltas).await
+                }
+            }
+        })
+    }
+}
+
+/// What the model is told about its situation.
+pub fn system_prompt(workspace: &std::path::Path) -> String {
+    format!(
+        "You are a coding agent working in the workspace {}. Use the tools to read, search, edit \
+         files and run commands there. Every tool call passes an approval gate: some run at once, \
+         some wait for a person, some are refused. A refused call comes back with its reasons: \
+         respect them, do not retry the same call in another form, and say what you would need \
+         instead. Keep changes inside the workspace.",
+        workspace.display()
+    )
+}
