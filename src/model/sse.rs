@@ -32,10 +32,7 @@ impl SseParser {
         }
         self.pending_cr = false;
         self.buffer.extend_from_slice(bytes);
-        loop {
-            let Some(end) = self.buffer.iter().position(|b| *b == b'\n' || *b == b'\r') else {
-                break;
-            };
+        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n' || *b == b'\r') {
             let line: Vec<u8> = self.buffer[..end].to_vec();
             let mut consumed = end + 1;
             if self.buffer[end] == b'\r' {
