@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod approval;
 pub mod cli;
+pub mod config;
 pub mod demo;
 pub mod model;
 pub mod protocol;

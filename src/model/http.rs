@@ -23,6 +23,7 @@ use crate::approval::risk::ToolCatalog;
 pub enum ProviderKind {
     /// OpenAI-compatible Chat Completions.
     #[value(name = "openai")]
+    #[serde(rename = "openai")]
     OpenAi,
     Anthropic,
 }

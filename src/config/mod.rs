@@ -1,0 +1,535 @@
+//! Configuration: user file, project file, environment, command-line flags, in that rising order
+//! of precedence (flag > env > project > user > default).
+//!
+//! A project file comes with the code, so until the user trusts it (per project path and file
+//! content hash; a changed file must be trusted again) only what tightens safety applies from it:
+//! a stricter mode, and ask / deny rules. A cloned repository can never approve its own commands,
+//! point airlock at another server, or run a key command.
+
+pub mod trust;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::approval::policy::Mode;
+use crate::approval::rules::{Action, Rules};
+use crate::model::http::ProviderKind;
+
+/// Keys a config file may hold. Unknown keys are errors that name the file, line and key.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// The environment variable that holds the API key.
+    pub api_key_env: Option<String>,
+    /// A command whose output is the API key (run with `sh -c`).
+    pub api_key_command: Option<String>,
+    pub mode: Option<Mode>,
+    /// A rules file, relative to the config file's directory.
+    pub rules: Option<PathBuf>,
+    pub max_tokens: Option<u32>,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> Result<Option<ConfigFile>> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let file: ConfigFile = toml::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {e}\n  fix or remove that key; see README.md (Configuration)",
+                path.display()
+            )
+        })?;
+        Ok(Some(file))
+    }
+}
+
+/// Where a setting came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    User(PathBuf),
+    Project(PathBuf),
+    Env(String),
+    Flag(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => write!(f, "default"),
+            Source::User(p) => write!(f, "user config {}", p.display()),
+            Source::Project(p) => write!(f, "project config {}", p.display()),
+            Source::Env(v) => write!(f, "environment ${v}"),
+            Source::Flag(n) => write!(f, "flag --{n}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+/// Command-line flags that override configuration.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ConfigFlags {
+    /// The model provider: openai (any OpenAI-compatible server) or anthropic.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long = "base-url")]
+    pub base_url: Option<String>,
+    /// default, auto-edit or read-only.
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// A rules file (TOML).
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
+}
+
+/// The configuration in force, each value with its source.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub provider: Option<Setting<ProviderKind>>,
+    pub model: Option<Setting<String>>,
+    pub base_url: Option<Setting<String>>,
+    pub api_key_env: Option<Setting<String>>,
+    pub api_key_command: Option<Setting<String>>,
+    pub mode: Setting<Mode>,
+    pub rules: Vec<Setting<PathBuf>>,
+    pub max_tokens: Setting<u32>,
+    /// Project settings left out because the project is not trusted, in words.
+    pub ignored: Vec<String>,
+    pub project_file: Option<PathBuf>,
+    pub project_trusted: bool,
+}
+
+/// The environment, passed in so resolution is testable.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+}
+
+pub fn user_config_path(env: &dyn Env) -> PathBuf {
+    match env.var("XDG_CONFIG_HOME") {
+        Some(dir) if Path::new(&dir).is_absolute() => {
+            PathBuf::from(dir).join("airlock/config.toml")
+        }
+        _ => PathBuf::from(env.var("HOME").unwrap_or_else(|| "/".into()))
+            .join(".config/airlock/config.toml"),
+    }
+}
+
+pub fn project_config_path(workspace: &Path) -> PathBuf {
+    workspace.join(".airlock/config.toml")
+}
+
+fn strictness(mode: Mode) -> u8 {
+    match mode {
+        Mode::AutoEdit => 0,
+        Mode::Default => 1,
+        Mode::ReadOnly => 2,
+    }
+}
+
+pub fn resolve(
+    workspace: &Path,
+    flags: &ConfigFlags,
+    env: &dyn Env,
+    state_dir: &Path,
+) -> Result<Resolved> {
+    let user_path = user_config_path(env);
+    let user = ConfigFile::load(&user_path)?;
+    let project_path = project_config_path(workspace);
+    let project = ConfigFile::load(&project_path)?;
+    let trusted = match &project {
+        Some(_) => trust::is_trusted(state_dir, workspace, &project_path)?,
+        None => false,
+    };
+    let mut ignored = Vec::new();
+
+    fn pick<T: Clone>(
+        flag: (Option<T>, &str),
+        env: (Option<T>, &str),
+        project: Option<(Option<T>, PathBuf)>,
+        user: Option<(Option<T>, PathBuf)>,
+    ) -> Option<Setting<T>> {
+        if let Some(v) = flag.0 {
+            return Some(Setting {
+                value: v,
+                source: Source::Flag(flag.1.into()),
+            });
+        }
+        if let Some(v) = env.0 {
+            return Some(Setting {
+                value: v,
+                source: Source::Env(env.1.into()),
+            });
+        }
+        if let Some((Some(v), p)) = project {
+            return Some(Setting {
+                value: v,
+                source: Source::Project(p),
+            });
+        }
+        if let Some((Some(v), p)) = user {
+            return Some(Setting {
+                value: v,
+                source: Source::User(p),
+            });
+        }
+        None
+    }
+
+    let p = project.clone().unwrap_or_default();
+    let u = user.clone().unwrap_or_default();
+    let has_project = project.is_some();
+    let has_user = user.is_some();
+    fn from<T>(present: bool, value: Option<T>, path: &Path) -> Option<(Option<T>, PathBuf)> {
+        present.then(|| (value, path.to_path_buf()))
+    }
+
+    // Settings an untrusted project may not set at all.
+    let mut guarded = |name: &str, value_set: bool| -> bool {
+        if value_set && !trusted {
+            ignored.push(format!(
+                "`{name}` from {} (the project is not trusted: run `airlock trust` in it to allow)",
+                project_path.display()
+            ));
+            false
+        } else {
+            true
+        }
+    };
+    let project_base_url = if guarded("base_url", p.base_url.is_some()) {
+        p.base_url.clone()
+    } else {
+        None
+    };
+    let project_key_command = if guarded("api_key_command", p.api_key_command.is_some()) {
+        p.api_key_command.clone()
+    } else {
+        None
+    };
+    let project_key_env = if guarded("api_key_env", p.api_key_env.is_some()) {
+        p.api_key_env.clone()
+    } else {
+        None
+    };
+    let project_provider = if guarded("provider", p.provider.is_some()) {
+        p.provider
+    } else {
+        None
+    };
+
+    let provider = pick(
+        (flags.provider, "provider"),
+        (
+            env.var("AIRLOCK_PROVIDER").and_then(|v| parse_provider(&v)),
+            "AIRLOCK_PROVIDER",
+        ),
+        from(has_project, project_provider, &project_path),
+        from(has_user, u.provider, &user_path),
+    );
+    let model = pick(
+        (flags.model.clone(), "model"),
+        (env.var("AIRLOCK_MODEL"), "AIRLOCK_MODEL"),
+        from(has_project, p.model.clone(), &project_path),
+        from(has_user, u.model.clone(), &user_path),
+    );
+    let base_url = pick(
+        (flags.base_url.clone(), "base-url"),
+        (env.var("AIRLOCK_BASE_URL"), "AIRLOCK_BASE_URL"),
+        from(has_project, project_base_url, &project_path),
+        from(has_user, u.base_url.clone(), &user_path),
+    );
+    let api_key_env = pick(
+        (None, ""),
+        (None, ""),
+        from(has_project, project_key_env, &project_path),
+        from(has_user, u.api_key_env.clone(), &user_path),
+    );
+    let api_key_command = pick(
+        (None, ""),
+        (None, ""),
+        from(has_project, project_key_command, &project_path),
+        from(has_user, u.api_key_command.clone(), &user_path),
+    );
+    let env_mode = match env.var("AIRLOCK_MODE") {
+        Some(v) => Some(parse_mode(&v).with_context(|| {
+            format!("$AIRLOCK_MODE is {v:?}; use default, auto-edit or read-only")
+        })?),
+        None => None,
+    };
+    // The mode: a project may only make it stricter than what it would otherwise be.
+    let base_mode = pick(
+        (flags.mode, "mode"),
+        (env_mode, "AIRLOCK_MODE"),
+        None,
+        from(has_user, u.mode, &user_path),
+    )
+    .unwrap_or(Setting {
+        value: Mode::Default,
+        source: Source::Default,
+    });
+    let mode = match p.mode {
+        Some(m) if has_project && (trusted || strictness(m) > strictness(base_mode.value)) => {
+            if matches!(base_mode.source, Source::Flag(_) | Source::Env(_))
+                && strictness(m) <= strictness(base_mode.value)
+            {
+                base_mode
+            } else {
+                Setting {
+                    value: m,
+                    source: Source::Project(project_path.clone()),
+                }
+            }
+        }
+        Some(m) if has_project => {
+            ignored.push(format!(
+                "`mode = \"{}\"` from {} (looser than {}; the project is not trusted)",
+                m.as_str(),
+                project_path.display(),
+                base_mode.value.as_str()
+            ));
+            base_mode
+        }
+        _ => base_mode,
+    };
+    let mut rules = Vec::new();
+    if let (Some(r), true) = (&u.rules, has_user) {
+        rules.push(Setting {
+            value: relative_to(&user_path, r),
+            source: Source::User(user_path.clone()),
+        });
+    }
+    if let (Some(r), true) = (&p.rules, has_project) {
+        rules.push(Setting {
+            value: relative_to(&project_path, r),
+            source: Source::Project(project_path.clone()),
+        });
+    }
+    if let Some(r) = env.var("AIRLOCK_RULES") {
+        rules.push(Setting {
+            value: PathBuf::from(r),
+            source: Source::Env("AIRLOCK_RULES".into()),
+        });
+    }
+    if let Some(r) = &flags.rules {
+        rules.push(Setting {
+            value: r.clone(),
+            source: Source::Flag("rules".into()),
+        });
+    }
+    let max_tokens = pick(
+        (None, ""),
+        (None, ""),
+        from(has_project, p.max_tokens, &project_path),
+        from(has_user, u.max_tokens, &user_path),
+    )
+    .unwrap_or(Setting {
+        value: 4096,
+        source: Source::Default,
+    });
+    Ok(Resolved {
+        provider,
+        model,
+        base_url,
+        api_key_env,
+        api_key_command,
+        mode,
+        rules,
+        max_tokens,
+        ignored,
+        project_file: has_project.then_some(project_path),
+        project_trusted: trusted,
+    })
+}
+
+fn relative_to(config: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        config.parent().unwrap_or(Path::new(".")).join(path)
+    }
+}
+
+fn parse_provider(v: &str) -> Option<ProviderKind> {
+    match v {
+        "openai" => Some(ProviderKind::OpenAi),
+        "anthropic" => Some(ProviderKind::Anthropic),
+        _ => None,
+    }
+}
+
+fn parse_mode(v: &str) -> Result<Mode> {
+    Ok(match v {
+        "default" => Mode::Default,
+        "auto-edit" => Mode::AutoEdit,
+        "read-only" => Mode::ReadOnly,
+        other => bail!("unknown mode {other:?}"),
+    })
+}
+
+impl Resolved {
+    /// All rules files merged. Rules from an untrusted project keep only their ask and deny
+    /// rules: a project may tighten, never loosen.
+    pub fn load_rules(&self) -> Result<Rules> {
+        let mut all = Rules::empty();
+        for setting in &self.rules {
+            let mut rules = Rules::load(&setting.value)?;
+            if matches!(setting.source, Source::Project(_)) && !self.project_trusted {
+                rules.rules.retain(|r| r.action != Action::Allow);
+            }
+            all.rules.extend(rules.rules);
+        }
+        Ok(all)
+    }
+
+    /// The API key: from the configured command or environment variable, or the provider's usual
+    /// variable. Never printed.
+    pub fn api_key(&self, env: &dyn Env) -> Result<Option<String>> {
+        if let Some(cmd) = &self.api_key_command {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&cmd.value)
+                .output()
+                .with_context(|| format!("cannot run the api_key_command from {}", cmd.source))?;
+            if !out.status.success() {
+                bail!(
+                    "the api_key_command from {} failed ({})",
+                    cmd.source,
+                    out.status
+                );
+            }
+            let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            return Ok((!key.is_empty()).then_some(key));
+        }
+        let var = match (&self.api_key_env, &self.provider) {
+            (Some(v), _) => v.value.clone(),
+            (None, Some(p)) => match p.value {
+                ProviderKind::OpenAi => "OPENAI_API_KEY".into(),
+                ProviderKind::Anthropic => "ANTHROPIC_API_KEY".into(),
+            },
+            (None, None) => return Ok(None),
+        };
+        Ok(env.var(&var))
+    }
+
+    /// The resolved configuration for `airlock config show`, keys masked.
+    pub fn show(&self, env: &dyn Env) -> String {
+        let mut out = String::new();
+        let line = |out: &mut String, name: &str, value: String, source: String| {
+            out.push_str(&format!("{name:<16} {value:<40} ({source})\n"));
+        };
+        match &self.provider {
+            Some(p) => line(
+                &mut out,
+                "provider",
+                p.value.name().into(),
+                p.source.to_string(),
+            ),
+            None => line(
+                &mut out,
+                "provider",
+                "none (the offline demo plays)".into(),
+                "default".into(),
+            ),
+        }
+        if let Some(m) = &self.model {
+            line(&mut out, "model", m.value.clone(), m.source.to_string());
+        }
+        match (&self.base_url, &self.provider) {
+            (Some(b), _) => line(&mut out, "base_url", b.value.clone(), b.source.to_string()),
+            (None, Some(p)) => line(
+                &mut out,
+                "base_url",
+                p.value.default_base_url().into(),
+                "default".into(),
+            ),
+            _ => {}
+        }
+        let key = match (&self.api_key_command, &self.api_key_env, &self.provider) {
+            (Some(c), _, _) => format!("from a command ({})", c.source),
+            (None, Some(v), _) => format!(
+                "${} {}",
+                v.value,
+                if env.var(&v.value).is_some() {
+                    "set, ****"
+                } else {
+                    "NOT SET"
+                }
+            ),
+            (None, None, Some(p)) => {
+                let var = if p.value == ProviderKind::OpenAi {
+                    "OPENAI_API_KEY"
+                } else {
+                    "ANTHROPIC_API_KEY"
+                };
+                format!(
+                    "${var} {}",
+                    if env.var(var).is_some() {
+                        "set, ****"
+                    } else {
+                        "not set"
+                    }
+                )
+            }
+            _ => "none".into(),
+        };
+        line(&mut out, "api_key", key, "never shown".into());
+        line(
+            &mut out,
+            "mode",
+            self.mode.value.as_str().into(),
+            self.mode.source.to_string(),
+        );
+        for r in &self.rules {
+            line(
+                &mut out,
+                "rules",
+                r.value.display().to_string(),
+                r.source.to_string(),
+            );
+        }
+        line(
+            &mut out,
+            "max_tokens",
+            self.max_tokens.value.to_string(),
+            self.max_tokens.source.to_string(),
+        );
+        if let Some(p) = &self.project_file {
+            let trust = if self.project_trusted {
+                "trusted"
+            } else {
+                "not trusted (only tightening settings apply)"
+            };
+            line(&mut out, "project", p.display().to_string(), trust.into());
+        }
+        for i in &self.ignored {
+            out.push_str(&format!("ignored: {i}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
