@@ -3,13 +3,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use airlock::cli::{AuditCommand, Cli, Command, PolicyCommand, audit_verify, exec, policy_check};
+use airlock::cli::{
+    AuditCommand, Cli, Command, ConfigCommand, PolicyCommand, audit_verify, exec, policy_check,
+};
 
 async fn cockpit(args: exec::ExecArgs) -> anyhow::Result<()> {
     let started = exec::start(&args, None)?;
     let status = airlock::ui::app::Status {
         model: started.model,
-        mode: args.mode.as_str().to_string(),
+        mode: started.mode.as_str().to_string(),
         workspace: started.workspace.display().to_string(),
     };
     let result = airlock::ui::run(started.handle, status, Some(started.prompt)).await;
@@ -19,6 +21,36 @@ async fn cockpit(args: exec::ExecArgs) -> anyhow::Result<()> {
     result
 }
 
+fn config_show(
+    workspace: Option<std::path::PathBuf>,
+    flags: &airlock::config::ConfigFlags,
+) -> anyhow::Result<String> {
+    let workspace = match workspace {
+        Some(w) => w,
+        None => std::env::current_dir()?,
+    };
+    let env = airlock::config::ProcessEnv;
+    let resolved = airlock::config::resolve(&workspace, flags, &env, &airlock::store::state_dir())?;
+    Ok(resolved.show(&env))
+}
+
+fn trust(workspace: Option<std::path::PathBuf>) -> anyhow::Result<String> {
+    let workspace = match workspace {
+        Some(w) => w,
+        None => std::env::current_dir()?,
+    };
+    let file = airlock::config::project_config_path(&workspace);
+    if !file.exists() {
+        anyhow::bail!("{} does not exist: there is nothing to trust", file.display());
+    }
+    let hash = airlock::config::trust::trust(&airlock::store::state_dir(), &workspace, &file)?;
+    Ok(format!(
+        "trusted {} (sha256 {}); if the file changes, it must be trusted again",
+        file.display(),
+        &hash[..12]
+    ))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -26,7 +58,13 @@ fn main() -> ExitCode {
             // The cockpit, on the offline demo (no model is configured yet).
             tokio::runtime::Runtime::new()
                 .map_err(anyhow::Error::from)
-                .and_then(|rt| rt.block_on(cockpit(exec::ExecArgs::default())))
+                .and_then(|rt| {
+                    rt.block_on(cockpit(exec::ExecArgs {
+                        workspace: cli.workspace.clone(),
+                        config: cli.config.clone(),
+                        ..exec::ExecArgs::default()
+                    }))
+                })
                 .map(|()| ExitCode::SUCCESS)
         }
         None => {
@@ -64,6 +102,16 @@ fn main() -> ExitCode {
             .map_err(anyhow::Error::from)
             .and_then(|rt| rt.block_on(exec::run(args, io::stdout().lock())))
             .map(ExitCode::from),
+        Some(Command::Config {
+            command: ConfigCommand::Show { workspace, config },
+        }) => config_show(workspace, &config).map(|text| {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }),
+        Some(Command::Trust { workspace }) => trust(workspace).map(|text| {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }),
         Some(Command::Audit {
             command: AuditCommand::Verify { file },
         }) => audit_verify::run(&file).map(|report| {

@@ -16,7 +16,9 @@ use crate::approval::grants::GrantStore;
 use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
-use crate::approval::rules::Rules;
+use crate::config::{ConfigFlags, ProcessEnv, resolve};
+use crate::model::ModelClient;
+use crate::model::http::{HttpModel, HttpModelConfig, RetryPolicy, system_prompt};
 use crate::model::scripted::{Scenario, ScriptedModel};
 use crate::protocol::{AgentEvent, Op, TurnOutcome};
 use crate::tools::ToolRegistry;
@@ -41,10 +43,8 @@ pub struct ExecArgs {
     /// The workspace (default: a fresh scratch copy of the demo project in the temp directory).
     #[arg(long)]
     pub workspace: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "default")]
-    pub mode: Mode,
-    #[arg(long)]
-    pub rules: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigFlags,
     #[arg(long, value_enum, default_value = "deny")]
     pub approvals: HeadlessApprovals,
     /// Print events for a person to read instead of JSON lines.
@@ -58,8 +58,7 @@ impl Default for ExecArgs {
             prompt: None,
             scenario: None,
             workspace: None,
-            mode: Mode::Default,
-            rules: None,
+            config: ConfigFlags::default(),
             approvals: HeadlessApprovals::Deny,
             human: false,
         }
@@ -131,28 +130,29 @@ pub struct Started {
     pub workspace: PathBuf,
     pub prompt: String,
     pub model: String,
+    pub mode: Mode,
 }
 
 /// Builds the session (workspace, policy, audit, tools, model) and starts the agent. With
 /// `headless` set, that approver answers every ask; without, asks go to the driver as events.
 pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Started> {
-    let scenario = match &args.scenario {
-        Some(path) => Scenario::load(path)?,
-        None => Scenario::parse(demo::SCENARIO, "the built-in demo scenario")?,
-    };
-    let prompt = match (&args.prompt, &scenario.prompt) {
-        (Some(p), _) => p.clone(),
-        (None, Some(p)) => p.clone(),
-        (None, None) => {
-            bail!("no prompt: pass one on the command line, or add \"prompt\" to the scenario")
-        }
-    };
     let session = session_id("exec");
     let state = store::state_dir();
+    let env = ProcessEnv;
+    // With a model configured (and no scenario asked for), the agent works where it was started;
+    // otherwise the scripted demo plays on a scratch copy, never on the user's files.
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    let probe = resolve(args.workspace.as_deref().unwrap_or(&here), &args.config, &env, &state)?;
+    let real_model = args.scenario.is_none() && probe.provider.is_some();
     let workspace = match &args.workspace {
         Some(w) => w.clone(),
+        None if real_model => here,
         None => demo::scratch_copy(&demo::scratch_root(), &session)?,
     };
+    let config = resolve(&workspace, &args.config, &env, &state)?;
+    for ignored in &config.ignored {
+        eprintln!("airlock: ignored {ignored}");
+    }
     let home = store::home_dir();
     let paths = PathContext::new(&workspace, &home, &state).with_context(|| {
         format!(
@@ -161,11 +161,52 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
         )
     })?;
     let workspace = paths.workspace.clone();
-    let rules = match &args.rules {
-        Some(path) => Rules::load(path)?,
-        None => Rules::empty(),
+    let (model, prompt): (Arc<dyn ModelClient>, String) = if real_model {
+        let Some(provider) = &config.provider else {
+            bail!("no provider configured")
+        };
+        let kind = provider.value;
+        let Some(model_name) = config.model.as_ref().map(|m| m.value.clone()) else {
+            bail!(
+                "a provider is configured ({}) but no model: set `model` in the config, $AIRLOCK_MODEL or --model",
+                provider.source
+            )
+        };
+        let Some(prompt) = args.prompt.clone() else {
+            bail!("no prompt: with a model configured, pass the prompt on the command line")
+        };
+        let model = HttpModel::new(HttpModelConfig {
+            kind,
+            base_url: config
+                .base_url
+                .as_ref()
+                .map(|b| b.value.clone())
+                .unwrap_or_else(|| kind.default_base_url().to_string()),
+            model: model_name,
+            api_key: config.api_key(&env)?,
+            max_tokens: config.max_tokens.value,
+            system: system_prompt(&workspace),
+            connect_timeout: std::time::Duration::from_secs(10),
+            read_timeout: std::time::Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+        })?;
+        (Arc::new(model), prompt)
+    } else {
+        let scenario = match &args.scenario {
+            Some(path) => Scenario::load(path)?,
+            None => Scenario::parse(demo::SCENARIO, "the built-in demo scenario")?,
+        };
+        let prompt = match (&args.prompt, &scenario.prompt) {
+            (Some(p), _) => p.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => {
+                bail!("no prompt: pass one on the command line, or add \"prompt\" to the scenario")
+            }
+        };
+        (Arc::new(ScriptedModel::new(scenario)), prompt)
     };
-    let policy = Arc::new(Policy::new(args.mode, rules, paths, ToolCatalog::builtin()));
+    let rules = config.load_rules()?;
+    let policy = Arc::new(Policy::new(config.mode.value, rules, paths, ToolCatalog::builtin()));
     let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
     let tools = Arc::new(ToolRegistry::new(
         workspace.clone(),
@@ -174,10 +215,9 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
     ));
     let previewer = tools.clone();
     let session_for_gate = session.clone();
-    let model = ScriptedModel::new(scenario);
-    let model_name = crate::model::ModelClient::name(&model);
+    let model_name = model.name();
     let handle = agent::spawn(
-        Arc::new(model),
+        model,
         tools,
         move |driver| {
             Gate::new(
@@ -201,6 +241,7 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
         workspace,
         prompt,
         model: model_name,
+        mode: config.mode.value,
     })
 }
 

@@ -22,6 +22,12 @@ use crate::approval::policy::Mode;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// For the cockpit: the workspace (default: the current directory with a model configured,
+    /// else a scratch copy of the demo).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: crate::config::ConfigFlags,
 }
 
 #[derive(Debug, Subcommand)]
@@ -33,6 +39,16 @@ pub enum Command {
     },
     /// Run the agent without a UI, printing one JSON event per line (offline: the scripted demo).
     Exec(exec::ExecArgs),
+    /// Show the configuration in force and where each value comes from (keys are never shown).
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Trust this project's `.airlock/config.toml` as it is now (a changed file must be trusted again).
+    Trust {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
     /// Inspect the audit log.
     Audit {
         #[command(subcommand)]
@@ -68,5 +84,16 @@ pub enum AuditCommand {
     Verify {
         /// The session log, e.g. ~/.local/state/airlock/audit/<session>.jsonl
         file: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the resolved configuration with its sources.
+    Show {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[command(flatten)]
+        config: crate::config::ConfigFlags,
     },
 }
