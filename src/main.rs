@@ -41,7 +41,10 @@ fn trust(workspace: Option<std::path::PathBuf>) -> anyhow::Result<String> {
     };
     let file = airlock::config::project_config_path(&workspace);
     if !file.exists() {
-        anyhow::bail!("{} does not exist: there is nothing to trust", file.display());
+        anyhow::bail!(
+            "{} does not exist: there is nothing to trust",
+            file.display()
+        );
     }
     let hash = airlock::config::trust::trust(&airlock::store::state_dir(), &workspace, &file)?;
     Ok(format!(

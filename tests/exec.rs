@@ -24,6 +24,12 @@ fn exec_with_env(args: &[&str], root: &Path, env: &[(&str, &str)]) -> Run {
         .env("HOME", root.join("home"))
         .env("AIRLOCK_HOME", root.join("state"))
         .env("TMPDIR", root.join("tmp"))
+        .env("XDG_CONFIG_HOME", root.join("home/.config"))
+        .env_remove("AIRLOCK_PROVIDER")
+        .env_remove("AIRLOCK_MODEL")
+        .env_remove("AIRLOCK_BASE_URL")
+        .env_remove("AIRLOCK_MODE")
+        .env_remove("AIRLOCK_RULES")
         .output()
         .unwrap();
     Run {

@@ -76,7 +76,7 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
     }
     let status_file = dir.path().join("exit-status");
     let command = format!(
-        "env HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin}; echo AIRLOCK-ENDED; sleep 60",
+        "env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin}; echo AIRLOCK-ENDED; sleep 60",
         home = dir.path().join("home").display(),
         state = dir.path().join("state").display(),
         tmp = dir.path().join("tmp").display(),

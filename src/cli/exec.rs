@@ -142,7 +142,12 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
     // With a model configured (and no scenario asked for), the agent works where it was started;
     // otherwise the scripted demo plays on a scratch copy, never on the user's files.
     let here = std::env::current_dir().context("cannot read the current directory")?;
-    let probe = resolve(args.workspace.as_deref().unwrap_or(&here), &args.config, &env, &state)?;
+    let probe = resolve(
+        args.workspace.as_deref().unwrap_or(&here),
+        &args.config,
+        &env,
+        &state,
+    )?;
     let real_model = args.scenario.is_none() && probe.provider.is_some();
     let workspace = match &args.workspace {
         Some(w) => w.clone(),
@@ -187,7 +192,7 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
             max_tokens: config.max_tokens.value,
             system: system_prompt(&workspace),
             connect_timeout: std::time::Duration::from_secs(10),
-            read_timeout: std::time::Duration::from_secs(120),
+            read_timeout: std::time::Duration::from_secs(config.read_timeout_secs.value),
             retry: RetryPolicy::default(),
         })?;
         (Arc::new(model), prompt)
@@ -206,7 +211,12 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
         (Arc::new(ScriptedModel::new(scenario)), prompt)
     };
     let rules = config.load_rules()?;
-    let policy = Arc::new(Policy::new(config.mode.value, rules, paths, ToolCatalog::builtin()));
+    let policy = Arc::new(Policy::new(
+        config.mode.value,
+        rules,
+        paths,
+        ToolCatalog::builtin(),
+    ));
     let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
     let tools = Arc::new(ToolRegistry::new(
         workspace.clone(),

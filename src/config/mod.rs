@@ -33,6 +33,8 @@ pub struct ConfigFile {
     /// A rules file, relative to the config file's directory.
     pub rules: Option<PathBuf>,
     pub max_tokens: Option<u32>,
+    /// Seconds a model stream may stay silent before it counts as stalled.
+    pub read_timeout_secs: Option<u64>,
 }
 
 impl ConfigFile {
@@ -109,6 +111,7 @@ pub struct Resolved {
     pub mode: Setting<Mode>,
     pub rules: Vec<Setting<PathBuf>>,
     pub max_tokens: Setting<u32>,
+    pub read_timeout_secs: Setting<u64>,
     /// Project settings left out because the project is not trusted, in words.
     pub ignored: Vec<String>,
     pub project_file: Option<PathBuf>,
@@ -349,7 +352,18 @@ pub fn resolve(
         value: 4096,
         source: Source::Default,
     });
+    let read_timeout_secs = pick(
+        (None, ""),
+        (None, ""),
+        None,
+        from(has_user, u.read_timeout_secs, &user_path),
+    )
+    .unwrap_or(Setting {
+        value: 120,
+        source: Source::Default,
+    });
     Ok(Resolved {
+        read_timeout_secs,
         provider,
         model,
         base_url,

@@ -117,6 +117,14 @@ impl HttpModel {
         }
     }
 
+    /// An answer that broke off, worth asking again.
+    pub fn interrupted(&self, message: String) -> ModelError {
+        ModelError::Interrupted {
+            provider: self.kind.name().into(),
+            message: format!("{} ({})", message, self.url()),
+        }
+    }
+
     pub fn error(&self, message: String) -> ModelError {
         ModelError::Provider {
             provider: self.kind.name().into(),
@@ -196,7 +204,7 @@ impl HttpModel {
                 } else {
                     "the stream broke"
                 };
-                self.error(format!("{why}: {e}"))
+                self.interrupted(format!("{why}: {e}"))
             })?;
             for event in parser.push(&chunk) {
                 on_event(event).map_err(|m| self.error(m))?;
@@ -220,26 +228,67 @@ impl ModelClient for HttpModel {
         deltas: mpsc::UnboundedSender<String>,
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(async move {
-            match self.kind {
-                ProviderKind::OpenAi => {
-                    let body =
-                        openai::request_body(&self.model, &self.system, conversation, &self.tools);
-                    let response = self.send(&body).await?;
-                    openai::read_stream(self, response, &deltas).await
-                }
-                ProviderKind::Anthropic => {
-                    let body = anthropic::request_body(
-                        &self.model,
-                        self.max_tokens,
-                        &self.system,
-                        conversation,
-                        &self.tools,
-                    );
-                    let response = self.send(&body).await?;
-                    anthropic::read_stream(self, response, &deltas).await
+            // An answer that breaks off is asked for again (nothing from it has run); other
+            // failures end here. Text already shown is followed by a note, not taken back.
+            let mut attempt = 0;
+            loop {
+                let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+                let out = deltas.clone();
+                let forward = tokio::spawn(async move {
+                    let mut shown = false;
+                    while let Some(text) = rx.recv().await {
+                        shown = true;
+                        let _ = out.send(text);
+                    }
+                    shown
+                });
+                let result = self.respond_once(conversation, tx).await;
+                let shown = forward.await.unwrap_or(false);
+                match result {
+                    Err(ModelError::Interrupted { message, .. })
+                        if attempt < self.retry.max_retries =>
+                    {
+                        if shown {
+                            let _ = deltas.send("\n[the answer broke off; asking again]\n".into());
+                        }
+                        let _ = message;
+                        let delay = (self.retry.base_delay * 2u32.saturating_pow(attempt))
+                            .min(self.retry.max_delay);
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
+                    }
+                    other => return other,
                 }
             }
         })
+    }
+}
+
+impl HttpModel {
+    async fn respond_once(
+        &self,
+        conversation: &[Message],
+        deltas: mpsc::UnboundedSender<String>,
+    ) -> Result<ModelReply, ModelError> {
+        match self.kind {
+            ProviderKind::OpenAi => {
+                let body =
+                    openai::request_body(&self.model, &self.system, conversation, &self.tools);
+                let response = self.send(&body).await?;
+                openai::read_stream(self, response, &deltas).await
+            }
+            ProviderKind::Anthropic => {
+                let body = anthropic::request_body(
+                    &self.model,
+                    self.max_tokens,
+                    &self.system,
+                    conversation,
+                    &self.tools,
+                );
+                let response = self.send(&body).await?;
+                anthropic::read_stream(self, response, &deltas).await
+            }
+        }
     }
 }
 

@@ -58,6 +58,9 @@ pub enum ModelError {
     Scenario(String),
     #[error("{provider}: {message}")]
     Provider { provider: String, message: String },
+    /// The answer broke off (truncated, disconnected, stalled): worth asking again.
+    #[error("{provider}: {message}")]
+    Interrupted { provider: String, message: String },
 }
 
 pub trait ModelClient: Send + Sync {

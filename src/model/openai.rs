@@ -164,7 +164,13 @@ pub async fn read_stream(
         stream.on_data(&event.data, deltas)
     })
     .await?;
-    stream.finish().map_err(|m| http.error(m))
+    stream.finish().map_err(|m| {
+        if m.contains("finish marker") {
+            http.interrupted(m)
+        } else {
+            http.error(m)
+        }
+    })
 }
 
 #[cfg(test)]
