@@ -18,5 +18,6 @@ fi
 if [ ! -d "$dir/py/llmock-$LLMOCK_VERSION.dist-info" ]; then
   command -v python3 >/dev/null || { echo "python3 is needed for the llmock test server"; exit 1; }
   echo "== installing llmock==$LLMOCK_VERSION"
-  python3 -m pip install --quiet --disable-pip-version-check --target "$dir/py" "llmock==$LLMOCK_VERSION"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$dir/py" "llmock==$LLMOCK_VERSION" \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages --target "$dir/py" "llmock==$LLMOCK_VERSION"
 fi

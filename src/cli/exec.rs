@@ -131,6 +131,8 @@ pub struct Started {
     pub prompt: String,
     pub model: String,
     pub mode: Mode,
+    /// Things the person should know before the first turn (ignored project settings).
+    pub notices: Vec<String>,
 }
 
 /// Builds the session (workspace, policy, audit, tools, model) and starts the agent. With
@@ -155,8 +157,15 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
         None => demo::scratch_copy(&demo::scratch_root(), &session)?,
     };
     let config = resolve(&workspace, &args.config, &env, &state)?;
-    for ignored in &config.ignored {
-        eprintln!("airlock: ignored {ignored}");
+    let notices: Vec<String> = config
+        .ignored
+        .iter()
+        .map(|i| format!("ignored {i}"))
+        .collect();
+    if headless.is_some() {
+        for notice in &notices {
+            eprintln!("airlock: {notice}");
+        }
     }
     let home = store::home_dir();
     let paths = PathContext::new(&workspace, &home, &state).with_context(|| {
@@ -252,6 +261,7 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
         prompt,
         model: model_name,
         mode: config.mode.value,
+        notices,
     })
 }
 

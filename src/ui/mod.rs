@@ -46,9 +46,13 @@ pub async fn run(
     mut handle: AgentHandle,
     status: Status,
     first_prompt: Option<String>,
+    notices: Vec<String>,
 ) -> Result<()> {
     let (mut terminal, guard) = TerminalGuard::enter()?;
     let mut app = App::new(status, Instant::now());
+    for notice in notices {
+        app.entries.push(app::Entry::Notice(notice));
+    }
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
