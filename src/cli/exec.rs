@@ -186,9 +186,8 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
                 provider.source
             )
         };
-        let Some(prompt) = args.prompt.clone() else {
-            bail!("no prompt: with a model configured, pass the prompt on the command line")
-        };
+        // The cockpit lets the person type the first prompt; `exec` needs one (checked there).
+        let prompt = args.prompt.clone().unwrap_or_default();
         let model = HttpModel::new(HttpModelConfig {
             kind,
             base_url: config
@@ -279,6 +278,10 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         prompt,
         ..
     } = start(&args, Some(headless))?;
+    if prompt.trim().is_empty() {
+        let _ = handle.ops.send(Op::Shutdown);
+        bail!("no prompt: with a model configured, pass the prompt on the command line");
+    }
     if args.human {
         writeln!(
             out,
