@@ -2,6 +2,8 @@
 //! checkpoints and pending approvals later). `$AIRLOCK_HOME` wins; otherwise the XDG state
 //! directory (`$XDG_STATE_HOME/airlock`, by default `~/.local/state/airlock`).
 
+pub mod db;
+
 use std::path::PathBuf;
 
 /// The state directory, from the environment. Not created here.
