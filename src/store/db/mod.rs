@@ -60,6 +60,15 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// A run as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRow {
+    pub session: String,
+    pub workspace: PathBuf,
+    pub state: String,
+    pub checkpoint: Option<String>,
+}
+
 /// A pending (or decided) approval as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRow {
@@ -169,22 +178,18 @@ impl Store {
             .map_err(|e| self.sqlite(e))
     }
 
-    /// (session, workspace, state, checkpoint) of a run.
-    pub fn run(
-        &self,
-        id: &str,
-    ) -> Result<Option<(String, PathBuf, String, Option<String>)>, StoreError> {
+    pub fn run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
         self.conn
             .query_row(
                 "SELECT session, workspace, state, checkpoint FROM runs WHERE id = ?1",
                 params![id],
                 |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        PathBuf::from(r.get::<_, String>(1)?),
-                        r.get(2)?,
-                        r.get(3)?,
-                    ))
+                    Ok(RunRow {
+                        session: r.get(0)?,
+                        workspace: PathBuf::from(r.get::<_, String>(1)?),
+                        state: r.get(2)?,
+                        checkpoint: r.get(3)?,
+                    })
                 },
             )
             .optional()
