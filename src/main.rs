@@ -4,7 +4,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use airlock::cli::{
-    AuditCommand, Cli, Command, ConfigCommand, PolicyCommand, audit_verify, exec, policy_check,
+    ApprovalsCommand, AuditCommand, Cli, Command, ConfigCommand, PolicyCommand, audit_verify, exec,
+    park, policy_check,
 };
 
 async fn cockpit(args: exec::ExecArgs) -> anyhow::Result<()> {
@@ -114,6 +115,37 @@ fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }),
+        Some(Command::Approvals {
+            command: ApprovalsCommand::List,
+        }) => park::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS),
+        Some(Command::Approve {
+            code,
+            session,
+            resume,
+        }) => park::decide(&code, true, session, None).and_then(|text| {
+            eprintln!("{text}");
+            if !resume {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let db = airlock::store::db::Store::open(&park::db_path())?;
+            let run = db
+                .approval_by_code(&code)?
+                .map(|a| a.run_id)
+                .unwrap_or_default();
+            tokio::runtime::Runtime::new()?
+                .block_on(park::resume(&run, &mut io::stdout().lock()))
+                .map(ExitCode::from)
+        }),
+        Some(Command::Deny { code, reason }) => {
+            park::decide(&code, false, false, reason).map(|text| {
+                eprintln!("{text}");
+                ExitCode::SUCCESS
+            })
+        }
+        Some(Command::Resume { run }) => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|rt| rt.block_on(park::resume(&run, &mut io::stdout().lock())))
+            .map(ExitCode::from),
         Some(Command::Trust { workspace }) => trust(workspace).map(|text| {
             println!("{text}");
             ExitCode::SUCCESS

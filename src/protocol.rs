@@ -47,7 +47,7 @@ pub struct GrantSummary {
 }
 
 /// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnOutcome {
     /// The model answered without asking for more tools.
@@ -58,6 +58,27 @@ pub enum TurnOutcome {
     StepLimit,
     /// The model or the engine failed; the message says why.
     Failed { message: String },
+    /// A call needs a person and none is here (`--approvals park`): the turn stopped with a
+    /// checkpoint; nothing of the parked call ran.
+    Parked {
+        checkpoint: Box<crate::agent::Checkpoint>,
+        request: Box<ApprovalRequest>,
+    },
+}
+
+impl PartialEq for TurnOutcome {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (TurnOutcome::Completed, TurnOutcome::Completed)
+            | (TurnOutcome::Interrupted, TurnOutcome::Interrupted)
+            | (TurnOutcome::StepLimit, TurnOutcome::StepLimit) => true,
+            (TurnOutcome::Failed { message: a }, TurnOutcome::Failed { message: b }) => a == b,
+            (TurnOutcome::Parked { request: a, .. }, TurnOutcome::Parked { request: b, .. }) => {
+                a.call_id == b.call_id
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What the agent tells the driver, in the order it happens.

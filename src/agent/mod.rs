@@ -22,6 +22,31 @@ use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
 pub use approver::ChannelApprover;
 
+/// Where a parked turn stands: everything needed to go on later, in another process.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    /// The conversation up to and including the model message that asked for `calls`.
+    pub conversation: Vec<Message>,
+    pub calls: Vec<ToolCall>,
+    /// Results of the calls before the parked one (denied, or ran to completion).
+    pub results: Vec<Option<Message>>,
+    /// Index of the parked call in `calls`.
+    pub parked: usize,
+    /// The model's own state (the scripted model's position).
+    pub model: serde_json::Value,
+    pub turn: u64,
+}
+
+/// How a batch of calls ended.
+enum BatchEnd {
+    Done(Vec<Message>),
+    Parked {
+        results: Vec<Option<Message>>,
+        index: usize,
+        request: Box<crate::approval::approver::ApprovalRequest>,
+    },
+}
+
 /// Most model round trips in one turn.
 pub const DEFAULT_MAX_STEPS: usize = 50;
 
@@ -65,6 +90,27 @@ pub fn spawn(
     make_gate: impl FnOnce(Arc<dyn Approver>) -> Gate,
     config: AgentConfig,
 ) -> AgentHandle {
+    spawn_with(model, tools, make_gate, config, None)
+}
+
+/// What a resumed agent starts from: the checkpoint, and the parked call's decision
+/// (`(call id, frozen call, allow, reason)`), already taken by its one-time code.
+pub struct Resume {
+    pub checkpoint: Checkpoint,
+    pub call_id: String,
+    pub frozen: crate::approval::frozen::FrozenCall,
+    pub allow: bool,
+    pub reason: Option<String>,
+}
+
+/// Like `spawn`, and when `resume` is given the task first finishes the parked turn.
+pub fn spawn_with(
+    model: Arc<dyn ModelClient>,
+    tools: Arc<ToolRegistry>,
+    make_gate: impl FnOnce(Arc<dyn Approver>) -> Gate,
+    config: AgentConfig,
+    resume: Option<Resume>,
+) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let control = Arc::new(Control::default());
@@ -81,7 +127,16 @@ pub fn spawn(
         turn: 0,
         config,
     };
-    let task = tokio::spawn(agent.run(op_rx));
+    let task = tokio::spawn(async move {
+        let mut agent = agent;
+        if let Some(r) = resume {
+            let settled = agent
+                .gate
+                .settle_parked(&r.call_id, r.frozen, r.allow, r.reason);
+            agent.resume_turn(r.checkpoint, settled).await;
+        }
+        agent.run(op_rx).await
+    });
     AgentHandle {
         ops: op_tx,
         events: event_rx,
@@ -306,8 +361,17 @@ impl Agent {
             if reply.calls.is_empty() {
                 return TurnOutcome::Completed;
             }
-            let results = self.run_calls(reply.calls, cancel).await;
-            self.conversation.extend(results);
+            let empty = vec![None; reply.calls.len()];
+            match self.run_calls(&reply.calls, empty, 0, None, cancel).await {
+                BatchEnd::Done(results) => self.conversation.extend(results),
+                BatchEnd::Parked {
+                    results,
+                    index,
+                    request,
+                } => {
+                    return self.park(reply.calls, results, index, request);
+                }
+            }
             if cancel.is_cancelled() {
                 return TurnOutcome::Interrupted;
             }
@@ -315,18 +379,95 @@ impl Agent {
         TurnOutcome::StepLimit
     }
 
-    /// Gates the calls one at a time in model order; starts each approved call at once, so they
-    /// run concurrently; returns one result per call, in model order.
-    async fn run_calls(&self, calls: Vec<ToolCall>, cancel: &CancellationToken) -> Vec<Message> {
-        let mut results: Vec<Option<Message>> = vec![None; calls.len()];
+    fn park(
+        &self,
+        calls: Vec<ToolCall>,
+        results: Vec<Option<Message>>,
+        index: usize,
+        request: Box<crate::approval::approver::ApprovalRequest>,
+    ) -> TurnOutcome {
+        TurnOutcome::Parked {
+            checkpoint: Box::new(Checkpoint {
+                conversation: self.conversation.clone(),
+                calls,
+                results,
+                parked: index,
+                model: self.model.save(),
+                turn: self.turn,
+            }),
+            request,
+        }
+    }
+
+    /// Continues a parked turn: the parked call is settled by `settled` (from its one-time code),
+    /// the rest of its batch goes through the gate, then the turn goes on with the model.
+    async fn resume_turn(&mut self, checkpoint: Checkpoint, settled: GateOutcome) {
+        self.turn = checkpoint.turn;
+        self.conversation = checkpoint.conversation;
+        self.model.restore(&checkpoint.model);
+        let turn = self.turn;
+        self.emit(AgentEvent::TurnStarted {
+            turn,
+            prompt: "(resumed after a parked approval)".into(),
+        });
+        let cancel = CancellationToken::new();
+        *lock(&self.control.turn) = Some(cancel.clone());
+        let outcome = match self
+            .run_calls(
+                &checkpoint.calls,
+                checkpoint.results,
+                checkpoint.parked,
+                Some(settled),
+                &cancel,
+            )
+            .await
+        {
+            BatchEnd::Done(results) => {
+                self.conversation.extend(results);
+                if cancel.is_cancelled() {
+                    TurnOutcome::Interrupted
+                } else {
+                    self.turn_steps(&cancel).await
+                }
+            }
+            BatchEnd::Parked {
+                results,
+                index,
+                request,
+            } => self.park(checkpoint.calls, results, index, request),
+        };
+        *lock(&self.control.turn) = None;
+        self.emit(AgentEvent::TurnFinished { turn, outcome });
+    }
+
+    /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
+    /// results; `first` is an outcome already settled for the call at `from`); starts each
+    /// approved call at once, so they run concurrently. Returns one result per call, in model
+    /// order, or where the batch parked.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        mut results: Vec<Option<Message>>,
+        from: usize,
+        mut first: Option<GateOutcome>,
+        cancel: &CancellationToken,
+    ) -> BatchEnd {
         let mut running = JoinSet::new();
-        for (index, call) in calls.iter().enumerate() {
-            let outcome = if cancel.is_cancelled() {
+        let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
+        for (index, call) in calls.iter().enumerate().skip(from) {
+            let outcome = if let Some(settled) = first.take() {
+                Some(settled)
+            } else if cancel.is_cancelled() {
                 None
             } else {
                 Some(self.gate.check(call.clone(), cancel).await)
             };
             match outcome {
+                Some(GateOutcome::Parked(request)) => {
+                    // Nobody can answer now: stop here; what already runs finishes first.
+                    parked = Some((index, request));
+                    break;
+                }
                 None => {
                     let message = "denied: the turn was interrupted before this call was decided; nothing ran".to_string();
                     self.emit(AgentEvent::ToolDenied {
@@ -430,21 +571,30 @@ impl Agent {
             self.emit(finished);
             results[index] = Some(message);
         }
+        if let Some((index, request)) = parked {
+            return BatchEnd::Parked {
+                results,
+                index,
+                request,
+            };
+        }
         // Every slot is filled: each call was either denied or joined. A task that panicked
         // still gets a result, so the model never loses track of a call.
-        calls
-            .iter()
-            .zip(results)
-            .map(|(call, r)| {
-                r.unwrap_or_else(|| {
-                    tool_message(
-                        call,
-                        CallResult::Failed,
-                        "error: the tool stopped unexpectedly".into(),
-                    )
+        BatchEnd::Done(
+            calls
+                .iter()
+                .zip(results)
+                .map(|(call, r)| {
+                    r.unwrap_or_else(|| {
+                        tool_message(
+                            call,
+                            CallResult::Failed,
+                            "error: the tool stopped unexpectedly".into(),
+                        )
+                    })
                 })
-            })
-            .collect()
+                .collect(),
+        )
     }
 }
 

@@ -85,6 +85,9 @@ pub enum ApproverError {
     NoAnswer,
     #[error("the approver failed: {0}")]
     Failed(String),
+    /// Nobody is here now: keep the request for later (`airlock exec --approvals park`).
+    #[error("parked for a later decision")]
+    Park,
 }
 
 pub trait Approver: Send + Sync {
@@ -160,5 +163,18 @@ impl Approver for AllowAllOnce {
 
     fn ask(&self, _request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
         Box::pin(async { Ok(Decision::AllowOnce) })
+    }
+}
+
+/// Headless, for later: every ask is parked (checkpointed with a one-time code), nothing runs now.
+pub struct ParkAll;
+
+impl Approver for ParkAll {
+    fn is_human(&self) -> bool {
+        false
+    }
+
+    fn ask(&self, _request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
+        Box::pin(async { Err(ApproverError::Park) })
     }
 }

@@ -24,13 +24,19 @@ use crate::protocol::{AgentEvent, Op, TurnOutcome};
 use crate::tools::ToolRegistry;
 use crate::{demo, store};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum HeadlessApprovals {
     /// Whatever would ask is denied.
     Deny,
     /// Whatever would ask is allowed once. Hard denies are never lifted. For benchmarks and
     /// scripted runs.
     DangerouslyAllowAll,
+    /// Whatever would ask is parked: checkpoint, one-time code, exit with status 5. Decide later
+    /// with `airlock approve CODE` / `airlock deny CODE`, go on with `airlock resume RUN`.
+    Park,
 }
 
 #[derive(Debug, clap::Args)]
@@ -113,6 +119,7 @@ pub mod status {
     pub const FAILED: u8 = 1;
     pub const INTERRUPTED: u8 = 3;
     pub const STEP_LIMIT: u8 = 4;
+    pub const PARKED: u8 = 5;
 }
 
 pub fn session_id(prefix: &str) -> String {
@@ -138,7 +145,17 @@ pub struct Started {
 /// Builds the session (workspace, policy, audit, tools, model) and starts the agent. With
 /// `headless` set, that approver answers every ask; without, asks go to the driver as events.
 pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Started> {
-    let session = session_id("exec");
+    start_with(args, headless, None, None)
+}
+
+/// `start`, continuing an existing session (its audit chain) and, if given, a parked turn.
+pub fn start_with(
+    args: &ExecArgs,
+    headless: Option<Arc<dyn Approver>>,
+    session: Option<String>,
+    resume: Option<agent::Resume>,
+) -> Result<Started> {
+    let session = session.unwrap_or_else(|| session_id("exec"));
     let state = store::state_dir();
     let env = ProcessEnv;
     // With a model configured (and no scenario asked for), the agent works where it was started;
@@ -234,7 +251,7 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
     let previewer = tools.clone();
     let session_for_gate = session.clone();
     let model_name = model.name();
-    let handle = agent::spawn(
+    let handle = agent::spawn_with(
         model,
         tools,
         move |driver| {
@@ -252,6 +269,7 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
             .with_previewer(previewer)
         },
         AgentConfig::default(),
+        resume,
     );
     Ok(Started {
         handle,
@@ -264,44 +282,71 @@ pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Sta
     })
 }
 
-pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
-    let headless: Arc<dyn Approver> = match args.approvals {
+pub fn headless_approver(approvals: HeadlessApprovals) -> Arc<dyn Approver> {
+    match approvals {
         HeadlessApprovals::Deny => Arc::new(DenyAll {
             reason: "nobody is there to approve it (airlock exec --approvals deny)".into(),
         }),
         HeadlessApprovals::DangerouslyAllowAll => Arc::new(AllowAllOnce),
-    };
-    let Started {
-        mut handle,
-        session,
-        workspace,
-        prompt,
-        ..
-    } = start(&args, Some(headless))?;
-    if prompt.trim().is_empty() {
-        let _ = handle.ops.send(Op::Shutdown);
+        HeadlessApprovals::Park => Arc::new(crate::approval::approver::ParkAll),
+    }
+}
+
+pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
+    let started = start(&args, Some(headless_approver(args.approvals)))?;
+    if started.prompt.trim().is_empty() {
+        let _ = started.handle.ops.send(Op::Shutdown);
         bail!("no prompt: with a model configured, pass the prompt on the command line");
     }
     if args.human {
         writeln!(
             out,
             "airlock demo (offline, scripted model; asks are denied: nobody is there to approve them)\nworkspace: {} (a scratch copy)",
-            workspace.display()
+            started.workspace.display()
         )?;
     } else {
         writeln!(
             out,
             "{}",
-            serde_json::json!({"event": "session", "session": session, "workspace": workspace})
+            serde_json::json!({"event": "session", "session": started.session, "workspace": started.workspace})
         )?;
     }
-    handle
+    started
+        .handle
         .ops
-        .send(Op::Submit { prompt })
+        .send(Op::Submit {
+            prompt: started.prompt.clone(),
+        })
         .context("the agent task ended before it started")?;
+    drive(&args, started, &mut out).await
+}
+
+/// Prints the agent's events until its turn ends; parks the run if the turn parked.
+pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> Result<u8> {
+    let Started {
+        mut handle,
+        session,
+        workspace,
+        ..
+    } = started;
     let mut code = status::FAILED;
     let mut in_text = false;
     while let Some(event) = handle.events.recv().await {
+        if let AgentEvent::TurnFinished {
+            outcome:
+                TurnOutcome::Parked {
+                    checkpoint,
+                    request,
+                },
+            ..
+        } = &event
+        {
+            let parked = super::park::park(args, &session, &workspace, checkpoint, request)?;
+            writeln!(out, "{}", serde_json::to_string(&parked)?)?;
+            code = status::PARKED;
+            let _ = handle.ops.send(Op::Shutdown);
+            continue;
+        }
         if args.human {
             let is_text = matches!(event, AgentEvent::TextDelta { .. });
             if is_text && !in_text {
@@ -323,6 +368,7 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
                     TurnOutcome::Interrupted => status::INTERRUPTED,
                     TurnOutcome::StepLimit => status::STEP_LIMIT,
                     TurnOutcome::Failed { .. } => status::FAILED,
+                    TurnOutcome::Parked { .. } => status::PARKED,
                 };
                 let _ = handle.ops.send(Op::Shutdown);
             }

@@ -4,6 +4,7 @@
 
 pub mod audit_verify;
 pub mod exec;
+pub mod park;
 pub mod policy_check;
 
 use std::path::PathBuf;
@@ -49,6 +50,29 @@ pub enum Command {
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
+    /// Parked approvals waiting for a decision.
+    Approvals {
+        #[command(subcommand)]
+        command: ApprovalsCommand,
+    },
+    /// Approve a parked call by its one-time code.
+    Approve {
+        code: String,
+        /// Record it as allow-for-session (the parked call itself runs once).
+        #[arg(long)]
+        session: bool,
+        /// Resume the run right away.
+        #[arg(long)]
+        resume: bool,
+    },
+    /// Deny a parked call by its one-time code; the model is told the reason.
+    Deny {
+        code: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Go on with a parked run: runs exactly the frozen call (if approved), then the model goes on.
+    Resume { run: String },
     /// Inspect the audit log.
     Audit {
         #[command(subcommand)]
@@ -96,4 +120,10 @@ pub enum ConfigCommand {
         #[command(flatten)]
         config: crate::config::ConfigFlags,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// List pending approvals with tool, risk, reasons, preview and expiry.
+    List,
 }

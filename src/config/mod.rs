@@ -83,7 +83,7 @@ pub struct Setting<T> {
 }
 
 /// Command-line flags that override configuration.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct ConfigFlags {
     /// The model provider: openai (any OpenAI-compatible server) or anthropic.
     #[arg(long, value_enum)]

@@ -67,6 +67,15 @@ pub trait ModelClient: Send + Sync {
     /// A short name for status lines ("scripted: demo").
     fn name(&self) -> String;
 
+    /// The model's own state, for a checkpoint (the scripted model's position). Real models keep
+    /// none: the conversation is their state.
+    fn save(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Restores what `save` returned.
+    fn restore(&self, _state: &serde_json::Value) {}
+
     /// Answers the conversation so far. Text is streamed through `deltas` as it comes; the reply
     /// holds the whole text and only complete tool calls (a partial call never runs).
     fn respond<'a>(

@@ -147,6 +147,17 @@ impl ModelClient for ScriptedModel {
         format!("scripted: {}", self.scenario.name)
     }
 
+    fn save(&self) -> Value {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        serde_json::json!({"next_step": state.next_step, "next_id": state.next_id})
+    }
+
+    fn restore(&self, saved: &Value) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.next_step = saved["next_step"].as_u64().unwrap_or(0) as usize;
+        state.next_id = saved["next_id"].as_u64().unwrap_or(0) as usize;
+    }
+
     fn respond<'a>(
         &'a self,
         conversation: &'a [Message],

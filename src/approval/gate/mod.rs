@@ -39,6 +39,9 @@ pub enum DecisionSource {
     User,
     /// A headless stand-in answered (`airlock exec --approvals ...`).
     Headless,
+    /// Parked for later; decided with a one-time code (`airlock approve` / `deny`).
+    Parked,
+    RemoteCode,
     Timeout,
     Error,
     Cancelled,
@@ -91,6 +94,8 @@ pub struct Denial {
 pub enum GateOutcome {
     Approved(Approved),
     Denied(Denial),
+    /// Nobody could answer now; the request is to be kept and decided later. Nothing ran.
+    Parked(Box<ApprovalRequest>),
 }
 
 impl GateOutcome {
@@ -179,6 +184,52 @@ impl Gate {
                 format!("the audit log cannot be written ({e}); nothing runs without a record")
             }),
             None => Ok(()),
+        }
+    }
+
+    /// Settles a parked call with the decision taken later by one-time code. The frozen text must
+    /// still match its digest (a tampered approval is refused). Audited with source `remote_code`.
+    pub fn settle_parked(
+        &self,
+        call_id: &str,
+        frozen: FrozenCall,
+        allow: bool,
+        reason: Option<String>,
+    ) -> GateOutcome {
+        let call = ToolCall {
+            id: call_id.to_string(),
+            tool: frozen.tool.clone(),
+            args: serde_json::Value::Null,
+        };
+        if let Err(e) = frozen.verified_args() {
+            return self.deny_early(
+                &call,
+                &frozen,
+                DecisionSource::Error,
+                format!("the parked call was tampered with: {e}"),
+            );
+        }
+        if allow {
+            self.approve(
+                &call,
+                frozen,
+                DecisionSource::RemoteCode,
+                json!({"decision": "allow_once"}),
+            )
+        } else {
+            let message = match reason.as_deref().map(str::trim) {
+                Some(r) if !r.is_empty() => format!("denied by the user: {r}"),
+                _ => "denied by the user".to_string(),
+            };
+            let record = json!({"call_id": call_id, "tool": frozen.tool, "digest": frozen.digest, "decision": "deny", "source": DecisionSource::RemoteCode, "message": message});
+            let _ = self.audit("decision", record);
+            GateOutcome::Denied(Denial {
+                call_id: call_id.to_string(),
+                tool: frozen.tool.clone(),
+                source: DecisionSource::RemoteCode,
+                message,
+                reasons: Vec::new(),
+            })
         }
     }
 
@@ -288,7 +339,15 @@ impl Gate {
             directory_scope: directory_scope.clone(),
             verdict: verdict.clone(),
         };
+        let kept = request.clone();
         let answer = self.wait_for_answer(request, cancel).await;
+        if let Err((DecisionSource::Parked, _)) = &answer {
+            let record = json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "parked", "source": DecisionSource::Parked});
+            if let Err(e) = self.audit("decision", record) {
+                return self.refuse(&call, &frozen, DecisionSource::Error, e, &verdict, false);
+            }
+            return GateOutcome::Parked(Box::new(kept));
+        }
         let answered_by = if self.approver.is_human() {
             DecisionSource::User
         } else {
@@ -382,6 +441,7 @@ impl Gate {
                 Ok(Err(ApproverError::ChannelClosed)) => Err((DecisionSource::Error, "denied: nobody to ask, the approval channel is closed; nothing ran".into())),
                 Ok(Err(ApproverError::NoAnswer)) => Err((DecisionSource::Error, "denied: the approver went away without answering; nothing ran".into())),
                 Ok(Err(ApproverError::Failed(e))) => Err((DecisionSource::Error, format!("denied: the approver failed ({e}); nothing ran"))),
+                Ok(Err(ApproverError::Park)) => Err((DecisionSource::Parked, String::new())),
                 Ok(Ok(decision)) => Ok(decision),
             }
         }

@@ -304,6 +304,9 @@ impl App {
                     TurnOutcome::Failed { message } => self
                         .entries
                         .push(Entry::Notice(format!("turn failed: {message}"))),
+                    TurnOutcome::Parked { request, .. } => self.entries.push(Entry::Notice(
+                        format!("parked: {} waits for a decision", request.call_id),
+                    )),
                 }
                 // Nothing can be waiting any more.
                 self.overlays.retain(|o| !matches!(o, Overlay::Approval(_)));

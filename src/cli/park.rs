@@ -1,0 +1,287 @@
+//! Parking and resuming: `airlock exec --approvals park` stores a checkpoint and a pending
+//! approval with a one-time code; `airlock approvals list`, `airlock approve CODE`,
+//! `airlock deny CODE` decide it from anywhere on the machine; `airlock resume RUN` goes on,
+//! running exactly the frozen call (digest re-checked), once.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::exec::{self, ExecArgs, HeadlessApprovals, headless_approver};
+use crate::agent::{Checkpoint, Resume};
+use crate::approval::approver::ApprovalRequest;
+use crate::approval::frozen::{FrozenCall, hex};
+use crate::approval::gate::system_clock;
+use crate::config::ConfigFlags;
+use crate::store;
+use crate::store::db::Store;
+
+/// How long a parked approval waits for a decision, unless `AIRLOCK_APPROVAL_TTL_MS` says.
+pub const DEFAULT_TTL_MS: u64 = 24 * 3600 * 1000;
+
+/// Everything `resume` needs, stored with the run.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ResumeSpec {
+    pub checkpoint: Checkpoint,
+    pub workspace: PathBuf,
+    pub scenario: Option<PathBuf>,
+    pub config: ConfigFlags,
+    pub approvals: HeadlessApprovals,
+    /// For a parked write or edit: the SHA-256 of the file it changes, as it was when parked.
+    pub file_hash: Option<(PathBuf, Option<String>)>,
+}
+
+pub fn db_path() -> PathBuf {
+    store::state_dir().join("airlock.db")
+}
+
+fn now() -> u64 {
+    system_clock()()
+}
+
+fn file_hash(path: &Path) -> Option<String> {
+    std::fs::read(path).ok().map(|b| hex(&Sha256::digest(&b)))
+}
+
+/// Stores a parked turn; returns the `parked` event to print (with the one-time code).
+pub fn park(
+    args: &ExecArgs,
+    session: &str,
+    workspace: &Path,
+    checkpoint: &Checkpoint,
+    request: &ApprovalRequest,
+) -> Result<Value> {
+    let target = match request.tool.as_str() {
+        "write_file" | "edit_file" => serde_json::from_str::<Value>(&request.frozen.canonical)
+            .ok()
+            .and_then(|a| a["path"].as_str().map(|p| workspace.join(p))),
+        _ => None,
+    };
+    let spec = ResumeSpec {
+        checkpoint: checkpoint.clone(),
+        workspace: workspace.to_path_buf(),
+        scenario: args.scenario.clone(),
+        config: args.config.clone(),
+        approvals: args.approvals,
+        file_hash: target.map(|p| {
+            let h = file_hash(&p);
+            (p, h)
+        }),
+    };
+    let db = Store::open(&db_path())?;
+    let ttl = std::env::var("AIRLOCK_APPROVAL_TTL_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_TTL_MS);
+    let now = now();
+    db.save_run(
+        session,
+        session,
+        workspace,
+        "parked",
+        Some(&serde_json::to_string(&spec)?),
+        now,
+    )?;
+    let summary = json!({
+        "risk": request.risk,
+        "reasons": request.verdict.reason_lines(),
+        "preview": request.preview,
+    });
+    let code = db.add_approval(
+        session,
+        session,
+        &request.call_id,
+        &request.frozen,
+        &summary.to_string(),
+        now,
+        ttl,
+    )?;
+    Ok(json!({
+        "event": "parked",
+        "run": session,
+        "call_id": request.call_id,
+        "tool": request.tool,
+        "code": code,
+        "expires_in_ms": ttl,
+        "reasons": request.verdict.reason_lines(),
+        "preview": request.preview,
+        "next": format!("airlock approve {code}  (or: airlock deny {code}), then: airlock resume {session}"),
+    }))
+}
+
+pub fn list(out: &mut impl Write) -> Result<()> {
+    let db = Store::open(&db_path())?;
+    let now = now();
+    let pending = db.pending(now)?;
+    if pending.is_empty() {
+        writeln!(out, "no pending approvals")?;
+    }
+    for row in pending {
+        let summary: Value = serde_json::from_str(&row.summary).unwrap_or(Value::Null);
+        writeln!(
+            out,
+            "run {}  call {}  {}  risk {}  expires in {}s",
+            row.run_id,
+            row.call_id,
+            row.tool,
+            summary["risk"],
+            row.expires_ms.saturating_sub(now) / 1000
+        )?;
+        for r in summary["reasons"].as_array().into_iter().flatten() {
+            writeln!(out, "  • {}", r.as_str().unwrap_or(""))?;
+        }
+        match summary["preview"]["kind"].as_str() {
+            Some("command") => writeln!(
+                out,
+                "  $ {}",
+                summary["preview"]["command"].as_str().unwrap_or("")
+            )?,
+            Some("diff") => {
+                for l in summary["preview"]["unified"].as_str().unwrap_or("").lines() {
+                    writeln!(out, "  {l}")?;
+                }
+            }
+            _ => writeln!(out, "  args: {}", row.frozen.canonical)?,
+        }
+        writeln!(
+            out,
+            "  (the code was printed when the run parked; it is stored only as a hash)"
+        )?;
+    }
+    Ok(())
+}
+
+pub fn decide(
+    code: &str,
+    allow: bool,
+    session_grant: bool,
+    reason: Option<String>,
+) -> Result<String> {
+    let db = Store::open(&db_path())?;
+    let decision = if allow {
+        json!({"decision": if session_grant { "allow_session" } else { "allow_once" }})
+    } else {
+        json!({"decision": "deny", "reason": reason})
+    };
+    let row = db.decide(code, &decision.to_string(), now())?;
+    Ok(format!(
+        "{} {} ({}) in run {}; go on with: airlock resume {}",
+        if allow { "approved" } else { "denied" },
+        row.call_id,
+        row.tool,
+        row.run_id,
+        row.run_id
+    ))
+}
+
+pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
+    let db = Store::open(&db_path())?;
+    let now = now();
+    let Some(row) = db.run(run)? else {
+        bail!("no run {run}: check the id printed when it parked (airlock approvals list)");
+    };
+    if !db.transition_run(run, "parked", "resuming", now)? {
+        bail!(
+            "run {run} is not parked (it is {}); nothing runs twice",
+            row.state
+        );
+    }
+    let refuse = |why: String| -> Result<u8> {
+        let _ = db.transition_run(run, "resuming", "parked", now);
+        bail!(why)
+    };
+    let spec: ResumeSpec = serde_json::from_str(row.checkpoint.as_deref().unwrap_or(""))
+        .with_context(|| format!("the checkpoint of run {run} is missing or unreadable"))?;
+    let Some(approval) = db.approval_for_run(run)? else {
+        return refuse(format!("run {run} has no approval to resume from"));
+    };
+    match approval.state.as_str() {
+        "pending" if approval.expires_ms <= now => {
+            let _ = db.transition_run(run, "resuming", "expired", now);
+            bail!(
+                "the approval for {} expired before it was decided; nothing runs",
+                approval.call_id
+            );
+        }
+        "pending" => {
+            return refuse(format!(
+                "{} is not decided yet: airlock approve CODE or airlock deny CODE",
+                approval.call_id
+            ));
+        }
+        "approved" | "denied" => {}
+        other => {
+            return refuse(format!(
+                "the approval for {} is {other}; nothing runs twice",
+                approval.call_id
+            ));
+        }
+    }
+    // The call that runs is the one that was shown: the stored frozen text must match its digest,
+    // the digest approved, and the call in the checkpoint.
+    let Some(parked_call) = spec.checkpoint.calls.get(spec.checkpoint.parked) else {
+        return refuse("the checkpoint does not hold the parked call".into());
+    };
+    let expected = FrozenCall::freeze(&parked_call.tool, &parked_call.args);
+    if let Err(e) = approval.frozen.verified_args() {
+        return refuse(format!("refused: {e}"));
+    }
+    if approval.frozen.digest != approval.digest || approval.digest != expected.digest {
+        return refuse("refused: the stored call does not match the one that was approved (tampered?); nothing runs".into());
+    }
+    if let Some((path, hash)) = &spec.file_hash {
+        if file_hash(path) != *hash {
+            return refuse(format!(
+                "refused: {} changed since the edit was parked; the diff that was approved no longer applies",
+                path.display()
+            ));
+        }
+    }
+    db.consume(approval.id, now)?;
+    let decision: Value =
+        serde_json::from_str(approval.decision.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);
+    let allow = approval.state == "approved";
+    let reason = decision["reason"].as_str().map(str::to_string);
+    let args = ExecArgs {
+        workspace: Some(spec.workspace.clone()),
+        scenario: spec.scenario.clone(),
+        config: spec.config.clone(),
+        approvals: spec.approvals,
+        prompt: Some("(resumed)".into()),
+        human: false,
+    };
+    let started = exec::start_with(
+        &args,
+        Some(headless_approver(spec.approvals)),
+        Some(row.session.clone()),
+        Some(Resume {
+            checkpoint: spec.checkpoint,
+            call_id: approval.call_id.clone(),
+            frozen: approval.frozen,
+            allow,
+            reason,
+        }),
+    )?;
+    writeln!(
+        out,
+        "{}",
+        json!({"event": "resumed", "run": run, "call_id": approval.call_id, "allowed": allow})
+    )?;
+    let code = exec::drive(&args, started, out).await?;
+    let state = if code == exec::status::PARKED {
+        "parked"
+    } else if code == exec::status::COMPLETED {
+        "done"
+    } else {
+        "failed"
+    };
+    // A run that parked again was saved by `drive` under the same id; only finish the others.
+    if state != "parked" {
+        let _ = db.transition_run(run, "resuming", state, system_clock()());
+    }
+    Ok(code)
+}
