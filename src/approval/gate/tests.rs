@@ -107,6 +107,7 @@ fn denial(outcome: GateOutcome) -> Denial {
     match outcome {
         GateOutcome::Denied(d) => d,
         GateOutcome::Approved(a) => panic!("expected a denial, got approval of {}", a.call_id()),
+        GateOutcome::Parked(r) => panic!("expected a denial, got {} parked", r.call_id),
     }
 }
 
@@ -114,6 +115,7 @@ fn approval(outcome: GateOutcome) -> Approved {
     match outcome {
         GateOutcome::Approved(a) => a,
         GateOutcome::Denied(d) => panic!("expected approval, got {d:?}"),
+        GateOutcome::Parked(r) => panic!("expected approval, got {} parked", r.call_id),
     }
 }
 
@@ -465,4 +467,28 @@ async fn every_request_and_decision_is_audited_in_a_chain_that_verifies() {
         .collect();
     assert_eq!(summary, expected);
     assert_eq!(records[3]["body"]["message"], "denied by the user: no");
+}
+
+#[tokio::test]
+async fn a_parking_approver_parks_the_call_and_nothing_is_approved() {
+    let rig = rig(Arc::new(crate::approval::approver::ParkAll));
+    match check(&rig, bash("c1", "cargo test")).await {
+        GateOutcome::Parked(request) => {
+            assert_eq!(request.call_id, "c1");
+            assert_eq!(request.frozen.canonical, r#"{"command":"cargo test"}"#);
+        }
+        other => panic!("expected parked, got {other:?}"),
+    }
+    // A safe call never needs anyone, so it never parks.
+    approval(check(&rig, bash("c2", "ls")).await);
+}
+
+#[tokio::test]
+async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_with() {
+    let rig = rig(Arc::new(crate::approval::approver::ParkAll));
+    let mut frozen = FrozenCall::freeze("bash", &json!({"command": "cargo test"}));
+    approval(rig.gate.settle_parked("c1", frozen.clone(), true, None));
+    frozen.canonical = r#"{"command":"cargo test; rm -rf ~"}"#.into();
+    let d = denial(rig.gate.settle_parked("c1", frozen, true, None));
+    assert!(d.message.contains("tampered"), "{}", d.message);
 }
