@@ -1,0 +1,253 @@
+//! Parking, deciding from another process, and resuming, with the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new(scenario: &str) -> World {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["ws", "home", "state"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        std::fs::write(dir.path().join("s.json"), scenario).unwrap();
+        std::fs::write(dir.path().join("ws/calc.py"), "return a - b\n").unwrap();
+        World { dir }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    fn airlock(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .current_dir(self.dir.path())
+            .args(args)
+            .env("HOME", self.path("home"))
+            .env("AIRLOCK_HOME", self.path("state"))
+            .env("XDG_CONFIG_HOME", self.path("home/.config"))
+            .env_remove("AIRLOCK_PROVIDER")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    }
+
+    /// Runs the scenario with `--approvals park`; returns (run id, code).
+    fn park(&self, env: &[(&str, &str)]) -> (String, String) {
+        let out = self.airlock(
+            &[
+                "exec",
+                "--scenario",
+                "s.json",
+                "--workspace",
+                "ws",
+                "--approvals",
+                "park",
+            ],
+            env,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(5),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let parked: Value = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["event"] == "parked")
+            .expect("a parked event");
+        (
+            parked["run"].as_str().unwrap().into(),
+            parked["code"].as_str().unwrap().into(),
+        )
+    }
+
+    fn events(out: &Output) -> Vec<Value> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+const TOUCH: &str = r#"{"name": "p", "prompt": "go", "steps": [
+    {"calls": [{"tool": "bash", "args": {"command": "echo ran >> made.txt"}}]},
+    {"say": "done", "expect": ["ok"]}
+]}"#;
+
+#[test]
+fn park_list_approve_resume_runs_the_frozen_call_exactly_once() {
+    let w = World::new(TOUCH);
+    let (run, code) = w.park(&[]);
+    assert!(!w.path("ws/made.txt").exists(), "nothing ran while parked");
+    let list = w.airlock(&["approvals", "list"], &[]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains(&run) && listed.contains("echo ran >> made.txt"),
+        "{listed}"
+    );
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(
+        World::events(&resumed)
+            .iter()
+            .any(|e| e["event"] == "turn_finished" && e["outcome"] == "completed")
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/made.txt")).unwrap(),
+        "ran\n"
+    );
+    // Again: refused, and nothing runs twice.
+    let again = w.airlock(&["resume", &run], &[]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not parked"));
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/made.txt")).unwrap(),
+        "ran\n"
+    );
+    // The audit chain spans both processes and verifies.
+    let log = w.path(&format!("state/audit/{run}.jsonl"));
+    assert!(
+        w.airlock(&["audit", "verify", log.to_str().unwrap()], &[])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn deny_then_resume_gives_the_model_the_denial_and_its_reason() {
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo ran >> made.txt"}}]},
+            {"say": "understood", "expect": ["denied"]}
+        ]}"#,
+    );
+    let (run, code) = w.park(&[]);
+    assert!(
+        w.airlock(&["deny", &code, "--reason", "not today"], &[])
+            .status
+            .success()
+    );
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stdout)
+    );
+    let events = World::events(&resumed);
+    let denied = events.iter().find(|e| e["event"] == "tool_denied").unwrap();
+    assert_eq!(denied["message"], "denied by the user: not today");
+    assert!(!w.path("ws/made.txt").exists());
+}
+
+#[test]
+fn resume_after_the_approval_expired_refuses_and_runs_nothing() {
+    let w = World::new(TOUCH);
+    let (run, code) = w.park(&[("AIRLOCK_APPROVAL_TTL_MS", "1")]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let approve = w.airlock(&["approve", &code], &[]);
+    assert!(String::from_utf8_lossy(&approve.stderr).contains("expired"));
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(resumed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains("expired"));
+    assert!(!w.path("ws/made.txt").exists());
+}
+
+#[test]
+fn a_pending_approval_tampered_with_in_the_database_is_refused_at_resume() {
+    let w = World::new(TOUCH);
+    let (run, code) = w.park(&[]);
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    let db = rusqlite::Connection::open(w.path("state/airlock.db")).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE approvals SET frozen = replace(frozen, 'echo ran', 'echo pwned')",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(resumed.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&resumed.stderr).contains("refused"),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(!w.path("ws/made.txt").exists());
+}
+
+#[test]
+fn a_parked_edit_whose_file_changed_since_is_refused() {
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "edit_file", "args": {"path": "calc.py", "old": "a - b", "new": "a + b"}}]},
+            {"say": "done"}
+        ]}"#,
+    );
+    let (run, code) = w.park(&[]);
+    std::fs::write(w.path("ws/calc.py"), "return a - b  # edited by hand\n").unwrap();
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(resumed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains("changed since"));
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/calc.py")).unwrap(),
+        "return a - b  # edited by hand\n"
+    );
+}
+
+#[test]
+fn thirty_two_concurrent_approve_processes_have_exactly_one_winner() {
+    let w = World::new(TOUCH);
+    let (_run, code) = w.park(&[]);
+    let children: Vec<_> = (0..32)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_airlock"))
+                .current_dir(w.dir.path())
+                .args(["approve", &code])
+                .env("HOME", w.path("home"))
+                .env("AIRLOCK_HOME", w.path("state"))
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let wins = children
+        .into_iter()
+        .map(|mut c| c.wait().unwrap().success())
+        .filter(|ok| *ok)
+        .count();
+    assert_eq!(wins, 1);
+}
+
+#[test]
+fn approve_with_resume_finishes_the_run_in_one_step_and_only_once() {
+    // The parked process has exited by design: the checkpoint and the approval live in the
+    // database, and a resume after the run finished is refused.
+    let w = World::new(TOUCH);
+    let (run, code) = w.park(&[]);
+    assert!(
+        w.airlock(&["approve", &code, "--resume"], &[])
+            .status
+            .success()
+    );
+    assert!(!w.airlock(&["resume", &run], &[]).status.success());
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/made.txt")).unwrap(),
+        "ran\n"
+    );
+}
