@@ -103,6 +103,7 @@ fn rig(scenario: serde_json::Value, approvals: Approvals) -> Rig {
                 GateConfig {
                     session: "t".into(),
                     approval_timeout: None,
+                    dangerous_timeout: None,
                     grant_ttl: None,
                 },
             )

@@ -34,6 +34,8 @@ pub struct ApprovalRequest {
     pub directory_scope: Option<GrantScope>,
     /// What the call would change or run, as the human should see it (a diff, a command).
     pub preview: Option<Preview>,
+    /// When the request times out (unix milliseconds) and is denied as "timed out", if it does.
+    pub deadline_ms: Option<u64>,
 }
 
 /// What a call would do, rendered for a human before any key is live.

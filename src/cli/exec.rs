@@ -236,6 +236,8 @@ pub fn start_with(
         (Arc::new(ScriptedModel::new(scenario)), prompt)
     };
     let rules = config.load_rules()?;
+    let approval_timeout = config.approval_timeout_secs;
+    let dangerous_timeout = config.dangerous_approval_timeout_secs;
     let policy = Arc::new(Policy::new(
         config.mode.value,
         rules,
@@ -262,7 +264,8 @@ pub fn start_with(
                 Some(audit),
                 GateConfig {
                     session: session_for_gate,
-                    approval_timeout: None,
+                    approval_timeout: approval_timeout.map(std::time::Duration::from_secs),
+                    dangerous_timeout: dangerous_timeout.map(std::time::Duration::from_secs),
                     grant_ttl: None,
                 },
             )

@@ -35,6 +35,10 @@ pub struct ConfigFile {
     pub max_tokens: Option<u32>,
     /// Seconds a model stream may stay silent before it counts as stalled.
     pub read_timeout_secs: Option<u64>,
+    /// Seconds a person has to answer an approval before it is denied as "timed out".
+    pub approval_timeout_secs: Option<u64>,
+    /// The same for dangerous calls (defaults to `approval_timeout_secs`).
+    pub dangerous_approval_timeout_secs: Option<u64>,
 }
 
 impl ConfigFile {
@@ -112,6 +116,8 @@ pub struct Resolved {
     pub rules: Vec<Setting<PathBuf>>,
     pub max_tokens: Setting<u32>,
     pub read_timeout_secs: Setting<u64>,
+    pub approval_timeout_secs: Option<u64>,
+    pub dangerous_approval_timeout_secs: Option<u64>,
     /// Project settings left out because the project is not trusted, in words.
     pub ignored: Vec<String>,
     pub project_file: Option<PathBuf>,
@@ -363,6 +369,8 @@ pub fn resolve(
         source: Source::Default,
     });
     Ok(Resolved {
+        approval_timeout_secs: u.approval_timeout_secs,
+        dangerous_approval_timeout_secs: u.dangerous_approval_timeout_secs,
         read_timeout_secs,
         provider,
         model,

@@ -590,6 +590,13 @@ fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
         let chars: usize = line.spans.iter().map(|s| s.content.chars().count()).sum();
         chars.div_ceil(width.max(1)).max(1) as u16
     };
+    if let Some(deadline) = request.deadline_ms {
+        let left = deadline.saturating_sub(app.wall_ms) / 1000;
+        foot.push(Line::styled(
+            format!("times out in {left}s, then it is denied as timed out"),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
     if let Some(why) = &request.no_session_grant {
         foot.push(Line::styled(format!("no session grant: {why}"), dim()));
     }

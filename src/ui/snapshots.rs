@@ -72,6 +72,7 @@ fn command_request(call_id: &str, command: &str) -> ApprovalRequest {
             command: command.into(),
             cwd: WS.into(),
         }),
+        deadline_ms: None,
         verdict,
     }
 }
@@ -98,6 +99,7 @@ fn edit_request() -> ApprovalRequest {
             old,
             &old.replace("a - b", "a + b"),
         )),
+        deadline_ms: None,
         verdict,
     }
 }
@@ -149,14 +151,15 @@ fn command_approval_with_reasons() {
     let t0 = Instant::now();
     let mut app = app(t0);
     conversation(&mut app);
-    ask(
-        &mut app,
-        command_request(
-            "c6",
-            "cargo test --release && curl -s https://example.com/x -o data.json",
-        ),
+    let mut request = command_request(
+        "c6",
+        "cargo test --release && curl -s https://example.com/x -o data.json",
     );
+    // Answer within 42 s, or it is denied as timed out.
+    request.deadline_ms = Some(1_042_000);
+    ask(&mut app, request);
     app.now = t0 + Duration::from_secs(2);
+    app.wall_ms = 1_000_000;
     both_sizes("command_approval", &app);
 }
 

@@ -119,6 +119,8 @@ pub struct GateConfig {
     pub session: String,
     /// How long a human has to answer; `None` waits until cancelled.
     pub approval_timeout: Option<Duration>,
+    /// A shorter (or longer) wait for dangerous calls; `None` uses `approval_timeout`.
+    pub dangerous_timeout: Option<Duration>,
     /// How long a session grant lives; `None` for the rest of the session.
     pub grant_ttl: Option<Duration>,
 }
@@ -327,7 +329,15 @@ impl Gate {
             (Some(p), Ok(args)) => p.preview(&call.tool, &args),
             _ => None,
         };
+        let limit = match verdict.risk {
+            crate::approval::risk::Risk::Dangerous => self
+                .config
+                .dangerous_timeout
+                .or(self.config.approval_timeout),
+            _ => self.config.approval_timeout,
+        };
         let request = ApprovalRequest {
+            deadline_ms: limit.map(|l| (self.clock)() + l.as_millis() as Millis),
             preview,
             call_id: call.id.clone(),
             session: self.config.session.clone(),
@@ -426,9 +436,16 @@ impl Gate {
         request: ApprovalRequest,
         cancel: &CancellationToken,
     ) -> Result<Decision, (DecisionSource, String)> {
+        let limit = match request.risk {
+            crate::approval::risk::Risk::Dangerous => self
+                .config
+                .dangerous_timeout
+                .or(self.config.approval_timeout),
+            _ => self.config.approval_timeout,
+        };
         let asking = self.approver.ask(request);
         let timed = async {
-            match self.config.approval_timeout {
+            match limit {
                 Some(limit) => tokio::time::timeout(limit, asking).await.map_err(|_| limit),
                 None => Ok(asking.await),
             }

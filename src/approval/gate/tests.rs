@@ -80,6 +80,7 @@ fn rig_with(
         GateConfig {
             session: "s1".into(),
             approval_timeout: timeout,
+            dangerous_timeout: None,
             grant_ttl,
         },
     )

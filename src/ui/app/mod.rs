@@ -110,6 +110,8 @@ pub struct App {
     pub should_quit: bool,
     /// The clock the screen shows (elapsed times); set by the loop, fixed in tests.
     pub now: Instant,
+    /// Wall-clock milliseconds, for approval deadlines; set by the loop, fixed in tests.
+    pub wall_ms: u64,
     /// Last known areas of the panes, for mouse scrolling: (x, y, width, height).
     pub conversation_area: (u16, u16, u16, u16),
     pub results_area: (u16, u16, u16, u16),
@@ -139,6 +141,7 @@ impl App {
             turn_running: false,
             should_quit: false,
             now,
+            wall_ms: 0,
             conversation_area: (0, 0, 0, 0),
             results_area: (0, 0, 0, 0),
         }

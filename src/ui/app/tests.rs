@@ -40,6 +40,7 @@ pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest
             command: command.into(),
             cwd: "/work/demo".into(),
         }),
+        deadline_ms: None,
     }
 }
 
