@@ -151,6 +151,14 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Some(Command::Audit {
+            command: AuditCommand::Show { run },
+        }) => airlock::cli::audit_show::run(
+            &airlock::store::audit_dir(&airlock::store::state_dir()),
+            run.as_deref(),
+            &mut io::stdout().lock(),
+        )
+        .map(|()| ExitCode::SUCCESS),
+        Some(Command::Audit {
             command: AuditCommand::Verify { file },
         }) => audit_verify::run(&file).map(|report| {
             println!("{report}");

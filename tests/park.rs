@@ -251,3 +251,19 @@ fn approve_with_resume_finishes_the_run_in_one_step_and_only_once() {
         "ran\n"
     );
 }
+
+#[test]
+fn audit_show_lists_each_decision_with_its_source() {
+    let w = World::new(TOUCH);
+    let (run, code) = w.park(&[]);
+    assert!(
+        w.airlock(&["approve", &code, "--resume"], &[])
+            .status
+            .success()
+    );
+    let shown = w.airlock(&["audit", "show", &run], &[]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("parked by parked"), "{text}");
+    assert!(text.contains("allow by remote_code"), "{text}");
+    assert!(text.contains("ran: ok"), "{text}");
+}

@@ -2,6 +2,7 @@
 //! `anyhow` with context: they end the process with a message that says what, where and how to
 //! fix it.
 
+pub mod audit_show;
 pub mod audit_verify;
 pub mod exec;
 pub mod park;
@@ -104,6 +105,11 @@ pub struct PolicyCheckArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
+    /// Print a session's requests, decisions (with their source) and outcomes readably.
+    Show {
+        /// The run / session id (default: the newest log).
+        run: Option<String>,
+    },
     /// Check an audit log's hash chain: detects edited, reordered or truncated logs.
     Verify {
         /// The session log, e.g. ~/.local/state/airlock/audit/<session>.jsonl
