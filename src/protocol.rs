@@ -32,6 +32,8 @@ pub enum Op {
     ListGrants,
     /// Revoke one grant; answered by `AgentEvent::Grants` with what is left.
     RevokeGrant { id: u64 },
+    /// Ask for this session's audit trail; answered by `AgentEvent::Audit`.
+    ListAudit,
 }
 
 /// A session grant as the driver shows it.
@@ -127,6 +129,8 @@ pub enum AgentEvent {
     Error { message: String },
     /// The session's live grants (after `Op::ListGrants`, `Op::RevokeGrant`, or a new grant).
     Grants { grants: Vec<GrantSummary> },
+    /// This session's decisions, one readable line each, with their source (after `Op::ListAudit`).
+    Audit { lines: Vec<String> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.
     ShutdownComplete,
 }

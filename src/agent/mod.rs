@@ -182,6 +182,12 @@ fn grants_event(gate: &Gate) -> AgentEvent {
 /// Answers grant ops (at any time, in a turn or not); false for every other op.
 fn handle_grant_op(gate: &Gate, events: &mpsc::UnboundedSender<AgentEvent>, op: &Op) -> bool {
     match op {
+        Op::ListAudit => {
+            let _ = events.send(AgentEvent::Audit {
+                lines: gate.audit_lines(),
+            });
+            return true;
+        }
         Op::ListGrants => {}
         Op::RevokeGrant { id } => {
             if !gate.grants().revoke(*id) {
@@ -202,7 +208,7 @@ fn handle_op_during_turn(
     op: Op,
 ) -> Next {
     match op {
-        Op::ListGrants | Op::RevokeGrant { .. } => {}
+        Op::ListGrants | Op::RevokeGrant { .. } | Op::ListAudit => {}
         Op::Submit { .. } => {
             let _ = events.send(AgentEvent::Error {
                 message: "a turn is already running; wait for it to finish or interrupt it".into(),
@@ -287,7 +293,7 @@ impl Agent {
                 }
                 Op::Shutdown => break,
                 Op::Interrupt => {}
-                Op::ListGrants | Op::RevokeGrant { .. } => {
+                Op::ListGrants | Op::RevokeGrant { .. } | Op::ListAudit => {
                     handle_grant_op(&self.gate, &self.events, &op);
                 }
                 Op::Decide { call_id, .. } => {

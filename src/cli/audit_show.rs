@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
 
 use crate::approval::audit;
 
@@ -28,52 +27,11 @@ pub fn log_path(dir: &Path, run: Option<&str>) -> Result<PathBuf> {
     }
 }
 
-/// One line per record that says something: requests with their verdict, decisions with their
-/// source, outcomes.
-pub fn line(record: &Value) -> Option<String> {
-    let body = &record["body"];
-    let call = body["call_id"].as_str().unwrap_or("?");
-    let tool = body["tool"].as_str().unwrap_or("");
-    Some(match record["kind"].as_str()? {
-        "request" => format!(
-            "#{:<4} {call:<8} {tool:<10} asked: {} ({})",
-            record["seq"].as_u64().unwrap_or(0),
-            body["ruling"].as_str().unwrap_or("?"),
-            body["reasons"]
-                .as_array()
-                .map(|r| r
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("; "))
-                .unwrap_or_default()
-        ),
-        "decision" => format!(
-            "#{:<4} {call:<8} {tool:<10} {} by {}{}",
-            record["seq"].as_u64().unwrap_or(0),
-            body["decision"].as_str().unwrap_or("?"),
-            body["source"].as_str().unwrap_or("?"),
-            body["message"]
-                .as_str()
-                .map(|m| format!(": {m}"))
-                .unwrap_or_default()
-        ),
-        "outcome" => format!(
-            "#{:<4} {call:<8} {:<10} ran: {} {}",
-            record["seq"].as_u64().unwrap_or(0),
-            "",
-            body["outcome"].as_str().unwrap_or("?"),
-            body["detail"]
-        ),
-        _ => return None,
-    })
-}
-
 pub fn run(dir: &Path, run: Option<&str>, out: &mut impl Write) -> Result<()> {
     let path = log_path(dir, run)?;
     writeln!(out, "{}", path.display())?;
     for record in audit::read_records(&path)? {
-        if let Some(l) = line(&record) {
+        if let Some(l) = audit::summary_line(&record) {
             writeln!(out, "{l}")?;
         }
     }

@@ -109,7 +109,9 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         }
         AgentEvent::TurnFinished { outcome, .. } => format!("\n\n(turn {outcome:?})\n"),
         AgentEvent::Error { message } => format!("\n! {message}"),
-        AgentEvent::ShutdownComplete | AgentEvent::Grants { .. } => return None,
+        AgentEvent::ShutdownComplete | AgentEvent::Grants { .. } | AgentEvent::Audit { .. } => {
+            return None;
+        }
     })
 }
 

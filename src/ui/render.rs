@@ -92,6 +92,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Overlay::Approval(a) => render_approval(app, a, frame),
             Overlay::Help => render_help(frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
+            Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
             Overlay::ConfirmQuit => render_confirm_quit(app, frame),
         }
     }
@@ -758,6 +759,43 @@ fn render_grants(app: &App, selected: usize, frame: &mut Frame) {
         lines.push(Line::styled(text, style));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn render_audit(app: &App, scroll: u16, frame: &mut Frame) {
+    let area = centered(frame.area(), 90, 80);
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" audit: this session's decisions and their source (Esc closes) ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = app
+        .audit
+        .iter()
+        .map(|l| {
+            let style = if l.contains(" deny by ") {
+                Style::default().fg(Color::Red)
+            } else if l.contains(" allow by ") {
+                Style::default().fg(Color::Green)
+            } else {
+                dim()
+            };
+            Line::styled(truncate(l, width), style)
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled("nothing decided yet", dim()));
+    }
+    let height = inner.height as usize;
+    let end = lines
+        .len()
+        .saturating_sub((scroll as usize).min(lines.len().saturating_sub(height.min(lines.len()))));
+    let start = end.saturating_sub(height);
+    frame.render_widget(
+        Paragraph::new(lines.drain(start..end).collect::<Vec<_>>()),
+        inner,
+    );
 }
 
 fn render_confirm_quit(app: &App, frame: &mut Frame) {

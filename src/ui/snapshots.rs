@@ -317,3 +317,27 @@ fn asking_before_quitting_while_tools_run() {
     app.now = t0 + Duration::from_millis(500);
     both_sizes("confirm_quit", &app);
 }
+
+#[test]
+fn the_audit_view() {
+    let mut app = app(Instant::now());
+    let ops = app.on_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::F(2),
+            crossterm::event::KeyModifiers::NONE,
+        ),
+        Instant::now(),
+    );
+    assert_eq!(ops, vec![crate::protocol::Op::ListAudit]);
+    app.on_agent_event(AgentEvent::Audit {
+        lines: vec![
+            "#0    c1       read_file  asked: allow (allow: reads README.md inside the workspace)".into(),
+            "#1    c1       read_file  allow by policy".into(),
+            "#2    c5       edit_file  asked: ask (ask: writes calc.py in the workspace)".into(),
+            "#3    c5       edit_file  allow by user".into(),
+            "#4    c7       bash       deny by policy: denied: destroys data outside the workspace: ~/.cache/pip".into(),
+            "#5    c9       bash       deny by timeout: denied: timed out after 300s waiting for approval; nothing ran".into(),
+        ],
+    });
+    both_sizes("audit", &app);
+}

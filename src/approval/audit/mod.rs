@@ -638,5 +638,46 @@ fn encode_err(kind: &str, e: serde_json::Error) -> AuditError {
     }
 }
 
+/// One line per record that says something: requests with their verdict, decisions with their
+/// source, outcomes.
+pub fn summary_line(record: &serde_json::Value) -> Option<String> {
+    let body = &record["body"];
+    let call = body["call_id"].as_str().unwrap_or("?");
+    let tool = body["tool"].as_str().unwrap_or("");
+    Some(match record["kind"].as_str()? {
+        "request" => format!(
+            "#{:<4} {call:<8} {tool:<10} asked: {} ({})",
+            record["seq"].as_u64().unwrap_or(0),
+            body["ruling"].as_str().unwrap_or("?"),
+            body["reasons"]
+                .as_array()
+                .map(|r| r
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("; "))
+                .unwrap_or_default()
+        ),
+        "decision" => format!(
+            "#{:<4} {call:<8} {tool:<10} {} by {}{}",
+            record["seq"].as_u64().unwrap_or(0),
+            body["decision"].as_str().unwrap_or("?"),
+            body["source"].as_str().unwrap_or("?"),
+            body["message"]
+                .as_str()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        ),
+        "outcome" => format!(
+            "#{:<4} {call:<8} {:<10} ran: {} {}",
+            record["seq"].as_u64().unwrap_or(0),
+            "",
+            body["outcome"].as_str().unwrap_or("?"),
+            body["detail"]
+        ),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -172,6 +172,21 @@ impl Gate {
         &self.config.session
     }
 
+    /// This session's audit records as readable lines (empty without an audit log).
+    pub fn audit_lines(&self) -> Vec<String> {
+        match &self.audit {
+            Some(log) => crate::approval::audit::read_records(log.path())
+                .map(|records| {
+                    records
+                        .iter()
+                        .filter_map(crate::approval::audit::summary_line)
+                        .collect()
+                })
+                .unwrap_or_else(|e| vec![format!("cannot read the audit log: {e}")]),
+            None => vec!["this session keeps no audit log".into()],
+        }
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }

@@ -80,7 +80,13 @@ pub struct ApprovalOverlay {
 pub enum Overlay {
     Approval(Box<ApprovalOverlay>),
     Help,
-    Grants { selected: usize },
+    Grants {
+        selected: usize,
+    },
+    /// The session's decisions and their sources; scrolled from the newest.
+    Audit {
+        scroll: u16,
+    },
     ConfirmQuit,
 }
 
@@ -106,6 +112,8 @@ pub struct App {
     pub overlays: Vec<Overlay>,
     pub status: Status,
     pub grants: Vec<GrantSummary>,
+    /// This session's audit trail, as the agent last sent it.
+    pub audit: Vec<String>,
     pub turn_running: bool,
     pub should_quit: bool,
     /// The clock the screen shows (elapsed times); set by the loop, fixed in tests.
@@ -138,6 +146,7 @@ impl App {
             overlays: Vec::new(),
             status,
             grants: Vec::new(),
+            audit: Vec::new(),
             turn_running: false,
             should_quit: false,
             now,
@@ -318,6 +327,9 @@ impl App {
             AgentEvent::Grants { grants } => {
                 self.grants = grants;
             }
+            AgentEvent::Audit { lines } => {
+                self.audit = lines;
+            }
             AgentEvent::ShutdownComplete => self.should_quit = true,
         }
         self.conversation_scroll = 0;
@@ -367,6 +379,17 @@ impl App {
                         _ => Vec::new(),
                     }
                 }
+                Overlay::Audit { scroll } => {
+                    match key.code {
+                        KeyCode::Esc | KeyCode::Char('q') | KeyCode::F(2) => {
+                            self.overlays.pop();
+                        }
+                        KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_add(1),
+                        KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_sub(1),
+                        _ => {}
+                    }
+                    Vec::new()
+                }
                 Overlay::ConfirmQuit => {
                     let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('q'))
                         || (ctrl && key.code == KeyCode::Char('d'));
@@ -394,6 +417,7 @@ impl App {
                 self.overlays.push(Overlay::Help);
                 return Vec::new();
             }
+            (KeyCode::F(2), _) => return self.open_audit(),
             (KeyCode::Tab | KeyCode::BackTab, _) => {
                 self.focus = match self.focus {
                     Focus::Prompt => Focus::Results,
@@ -417,6 +441,11 @@ impl App {
             self.should_quit = true;
             vec![Op::Shutdown]
         }
+    }
+
+    fn open_audit(&mut self) -> Vec<Op> {
+        self.overlays.push(Overlay::Audit { scroll: 0 });
+        vec![Op::ListAudit]
     }
 
     fn open_grants(&mut self) -> Vec<Op> {
@@ -487,6 +516,7 @@ impl App {
                 }
             }
             KeyCode::Char('g') => return self.open_grants(),
+            KeyCode::Char('l') => return self.open_audit(),
             KeyCode::Char('?') => self.overlays.push(Overlay::Help),
             KeyCode::Char('q') => return self.request_quit(),
             _ => {}
