@@ -95,6 +95,8 @@ pub enum AgentEvent {
     /// the frozen arguments and digest, a diff or command preview, the grant scope). Nothing
     /// runs until an `Op::Decide` for this call id, an interrupt, or a timeout.
     ApprovalRequested { request: Box<ApprovalRequest> },
+    /// A request was answered somewhere else (its one-time code); the driver drops it from view.
+    ApprovalSettled { call_id: CallId, by: String },
     /// The gate refused the call; the model will see `message` as the call's result.
     ToolDenied {
         call_id: CallId,

@@ -20,7 +20,7 @@ use crate::model::{CallResult, Message, ModelClient};
 use crate::protocol::{AgentEvent, CallId, GrantSummary, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
-pub use approver::ChannelApprover;
+pub use approver::{ChannelApprover, RemoteCodes};
 
 /// Where a parked turn stands: everything needed to go on later, in another process.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -72,12 +72,15 @@ pub struct AgentHandle {
 
 pub struct AgentConfig {
     pub max_steps: usize,
+    /// Give every approval request a one-time code in this state database too.
+    pub remote: Option<RemoteCodes>,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_steps: DEFAULT_MAX_STEPS,
+            remote: None,
         }
     }
 }
@@ -114,8 +117,9 @@ pub fn spawn_with(
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let control = Arc::new(Control::default());
-    let approver: Arc<dyn Approver> =
-        Arc::new(ChannelApprover::new(control.clone(), event_tx.clone()));
+    let approver: Arc<dyn Approver> = Arc::new(
+        ChannelApprover::new(control.clone(), event_tx.clone()).with_remote(config.remote.clone()),
+    );
     let gate = Arc::new(make_gate(approver));
     let agent = Agent {
         model,

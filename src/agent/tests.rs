@@ -54,6 +54,10 @@ impl ModelClient for Recording {
 }
 
 fn rig(scenario: serde_json::Value, approvals: Approvals) -> Rig {
+    rig_with_remote(scenario, approvals, false)
+}
+
+fn rig_with_remote(scenario: serde_json::Value, approvals: Approvals, remote: bool) -> Rig {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-worlds");
     std::fs::create_dir_all(&root).unwrap();
     let dir = tempfile::tempdir_in(&root).unwrap();
@@ -108,7 +112,14 @@ fn rig(scenario: serde_json::Value, approvals: Approvals) -> Rig {
                 },
             )
         },
-        AgentConfig::default(),
+        AgentConfig {
+            remote: remote.then(|| RemoteCodes {
+                db: dir.path().join("state/airlock.db"),
+                session: "t".into(),
+                workspace: workspace.clone(),
+            }),
+            ..AgentConfig::default()
+        },
     );
     Rig {
         _dir: dir,
@@ -495,4 +506,50 @@ async fn a_second_submit_during_a_turn_is_refused_and_the_turn_goes_on() {
     assert!(events.iter().any(
         |e| matches!(e, AgentEvent::Error { message } if message.contains("already running"))
     ));
+}
+
+#[tokio::test]
+async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_modal_is_told() {
+    let mut rig = rig_with_remote(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch remote")]},
+            {"say": "ok", "expect": ["ok"]}
+        ]}),
+        Approvals::Driver,
+        true,
+    );
+    let db = rig._dir.path().join("state/airlock.db");
+    rig.submit();
+    let mut settled = false;
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { request } => {
+                let code = request.code.clone().expect("a code for other terminals");
+                crate::store::db::Store::open(&db)
+                    .unwrap()
+                    .decide(
+                        &code,
+                        r#"{"decision":"allow_once"}"#,
+                        crate::approval::gate::system_clock()(),
+                    )
+                    .unwrap();
+            }
+            AgentEvent::ApprovalSettled { call_id, .. } => {
+                assert_eq!(call_id, "c1");
+                settled = true;
+                // A late key in the cockpit changes nothing now.
+                rig.op(Op::Decide {
+                    call_id,
+                    decision: Decision::Deny { reason: None },
+                });
+            }
+            AgentEvent::TurnFinished { outcome, .. } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(settled);
+    assert!(exists(&rig.workspace, "remote"));
 }

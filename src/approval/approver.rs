@@ -36,6 +36,8 @@ pub struct ApprovalRequest {
     pub preview: Option<Preview>,
     /// When the request times out (unix milliseconds) and is denied as "timed out", if it does.
     pub deadline_ms: Option<u64>,
+    /// A one-time code that answers this request from another terminal, when there is one.
+    pub code: Option<String>,
 }
 
 /// What a call would do, rendered for a human before any key is live.

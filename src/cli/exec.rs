@@ -82,6 +82,9 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
             request.tool,
             request.verdict.reason_lines().join("; ")
         ),
+        AgentEvent::ApprovalSettled { call_id, by } => {
+            format!("\n✓ {call_id} was answered by {by}")
+        }
         AgentEvent::ToolDenied {
             call_id,
             tool,
@@ -255,6 +258,12 @@ pub fn start_with(
     let previewer = tools.clone();
     let session_for_gate = session.clone();
     let model_name = model.name();
+    // With a person at the keyboard, requests can also be answered from another terminal.
+    let remote_codes = headless.is_none().then(|| agent::RemoteCodes {
+        db: super::park::db_path(),
+        session: session.clone(),
+        workspace: workspace.clone(),
+    });
     let handle = agent::spawn_with(
         model,
         tools,
@@ -273,7 +282,10 @@ pub fn start_with(
             )
             .with_previewer(previewer)
         },
-        AgentConfig::default(),
+        AgentConfig {
+            remote: remote_codes,
+            ..AgentConfig::default()
+        },
         resume,
     );
     Ok(Started {

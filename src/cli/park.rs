@@ -168,6 +168,15 @@ pub fn decide(
         json!({"decision": "deny", "reason": reason})
     };
     let row = db.decide(code, &decision.to_string(), now())?;
+    let live = db.run(&row.run_id)?.is_some_and(|r| r.state == "live");
+    if live {
+        return Ok(format!(
+            "{} {} ({}); the running cockpit picks the answer up",
+            if allow { "approved" } else { "denied" },
+            row.call_id,
+            row.tool
+        ));
+    }
     Ok(format!(
         "{} {} ({}) in run {}; go on with: airlock resume {}",
         if allow { "approved" } else { "denied" },

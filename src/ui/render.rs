@@ -591,6 +591,12 @@ fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
         let chars: usize = line.spans.iter().map(|s| s.content.chars().count()).sum();
         chars.div_ceil(width.max(1)).max(1) as u16
     };
+    if let Some(code) = &request.code {
+        foot.push(Line::styled(
+            format!("or from another terminal: airlock approve {code}  (or airlock deny {code}); the first answer wins"),
+            dim(),
+        ));
+    }
     if let Some(deadline) = request.deadline_ms {
         let left = deadline.saturating_sub(app.wall_ms) / 1000;
         foot.push(Line::styled(

@@ -73,6 +73,7 @@ fn command_request(call_id: &str, command: &str) -> ApprovalRequest {
             cwd: WS.into(),
         }),
         deadline_ms: None,
+        code: None,
         verdict,
     }
 }
@@ -100,6 +101,7 @@ fn edit_request() -> ApprovalRequest {
             &old.replace("a - b", "a + b"),
         )),
         deadline_ms: None,
+        code: None,
         verdict,
     }
 }

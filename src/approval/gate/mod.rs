@@ -353,6 +353,7 @@ impl Gate {
         };
         let request = ApprovalRequest {
             deadline_ms: limit.map(|l| (self.clock)() + l.as_millis() as Millis),
+            code: None,
             preview,
             call_id: call.id.clone(),
             session: self.config.session.clone(),

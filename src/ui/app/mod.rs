@@ -249,6 +249,14 @@ impl App {
                         }))),
                 }
             }
+            AgentEvent::ApprovalSettled { call_id, by } => {
+                if let Some(overlay) = self.approval_mut() {
+                    overlay.queue.retain(|r| r.call_id != call_id);
+                }
+                self.close_empty_approval();
+                self.entries
+                    .push(Entry::Notice(format!("{call_id} was answered by {by}")));
+            }
             AgentEvent::ToolDenied {
                 call_id,
                 tool,

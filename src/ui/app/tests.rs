@@ -41,6 +41,7 @@ pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest
             cwd: "/work/demo".into(),
         }),
         deadline_ms: None,
+        code: None,
     }
 }
 
