@@ -170,7 +170,10 @@ fn edit_approval_with_a_diff() {
     let t0 = Instant::now();
     let mut app = app(t0);
     conversation(&mut app);
-    ask(&mut app, edit_request());
+    let mut request = edit_request();
+    // It can also be answered from another terminal.
+    request.code = Some("J74G-N2P8".into());
+    ask(&mut app, request);
     app.now = t0 + Duration::from_secs(2);
     both_sizes("edit_approval", &app);
 }
