@@ -267,3 +267,52 @@ fn audit_show_lists_each_decision_with_its_source() {
     assert!(text.contains("allow by remote_code"), "{text}");
     assert!(text.contains("ran: ok"), "{text}");
 }
+
+#[test]
+fn a_session_grant_given_by_code_outlives_the_process_that_made_it() {
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo one >> log.txt"}}]},
+            {"calls": [{"tool": "bash", "args": {"command": "echo two >> log.txt"}}], "expect": ["ok"]},
+            {"calls": [{"tool": "bash", "args": {"command": "touch other"}}], "expect": ["ok"]},
+            {"calls": [{"tool": "bash", "args": {"command": "echo four >> log.txt"}}], "expect": ["ok"]},
+            {"say": "done", "expect": ["ok"]}
+        ]}"#,
+    );
+    let (run, code) = w.park(&[]);
+    assert!(
+        w.airlock(&["approve", &code, "--session"], &[])
+            .status
+            .success()
+    );
+    // The grant covers `echo two >> log.txt`; `touch other` parks again.
+    let first = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        first.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&first.stdout)
+    );
+    let parked: Value = World::events(&first)
+        .into_iter()
+        .find(|e| e["event"] == "parked")
+        .unwrap();
+    assert_eq!(parked["call_id"], "c3");
+    assert!(
+        w.airlock(&["approve", parked["code"].as_str().unwrap()], &[])
+            .status
+            .success()
+    );
+    // A new process: the grant comes back from the state database and covers `echo four`.
+    let second = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/log.txt")).unwrap(),
+        "one\ntwo\nfour\n"
+    );
+}

@@ -103,6 +103,8 @@ pub struct Resume {
     pub call_id: String,
     pub frozen: crate::approval::frozen::FrozenCall,
     pub allow: bool,
+    /// Allowed for the session: the call's scopes become session grants.
+    pub session_grant: bool,
     pub reason: Option<String>,
 }
 
@@ -134,9 +136,10 @@ pub fn spawn_with(
     let task = tokio::spawn(async move {
         let mut agent = agent;
         if let Some(r) = resume {
-            let settled = agent
-                .gate
-                .settle_parked(&r.call_id, r.frozen, r.allow, r.reason);
+            let settled =
+                agent
+                    .gate
+                    .settle_parked(&r.call_id, r.frozen, r.allow, r.session_grant, r.reason);
             agent.resume_turn(r.checkpoint, settled).await;
         }
         agent.run(op_rx).await
@@ -194,7 +197,7 @@ fn handle_grant_op(gate: &Gate, events: &mpsc::UnboundedSender<AgentEvent>, op: 
         }
         Op::ListGrants => {}
         Op::RevokeGrant { id } => {
-            if !gate.grants().revoke(*id) {
+            if !gate.revoke_grant(*id) {
                 let _ = events.send(AgentEvent::Error {
                     message: format!("grant {id} does not exist (expired or already revoked)"),
                 });

@@ -257,6 +257,45 @@ pub fn start_with(
     ));
     let previewer = tools.clone();
     let session_for_gate = session.clone();
+    // Session grants live in the state database too, so a resumed run keeps them.
+    let grants = Arc::new(GrantStore::new());
+    let db_path = super::park::db_path();
+    if let Ok(db) = crate::store::db::Store::open(&db_path) {
+        if let Ok(Some(saved)) = db.grants(&session) {
+            let now = crate::approval::gate::system_clock()();
+            let saved: Vec<crate::approval::grants::Grant> =
+                serde_json::from_str(&saved).unwrap_or_default();
+            for g in saved
+                .into_iter()
+                .filter(|g| g.expires_ms.is_none_or(|e| e > now))
+            {
+                grants.add(
+                    crate::approval::grants::NewGrant {
+                        session: g.session,
+                        workspace: g.workspace,
+                        tool: g.tool,
+                        scope: g.scope,
+                        ttl_ms: g.expires_ms.map(|e| e - now),
+                        max_uses: g.max_uses.map(|m| m.saturating_sub(g.uses)),
+                    },
+                    now,
+                );
+            }
+        }
+    }
+    let grant_session = session.clone();
+    let grant_log: crate::approval::gate::GrantLog = Arc::new(move |list| {
+        if let (Ok(db), Ok(json)) = (
+            crate::store::db::Store::open(&db_path),
+            serde_json::to_string(list),
+        ) {
+            let _ = db.save_grants(
+                &grant_session,
+                &json,
+                crate::approval::gate::system_clock()(),
+            );
+        }
+    });
     let model_name = model.name();
     // With a person at the keyboard, requests can also be answered from another terminal.
     let remote_codes = headless.is_none().then(|| agent::RemoteCodes {
@@ -270,7 +309,7 @@ pub fn start_with(
         move |driver| {
             Gate::new(
                 policy,
-                Arc::new(GrantStore::new()),
+                grants,
                 headless.unwrap_or(driver),
                 Some(audit),
                 GateConfig {
@@ -281,6 +320,7 @@ pub fn start_with(
                 },
             )
             .with_previewer(previewer)
+            .with_grant_log(grant_log)
         },
         AgentConfig {
             remote: remote_codes,

@@ -255,6 +255,7 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
         serde_json::from_str(approval.decision.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);
     let allow = approval.state == "approved";
     let reason = decision["reason"].as_str().map(str::to_string);
+    let session_grant = decision["decision"] == "allow_session";
     let args = ExecArgs {
         workspace: Some(spec.workspace.clone()),
         scenario: spec.scenario.clone(),
@@ -272,6 +273,7 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
             call_id: approval.call_id.clone(),
             frozen: approval.frozen,
             allow,
+            session_grant,
             reason,
         }),
     )?;

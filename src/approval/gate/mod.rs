@@ -133,7 +133,11 @@ pub struct Gate {
     config: GateConfig,
     clock: Clock,
     previewer: Option<Arc<dyn Previewer>>,
+    grant_log: Option<GrantLog>,
 }
+
+/// Called with a session's live grants whenever they change, to keep them beyond this process.
+pub type GrantLog = Arc<dyn Fn(&[crate::approval::grants::Grant]) + Send + Sync>;
 
 impl Gate {
     pub fn new(
@@ -151,7 +155,26 @@ impl Gate {
             config,
             clock: system_clock(),
             previewer: None,
+            grant_log: None,
         }
+    }
+
+    pub fn with_grant_log(mut self, log: GrantLog) -> Gate {
+        self.grant_log = Some(log);
+        self
+    }
+
+    fn log_grants(&self) {
+        if let Some(log) = &self.grant_log {
+            log(&self.grants.list(&self.config.session, (self.clock)()));
+        }
+    }
+
+    /// Revokes a grant (and records that the session no longer has it).
+    pub fn revoke_grant(&self, id: u64) -> bool {
+        let revoked = self.grants.revoke(id);
+        self.log_grants();
+        revoked
     }
 
     pub fn with_previewer(mut self, previewer: Arc<dyn Previewer>) -> Gate {
@@ -211,6 +234,7 @@ impl Gate {
         call_id: &str,
         frozen: FrozenCall,
         allow: bool,
+        session_grant: bool,
         reason: Option<String>,
     ) -> GateOutcome {
         let call = ToolCall {
@@ -227,11 +251,39 @@ impl Gate {
             );
         }
         if allow {
+            // Allowed for the session: the same scopes the modal would have offered.
+            let mut granted = Vec::new();
+            if session_grant {
+                if let Ok(args) = frozen.verified_args() {
+                    let verdict = self.policy.assess(&frozen.tool, &args).verdict;
+                    let now = (self.clock)();
+                    for scope in verdict.session_scopes().unwrap_or_default() {
+                        let grant = self.grants.add(
+                            NewGrant {
+                                session: self.config.session.clone(),
+                                workspace: self.workspace(),
+                                tool: frozen.tool.clone(),
+                                scope,
+                                ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
+                                max_uses: None,
+                            },
+                            now,
+                        );
+                        granted.push(grant.id);
+                    }
+                    self.log_grants();
+                }
+            }
+            let decision = if session_grant {
+                "allow_session"
+            } else {
+                "allow_once"
+            };
             self.approve(
                 &call,
                 frozen,
                 DecisionSource::RemoteCode,
-                json!({"decision": "allow_once"}),
+                json!({"decision": decision, "granted": granted}),
             )
         } else {
             let message = match reason.as_deref().map(str::trim) {
@@ -425,6 +477,7 @@ impl Gate {
                             .id
                     })
                     .collect();
+                self.log_grants();
                 self.approve(
                     &call,
                     frozen,

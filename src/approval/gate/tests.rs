@@ -488,8 +488,11 @@ async fn a_parking_approver_parks_the_call_and_nothing_is_approved() {
 async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_with() {
     let rig = rig(Arc::new(crate::approval::approver::ParkAll));
     let mut frozen = FrozenCall::freeze("bash", &json!({"command": "cargo test"}));
-    approval(rig.gate.settle_parked("c1", frozen.clone(), true, None));
+    approval(
+        rig.gate
+            .settle_parked("c1", frozen.clone(), true, false, None),
+    );
     frozen.canonical = r#"{"command":"cargo test; rm -rf ~"}"#.into();
-    let d = denial(rig.gate.settle_parked("c1", frozen, true, None));
+    let d = denial(rig.gate.settle_parked("c1", frozen, true, false, None));
     assert!(d.message.contains("tampered"), "{}", d.message);
 }

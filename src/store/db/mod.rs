@@ -53,6 +53,12 @@ const MIGRATIONS: &[&str] = &[
         decided_ms INTEGER
     );
     CREATE INDEX approvals_run ON approvals(run_id);",
+    // 2: a session's live grants, so a resumed run keeps what was allowed for the session.
+    "CREATE TABLE session_grants (
+        session TEXT PRIMARY KEY,
+        grants TEXT NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );",
 ];
 
 pub struct Store {
@@ -212,6 +218,34 @@ impl Store {
             )
             .map_err(|e| self.sqlite(e))?;
         Ok(n == 1)
+    }
+
+    /// Replaces a session's stored grants (JSON list of `Grant`).
+    pub fn save_grants(
+        &self,
+        session: &str,
+        grants_json: &str,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO session_grants (session, grants, updated_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session) DO UPDATE SET grants = ?2, updated_ms = ?3",
+                params![session, grants_json, now as i64],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sqlite(e))
+    }
+
+    pub fn grants(&self, session: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT grants FROM session_grants WHERE session = ?1",
+                params![session],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))
     }
 
     /// Records a pending approval; returns its one-time code (only its hash is stored).
