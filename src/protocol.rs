@@ -131,6 +131,11 @@ pub enum AgentEvent {
     Error { message: String },
     /// The session's live grants (after `Op::ListGrants`, `Op::RevokeGrant`, or a new grant).
     Grants { grants: Vec<GrantSummary> },
+    /// Where the turn stands (only when the driver asked for checkpoints): enough to go on in
+    /// another process if this one dies. Nothing for a person to see.
+    Checkpoint {
+        checkpoint: Box<crate::agent::Checkpoint>,
+    },
     /// This session's decisions, one readable line each, with their source (after `Op::ListAudit`).
     Audit { lines: Vec<String> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.

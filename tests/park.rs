@@ -316,3 +316,80 @@ fn a_session_grant_given_by_code_outlives_the_process_that_made_it() {
         "one\ntwo\nfour\n"
     );
 }
+
+#[test]
+fn kill_nine_of_a_running_exec_then_resume_loses_nothing_and_runs_nothing_twice() {
+    let w = World::new(
+        r#"{"name": "k", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo first >> ran.txt"}}]},
+            {"calls": [
+                {"tool": "bash", "args": {"command": "echo second >> ran.txt; sleep 30"}},
+                {"tool": "read_file", "args": {"path": "ran.txt"}}
+            ], "expect": ["ok"]},
+            {"say": "done", "expect": ["failed", "ok"]}
+        ]}"#,
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .current_dir(w.dir.path())
+        .args([
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "dangerously-allow-all",
+        ])
+        .env("HOME", w.path("home"))
+        .env("AIRLOCK_HOME", w.path("state"))
+        .env("XDG_CONFIG_HOME", w.path("home/.config"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the long call is running, then kill the whole thing without warning.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(w.path("ws/ran.txt"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 2
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second call never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    let _ = child.wait();
+    let run = {
+        let db = rusqlite::Connection::open(w.path("state/airlock.db")).unwrap();
+        let (id, state): (String, String) = db
+            .query_row("SELECT id, state FROM runs", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(state, "running");
+        id
+    };
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&resumed.stdout),
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    // The call that was running is reported as interrupted, not run again; the model went on.
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/ran.txt")).unwrap(),
+        "first\nsecond\n"
+    );
+    let again = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "a finished run does not resume"
+    );
+}

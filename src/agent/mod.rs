@@ -35,6 +35,10 @@ pub struct Checkpoint {
     /// The model's own state (the scripted model's position).
     pub model: serde_json::Value,
     pub turn: u64,
+    /// Calls that were approved and had started, with no result yet. If the process dies, they
+    /// are reported as interrupted on resume and never run again.
+    #[serde(default)]
+    pub started: Vec<usize>,
 }
 
 /// How a batch of calls ended.
@@ -72,6 +76,8 @@ pub struct AgentHandle {
 
 pub struct AgentConfig {
     pub max_steps: usize,
+    /// Emit `AgentEvent::Checkpoint` as the turn moves, so a driver can keep it durable.
+    pub checkpoints: bool,
     /// Give every approval request a one-time code in this state database too.
     pub remote: Option<RemoteCodes>,
 }
@@ -80,6 +86,7 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_steps: DEFAULT_MAX_STEPS,
+            checkpoints: false,
             remote: None,
         }
     }
@@ -100,6 +107,8 @@ pub fn spawn(
 /// (`(call id, frozen call, allow, reason)`), already taken by its one-time code.
 pub struct Resume {
     pub checkpoint: Checkpoint,
+    /// False when resuming a run whose process died (no parked decision to apply).
+    pub parked: bool,
     pub call_id: String,
     pub frozen: crate::approval::frozen::FrozenCall,
     pub allow: bool,
@@ -136,10 +145,11 @@ pub fn spawn_with(
     let task = tokio::spawn(async move {
         let mut agent = agent;
         if let Some(r) = resume {
-            let settled =
+            let settled = r.parked.then(|| {
                 agent
                     .gate
-                    .settle_parked(&r.call_id, r.frozen, r.allow, r.session_grant, r.reason);
+                    .settle_parked(&r.call_id, r.frozen, r.allow, r.session_grant, r.reason)
+            });
             agent.resume_turn(r.checkpoint, settled).await;
         }
         agent.run(op_rx).await
@@ -375,6 +385,7 @@ impl Agent {
                 return TurnOutcome::Completed;
             }
             let empty = vec![None; reply.calls.len()];
+            self.checkpoint(&reply.calls, &empty, 0, &[]);
             match self.run_calls(&reply.calls, empty, 0, None, cancel).await {
                 BatchEnd::Done(results) => self.conversation.extend(results),
                 BatchEnd::Parked {
@@ -392,6 +403,30 @@ impl Agent {
         TurnOutcome::StepLimit
     }
 
+    /// Tells the driver where the turn stands, when it keeps checkpoints.
+    fn checkpoint(
+        &self,
+        calls: &[ToolCall],
+        results: &[Option<Message>],
+        next: usize,
+        started: &[usize],
+    ) {
+        if !self.config.checkpoints {
+            return;
+        }
+        self.emit(AgentEvent::Checkpoint {
+            checkpoint: Box::new(Checkpoint {
+                conversation: self.conversation.clone(),
+                calls: calls.to_vec(),
+                results: results.to_vec(),
+                parked: next,
+                model: self.model.save(),
+                turn: self.turn,
+                started: started.to_vec(),
+            }),
+        });
+    }
+
     fn park(
         &self,
         calls: Vec<ToolCall>,
@@ -407,6 +442,7 @@ impl Agent {
                 parked: index,
                 model: self.model.save(),
                 turn: self.turn,
+                started: Vec::new(),
             }),
             request,
         }
@@ -414,23 +450,42 @@ impl Agent {
 
     /// Continues a parked turn: the parked call is settled by `settled` (from its one-time code),
     /// the rest of its batch goes through the gate, then the turn goes on with the model.
-    async fn resume_turn(&mut self, checkpoint: Checkpoint, settled: GateOutcome) {
+    async fn resume_turn(&mut self, checkpoint: Checkpoint, settled: Option<GateOutcome>) {
         self.turn = checkpoint.turn;
         self.conversation = checkpoint.conversation;
         self.model.restore(&checkpoint.model);
         let turn = self.turn;
         self.emit(AgentEvent::TurnStarted {
             turn,
-            prompt: "(resumed after a parked approval)".into(),
+            prompt: if settled.is_some() {
+                "(resumed after a parked approval)".into()
+            } else {
+                "(resumed after the process running it stopped)".into()
+            },
         });
+        // Calls that had started when the process died: their result is unknown, and they do
+        // not run again.
+        let mut results = checkpoint.results.clone();
+        for &index in &checkpoint.started {
+            if let (Some(slot), Some(call)) = (results.get_mut(index), checkpoint.calls.get(index))
+            {
+                if slot.is_none() {
+                    *slot = Some(tool_message(
+                        call,
+                        CallResult::Failed,
+                        "interrupted: the process running this call was stopped; its result is unknown, and it was not run again".into(),
+                    ));
+                }
+            }
+        }
         let cancel = CancellationToken::new();
         *lock(&self.control.turn) = Some(cancel.clone());
         let outcome = match self
             .run_calls(
                 &checkpoint.calls,
-                checkpoint.results,
+                results,
                 checkpoint.parked,
-                Some(settled),
+                settled,
                 &cancel,
             )
             .await
@@ -467,7 +522,14 @@ impl Agent {
     ) -> BatchEnd {
         let mut running = JoinSet::new();
         let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
+        // Where the batch stands, for checkpoints: the next call to gate, and calls running.
+        let mut next = from;
+        let mut started: Vec<usize> = Vec::new();
         for (index, call) in calls.iter().enumerate().skip(from) {
+            next = index;
+            if index > from {
+                self.checkpoint(calls, &results, next, &started);
+            }
             let outcome = if let Some(settled) = first.take() {
                 Some(settled)
             } else if cancel.is_cancelled() {
@@ -527,9 +589,14 @@ impl Agent {
                     let tools = self.tools.clone();
                     running
                         .spawn(async move { (index, tools.execute(approved, token, sink).await) });
+                    started.push(index);
                 }
             }
         }
+        if parked.is_none() {
+            next = calls.len();
+        }
+        self.checkpoint(calls, &results, next, &started);
         while let Some(joined) = running.join_next().await {
             let Ok((index, outcome)) = joined else {
                 continue;
@@ -583,6 +650,8 @@ impl Agent {
             }
             self.emit(finished);
             results[index] = Some(message);
+            started.retain(|i| *i != index);
+            self.checkpoint(calls, &results, next, &started);
         }
         if let Some((index, request)) = parked {
             return BatchEnd::Parked {

@@ -112,7 +112,10 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         }
         AgentEvent::TurnFinished { outcome, .. } => format!("\n\n(turn {outcome:?})\n"),
         AgentEvent::Error { message } => format!("\n! {message}"),
-        AgentEvent::ShutdownComplete | AgentEvent::Grants { .. } | AgentEvent::Audit { .. } => {
+        AgentEvent::ShutdownComplete
+        | AgentEvent::Grants { .. }
+        | AgentEvent::Audit { .. }
+        | AgentEvent::Checkpoint { .. } => {
             return None;
         }
     })
@@ -297,6 +300,7 @@ pub fn start_with(
         }
     });
     let model_name = model.name();
+    let is_headless = headless.is_some();
     // With a person at the keyboard, requests can also be answered from another terminal.
     let remote_codes = headless.is_none().then(|| agent::RemoteCodes {
         db: super::park::db_path(),
@@ -324,6 +328,8 @@ pub fn start_with(
         },
         AgentConfig {
             remote: remote_codes,
+            // Headless runs keep durable checkpoints, so a killed run can be resumed.
+            checkpoints: is_headless,
             ..AgentConfig::default()
         },
         resume,
@@ -389,6 +395,10 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
     let mut code = status::FAILED;
     let mut in_text = false;
     while let Some(event) = handle.events.recv().await {
+        if let AgentEvent::Checkpoint { checkpoint } = &event {
+            super::park::save_running(args, &session, &workspace, checkpoint)?;
+            continue;
+        }
         if let AgentEvent::TurnFinished {
             outcome:
                 TurnOutcome::Parked {
@@ -427,6 +437,12 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                     TurnOutcome::Failed { .. } => status::FAILED,
                     TurnOutcome::Parked { .. } => status::PARKED,
                 };
+                let state = match code {
+                    status::COMPLETED => "done",
+                    status::INTERRUPTED => "interrupted",
+                    _ => "failed",
+                };
+                super::park::finish(&session, state);
                 let _ = handle.ops.send(Op::Shutdown);
             }
             AgentEvent::ShutdownComplete => break,

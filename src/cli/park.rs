@@ -33,6 +33,51 @@ pub struct ResumeSpec {
     pub approvals: HeadlessApprovals,
     /// For a parked write or edit: the SHA-256 of the file it changes, as it was when parked.
     pub file_hash: Option<(PathBuf, Option<String>)>,
+    /// The process that was running the turn (for a run that did not park).
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+/// Keeps a running turn's latest checkpoint, so `resume` can go on if this process dies.
+pub fn save_running(
+    args: &ExecArgs,
+    session: &str,
+    workspace: &Path,
+    checkpoint: &Checkpoint,
+) -> Result<()> {
+    let spec = ResumeSpec {
+        checkpoint: checkpoint.clone(),
+        workspace: workspace.to_path_buf(),
+        scenario: args.scenario.clone(),
+        config: args.config.clone(),
+        approvals: args.approvals,
+        file_hash: None,
+        pid: Some(std::process::id()),
+    };
+    let db = Store::open(&db_path())?;
+    db.save_run(
+        session,
+        session,
+        workspace,
+        "running",
+        Some(&serde_json::to_string(&spec)?),
+        now(),
+    )?;
+    Ok(())
+}
+
+/// Records how a run ended.
+pub fn finish(session: &str, state: &str) {
+    if let Ok(db) = Store::open(&db_path()) {
+        let _ = db.set_run_state(session, state, now());
+    }
+}
+
+fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
+        .is_some_and(|r| !r.starts_with('Z') && !r.starts_with('X'))
 }
 
 pub fn db_path() -> PathBuf {
@@ -71,6 +116,7 @@ pub fn park(
             let h = file_hash(&p);
             (p, h)
         }),
+        pid: None,
     };
     let db = Store::open(&db_path())?;
     let ttl = std::env::var("AIRLOCK_APPROVAL_TTL_MS")
@@ -193,6 +239,9 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
     let Some(row) = db.run(run)? else {
         bail!("no run {run}: check the id printed when it parked (airlock approvals list)");
     };
+    if row.state == "running" {
+        return resume_stopped(&db, run, row, out).await;
+    }
     if !db.transition_run(run, "parked", "resuming", now)? {
         bail!(
             "run {run} is not parked (it is {}); nothing runs twice",
@@ -269,6 +318,7 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
         Some(headless_approver(spec.approvals)),
         Some(row.session.clone()),
         Some(Resume {
+            parked: true,
             checkpoint: spec.checkpoint,
             call_id: approval.call_id.clone(),
             frozen: approval.frozen,
@@ -295,4 +345,53 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
         let _ = db.transition_run(run, "resuming", state, system_clock()());
     }
     Ok(code)
+}
+
+/// Goes on with a run whose process stopped (killed, crashed) mid-turn: calls that had started are
+/// reported as interrupted and never run again; the rest of the batch is gated again.
+async fn resume_stopped(
+    db: &Store,
+    run: &str,
+    row: crate::store::db::RunRow,
+    out: &mut impl Write,
+) -> Result<u8> {
+    let spec: ResumeSpec = serde_json::from_str(row.checkpoint.as_deref().unwrap_or(""))
+        .with_context(|| format!("the checkpoint of run {run} is missing or unreadable"))?;
+    if spec.pid.is_some_and(process_alive) {
+        bail!(
+            "run {run} is still running (process {}); resume it only after it stopped",
+            spec.pid.unwrap_or(0)
+        );
+    }
+    if !db.transition_run(run, "running", "resuming", now())? {
+        bail!("run {run} is being resumed elsewhere; nothing runs twice");
+    }
+    let args = ExecArgs {
+        workspace: Some(spec.workspace.clone()),
+        scenario: spec.scenario.clone(),
+        config: spec.config.clone(),
+        approvals: spec.approvals,
+        prompt: Some("(resumed)".into()),
+        human: false,
+    };
+    let started = exec::start_with(
+        &args,
+        Some(headless_approver(spec.approvals)),
+        Some(row.session.clone()),
+        Some(Resume {
+            parked: false,
+            checkpoint: spec.checkpoint,
+            call_id: String::new(),
+            frozen: FrozenCall::freeze("", &Value::Null),
+            allow: false,
+            session_grant: false,
+            reason: None,
+        }),
+    )?;
+    writeln!(
+        out,
+        "{}",
+        json!({"event": "resumed", "run": run, "after": "the process running it stopped"})
+    )?;
+    exec::drive(&args, started, out).await
 }

@@ -202,6 +202,17 @@ impl Store {
             .map_err(|e| self.sqlite(e))
     }
 
+    /// Sets a run's state whatever it was (the run's own process finishing it).
+    pub fn set_run_state(&self, id: &str, state: &str, now: u64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET state = ?2, updated_ms = ?3 WHERE id = ?1",
+                params![id, state, now as i64],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// Moves a run from one state to another, only if it is in the first: `false` if it was not.
     pub fn transition_run(
         &self,

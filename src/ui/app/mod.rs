@@ -335,6 +335,7 @@ impl App {
             AgentEvent::Grants { grants } => {
                 self.grants = grants;
             }
+            AgentEvent::Checkpoint { .. } => {}
             AgentEvent::Audit { lines } => {
                 self.audit = lines;
             }
