@@ -366,6 +366,17 @@ async fn resume_stopped(
     if !db.transition_run(run, "running", "resuming", now())? {
         bail!("run {run} is being resumed elsewhere; nothing runs twice");
     }
+    // A command the dead process had started may still be running on its own (it had its own
+    // process group). It is reported as interrupted, so it must not go on either: stop it.
+    for &index in &spec.checkpoint.started {
+        if let Some(call) = spec.checkpoint.calls.get(index) {
+            if call.tool == "bash" {
+                if let Some(command) = call.args["command"].as_str() {
+                    kill_leftover(command, &spec.workspace);
+                }
+            }
+        }
+    }
     let args = ExecArgs {
         workspace: Some(spec.workspace.clone()),
         scenario: spec.scenario.clone(),
@@ -394,4 +405,34 @@ async fn resume_stopped(
         json!({"event": "resumed", "run": run, "after": "the process running it stopped"})
     )?;
     exec::drive(&args, started, out).await
+}
+
+/// Kills the process group of a `bash -c COMMAND` still running in `workspace` (the tool starts
+/// each command as the leader of its own group, so its pid is the group id).
+fn kill_leftover(command: &str, workspace: &Path) {
+    let wanted = format!("bash\0-c\0{command}\0");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline != wanted.as_bytes() {
+            continue;
+        }
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+        let here = std::fs::canonicalize(workspace).ok();
+        if cwd.is_some() && cwd == here {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
 }
