@@ -155,6 +155,7 @@ fn main() -> ExitCode {
         }) => airlock::cli::audit_show::run(
             &airlock::store::audit_dir(&airlock::store::state_dir()),
             run.as_deref(),
+            Some(&airlock::cli::park::db_path()),
             &mut io::stdout().lock(),
         )
         .map(|()| ExitCode::SUCCESS),

@@ -165,6 +165,16 @@ fn resume_after_the_approval_expired_refuses_and_runs_nothing() {
     assert_eq!(resumed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&resumed.stderr).contains("expired"));
     assert!(!w.path("ws/made.txt").exists());
+    let shown = w.airlock(&["audit", "show", &run], &[]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("refused  approve c1: the approval for c1 expired"),
+        "{text}"
+    );
+    assert!(
+        text.contains("refused  resume c1: the approval for c1 expired"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -188,6 +198,9 @@ fn a_pending_approval_tampered_with_in_the_database_is_refused_at_resume() {
         String::from_utf8_lossy(&resumed.stderr)
     );
     assert!(!w.path("ws/made.txt").exists());
+    let shown = w.airlock(&["audit", "show", &run], &[]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("refused  resume c1: refused: "), "{text}");
 }
 
 #[test]
@@ -213,7 +226,7 @@ fn a_parked_edit_whose_file_changed_since_is_refused() {
 #[test]
 fn thirty_two_concurrent_approve_processes_have_exactly_one_winner() {
     let w = World::new(TOUCH);
-    let (_run, code) = w.park(&[]);
+    let (run, code) = w.park(&[]);
     let children: Vec<_> = (0..32)
         .map(|_| {
             Command::new(env!("CARGO_BIN_EXE_airlock"))
@@ -232,6 +245,14 @@ fn thirty_two_concurrent_approve_processes_have_exactly_one_winner() {
         .filter(|ok| *ok)
         .count();
     assert_eq!(wins, 1);
+    let shown = w.airlock(&["audit", "show", &run], &[]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert_eq!(
+        text.matches("refused  approve c1: the approval for c1 was already decided")
+            .count(),
+        31,
+        "{text}"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::approval::audit;
+use crate::store::db::Store;
 
 /// The log of a run (session), or the newest log when none is named.
 pub fn log_path(dir: &Path, run: Option<&str>) -> Result<PathBuf> {
@@ -27,13 +28,28 @@ pub fn log_path(dir: &Path, run: Option<&str>) -> Result<PathBuf> {
     }
 }
 
-pub fn run(dir: &Path, run: Option<&str>, out: &mut impl Write) -> Result<()> {
+/// Prints the session's audit log, then the answers and resumes for it that were refused (kept in
+/// the state database, since they come from other processes: `db`, when there is one).
+pub fn run(dir: &Path, run: Option<&str>, db: Option<&Path>, out: &mut impl Write) -> Result<()> {
     let path = log_path(dir, run)?;
     writeln!(out, "{}", path.display())?;
     for record in audit::read_records(&path)? {
         if let Some(l) = audit::summary_line(&record) {
             writeln!(out, "{l}")?;
         }
+    }
+    let Some(db) = db.filter(|p| p.exists()) else {
+        return Ok(());
+    };
+    let session = path.file_stem().unwrap_or_default().to_string_lossy();
+    for r in Store::open(db)?.refusals(&session)? {
+        writeln!(
+            out,
+            "refused  {} {}: {}",
+            r.action,
+            r.call_id.as_deref().unwrap_or("-"),
+            r.reason
+        )?;
     }
     Ok(())
 }

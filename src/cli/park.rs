@@ -242,28 +242,38 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
     if row.state == "running" {
         return resume_stopped(&db, run, row, out).await;
     }
+    let call_id = db.approval_for_run(run)?.map(|a| a.call_id);
     if !db.transition_run(run, "parked", "resuming", now)? {
-        bail!(
+        let why = format!(
             "run {run} is not parked (it is {}); nothing runs twice",
             row.state
         );
+        db.record_refusal(Some(run), call_id.as_deref(), "resume", &why, now)?;
+        bail!(why);
     }
     let refuse = |why: String| -> Result<u8> {
+        let _ = db.record_refusal(Some(run), call_id.as_deref(), "resume", &why, now);
         let _ = db.transition_run(run, "resuming", "parked", now);
         bail!(why)
     };
-    let spec: ResumeSpec = serde_json::from_str(row.checkpoint.as_deref().unwrap_or(""))
-        .with_context(|| format!("the checkpoint of run {run} is missing or unreadable"))?;
+    let Ok(spec) = serde_json::from_str::<ResumeSpec>(row.checkpoint.as_deref().unwrap_or(""))
+    else {
+        return refuse(format!(
+            "the checkpoint of run {run} is missing or unreadable; nothing runs"
+        ));
+    };
     let Some(approval) = db.approval_for_run(run)? else {
         return refuse(format!("run {run} has no approval to resume from"));
     };
     match approval.state.as_str() {
         "pending" if approval.expires_ms <= now => {
-            let _ = db.transition_run(run, "resuming", "expired", now);
-            bail!(
+            let why = format!(
                 "the approval for {} expired before it was decided; nothing runs",
                 approval.call_id
             );
+            let _ = db.record_refusal(Some(run), Some(&approval.call_id), "resume", &why, now);
+            let _ = db.transition_run(run, "resuming", "expired", now);
+            bail!(why);
         }
         "pending" => {
             return refuse(format!(
@@ -299,7 +309,9 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
             ));
         }
     }
-    db.consume(approval.id, now)?;
+    if let Err(e) = db.consume(approval.id, now) {
+        return refuse(e.to_string());
+    }
     let decision: Value =
         serde_json::from_str(approval.decision.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);
     let allow = approval.state == "approved";

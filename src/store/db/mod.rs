@@ -59,6 +59,17 @@ const MIGRATIONS: &[&str] = &[
         grants TEXT NOT NULL,
         updated_ms INTEGER NOT NULL
     );",
+    // 3: answers and resumes that were refused (replayed, expired, unknown code, tampered...), so
+    // an attempt that changed nothing is still on record.
+    "CREATE TABLE refusals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at_ms INTEGER NOT NULL,
+        run_id TEXT,
+        call_id TEXT,
+        action TEXT NOT NULL,
+        reason TEXT NOT NULL
+    );
+    CREATE INDEX refusals_run ON refusals(run_id);",
 ];
 
 pub struct Store {
@@ -73,6 +84,15 @@ pub struct RunRow {
     pub workspace: PathBuf,
     pub state: String,
     pub checkpoint: Option<String>,
+}
+
+/// An answer or resume that was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub at_ms: u64,
+    pub call_id: Option<String>,
+    pub action: String,
+    pub reason: String,
 }
 
 /// A pending (or decided) approval as listed.
@@ -360,20 +380,76 @@ impl Store {
             )
             .map_err(|e| self.sqlite(e))?;
         let row = self.approval_by_code(code)?;
-        match (n, row) {
-            (1, Some(row)) => Ok(row),
-            (_, None) => Err(StoreError::Refused(
-                "no approval has this code; check it and try again".into(),
-            )),
-            (_, Some(row)) if row.state == "pending" => Err(StoreError::Refused(format!(
-                "the approval for {} expired; nothing was decided",
-                row.call_id
-            ))),
-            (_, Some(row)) => Err(StoreError::Refused(format!(
-                "the approval for {} was already decided ({}); this answer changes nothing",
-                row.call_id, row.state
-            ))),
-        }
+        let action = if state == "denied" { "deny" } else { "approve" };
+        let (row, why) = match (n, row) {
+            (1, Some(row)) => return Ok(row),
+            (_, None) => (
+                None,
+                "no approval has this code; check it and try again".to_string(),
+            ),
+            (_, Some(row)) if row.state == "pending" => {
+                let why = format!(
+                    "the approval for {} expired; nothing was decided",
+                    row.call_id
+                );
+                (Some(row), why)
+            }
+            (_, Some(row)) => {
+                let why = format!(
+                    "the approval for {} was already decided ({}); this answer changes nothing",
+                    row.call_id, row.state
+                );
+                (Some(row), why)
+            }
+        };
+        self.record_refusal(
+            row.as_ref().map(|r| r.run_id.as_str()),
+            row.as_ref().map(|r| r.call_id.as_str()),
+            action,
+            &why,
+            now,
+        )?;
+        Err(StoreError::Refused(why))
+    }
+
+    /// Puts an attempt that was refused on record.
+    pub fn record_refusal(
+        &self,
+        run_id: Option<&str>,
+        call_id: Option<&str>,
+        action: &str,
+        reason: &str,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO refusals (at_ms, run_id, call_id, action, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![now as i64, run_id, call_id, action, reason],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// The refusals on record for a run, oldest first.
+    pub fn refusals(&self, run_id: &str) -> Result<Vec<Refusal>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT at_ms, call_id, action, reason FROM refusals WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let rows = stmt
+            .query_map(params![run_id], |r| {
+                Ok(Refusal {
+                    at_ms: r.get::<_, i64>(0)? as u64,
+                    call_id: r.get(1)?,
+                    action: r.get(2)?,
+                    reason: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.sqlite(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sqlite(e))
     }
 
     /// Takes a decided approval for execution, exactly once.

@@ -127,4 +127,34 @@ fn thirty_two_concurrent_approvals_of_one_code_have_exactly_one_winner() {
         .filter(|w| *w)
         .count();
     assert_eq!(wins, 1);
+    let refused = Store::open(&path).unwrap().refusals("r1").unwrap();
+    assert_eq!(refused.len(), 31, "every losing answer is on record");
+}
+
+#[test]
+fn a_replayed_or_expired_answer_is_refused_and_put_on_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_run("r1", "s", Path::new("/w"), "parked", None, 1)
+        .unwrap();
+    let replayed = s
+        .add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
+        .unwrap();
+    s.decide(&replayed, r#"{"decision":"allow_once"}"#, 5)
+        .unwrap();
+    s.decide(&replayed, r#"{"decision":"allow_once"}"#, 6)
+        .unwrap_err();
+    let expired = s
+        .add_approval("r1", "s", "c2", &frozen(), "{}", 1, 10)
+        .unwrap();
+    s.decide(&expired, r#"{"decision":"deny"}"#, 20)
+        .unwrap_err();
+    let refusals = s.refusals("r1").unwrap();
+    assert_eq!(refusals.len(), 2, "{refusals:?}");
+    assert_eq!(refusals[0].call_id.as_deref(), Some("c1"));
+    assert_eq!(refusals[0].action, "approve");
+    assert!(refusals[0].reason.contains("already decided"));
+    assert_eq!(refusals[1].call_id.as_deref(), Some("c2"));
+    assert_eq!(refusals[1].action, "deny");
+    assert!(refusals[1].reason.contains("expired"));
 }
