@@ -414,3 +414,29 @@ fn kill_nine_of_a_running_exec_then_resume_loses_nothing_and_runs_nothing_twice(
         "a finished run does not resume"
     );
 }
+
+#[test]
+fn an_approved_call_whose_command_then_fails_still_used_its_approval_and_never_runs_again() {
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo ran >> made.txt && exit 3"}}]},
+            {"say": "it failed"}
+        ]}"#,
+    );
+    let (run, code) = w.park(&[]);
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    let first = w.airlock(&["resume", &run], &[]);
+    let failed = World::events(&first)
+        .into_iter()
+        .find(|e| e["event"] == "tool_finished")
+        .expect("the call ran");
+    assert_eq!(failed["exit_code"], 3, "{failed}");
+    let again = w.airlock(&["resume", &run], &[]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(!w.airlock(&["approve", &code], &[]).status.success());
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/made.txt")).unwrap(),
+        "ran\n",
+        "the failed call ran exactly once"
+    );
+}
