@@ -93,9 +93,12 @@ impl BoundedOutput {
         while let Some(pos) = rest.iter().position(|b| *b == b'\n') {
             let (piece, after) = rest.split_at(pos);
             self.extend_partial(i, piece);
-            let line = std::mem::take(&mut self.partial[i]);
+            // The partial buffer is lent out and handed back cleared: no allocation per line.
+            let mut line = std::mem::take(&mut self.partial[i]);
             let cut = std::mem::take(&mut self.partial_cut[i]);
             self.file_line(&line, stream, cut);
+            line.clear();
+            self.partial[i] = line;
             rest = &after[1..];
         }
         self.extend_partial(i, rest);
