@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::http::{HttpModel, ProviderKind};
+use super::http::{HttpModel, ProviderKind, Unfinished};
 use super::{Message, ModelError, ModelReply};
 use crate::approval::gate::ToolCall;
 use crate::approval::risk::ToolCatalog;
@@ -93,9 +93,9 @@ impl MessageStream {
         Ok(())
     }
 
-    pub fn finish(self) -> Result<ModelReply, String> {
+    pub fn finish(self) -> Result<ModelReply, Unfinished> {
         if !self.done {
-            return Err("the stream ended without its finish marker (message_stop); the answer is incomplete, so none of its tool calls run".into());
+            return Err(Unfinished::Cut("the stream ended without its finish marker (message_stop); the answer is incomplete, so none of its tool calls run".into()));
         }
         let mut calls = Vec::new();
         for block in self.blocks.into_values() {
@@ -188,13 +188,7 @@ pub async fn read_stream(
         stream.on_event(&event.data, deltas)
     })
     .await?;
-    stream.finish().map_err(|m| {
-        if m.contains("finish marker") {
-            http.interrupted(m)
-        } else {
-            http.error(m)
-        }
-    })
+    stream.finish().map_err(|why| http.unfinished(why))
 }
 
 #[cfg(test)]
@@ -207,7 +201,7 @@ mod tests {
         for e in events {
             s.on_event(e, &tx)?;
         }
-        s.finish()
+        s.finish().map_err(|e| e.to_string())
     }
 
     const START: &str =

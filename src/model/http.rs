@@ -125,6 +125,14 @@ impl HttpModel {
         }
     }
 
+    /// The error for an answer that could not be finished: a cut one is worth asking again.
+    pub fn unfinished(&self, why: Unfinished) -> ModelError {
+        match why {
+            Unfinished::Cut(m) => self.interrupted(m),
+            Unfinished::Malformed(m) => self.error(m),
+        }
+    }
+
     pub fn error(&self, message: String) -> ModelError {
         ModelError::Provider {
             provider: self.kind.name().into(),
@@ -302,4 +310,27 @@ pub fn system_prompt(workspace: &std::path::Path) -> String {
          instead. Keep changes inside the workspace.",
         workspace.display()
     )
+}
+
+/// Why a streamed answer cannot be used.
+#[derive(Debug)]
+pub enum Unfinished {
+    /// The stream broke off before its finish marker.
+    Cut(String),
+    /// The answer arrived whole but is malformed.
+    Malformed(String),
+}
+
+impl From<String> for Unfinished {
+    fn from(message: String) -> Unfinished {
+        Unfinished::Malformed(message)
+    }
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unfinished::Cut(m) | Unfinished::Malformed(m) => f.write_str(m),
+        }
+    }
 }

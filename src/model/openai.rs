@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::http::{HttpModel, ProviderKind};
+use super::http::{HttpModel, ProviderKind, Unfinished};
 use super::{Message, ModelError, ModelReply};
 use crate::approval::gate::ToolCall;
 use crate::approval::risk::ToolCatalog;
@@ -86,9 +86,9 @@ impl ChatStream {
         Ok(())
     }
 
-    pub fn finish(self) -> Result<ModelReply, String> {
+    pub fn finish(self) -> Result<ModelReply, Unfinished> {
         if !self.done {
-            return Err("the stream ended without its finish marker ([DONE]); the answer is incomplete, so none of its tool calls run".into());
+            return Err(Unfinished::Cut("the stream ended without its finish marker ([DONE]); the answer is incomplete, so none of its tool calls run".into()));
         }
         let mut calls = Vec::new();
         for (index, call) in self.calls {
@@ -164,13 +164,7 @@ pub async fn read_stream(
         stream.on_data(&event.data, deltas)
     })
     .await?;
-    stream.finish().map_err(|m| {
-        if m.contains("finish marker") {
-            http.interrupted(m)
-        } else {
-            http.error(m)
-        }
-    })
+    stream.finish().map_err(|why| http.unfinished(why))
 }
 
 #[cfg(test)]
@@ -190,7 +184,7 @@ mod tests {
         while let Ok(t) = rx.try_recv() {
             text.push_str(&t);
         }
-        (s.finish(), text)
+        (s.finish().map_err(|e| e.to_string()), text)
     }
 
     #[test]
