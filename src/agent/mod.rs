@@ -107,8 +107,12 @@ pub fn spawn(
 /// (`(call id, frozen call, allow, reason)`), already taken by its one-time code.
 pub struct Resume {
     pub checkpoint: Checkpoint,
-    /// False when resuming a run whose process died (no parked decision to apply).
-    pub parked: bool,
+    /// The decision for the parked call; none when resuming a run whose process died.
+    pub answer: Option<ParkedAnswer>,
+}
+
+/// How the parked call was decided.
+pub struct ParkedAnswer {
     pub call_id: String,
     pub frozen: crate::approval::frozen::FrozenCall,
     pub allow: bool,
@@ -145,10 +149,10 @@ pub fn spawn_with(
     let task = tokio::spawn(async move {
         let mut agent = agent;
         if let Some(r) = resume {
-            let settled = r.parked.then(|| {
+            let settled = r.answer.map(|a| {
                 agent
                     .gate
-                    .settle_parked(&r.call_id, r.frozen, r.allow, r.session_grant, r.reason)
+                    .settle_parked(&a.call_id, a.frozen, a.allow, a.session_grant, a.reason)
             });
             agent.resume_turn(r.checkpoint, settled).await;
         }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::exec::{self, ExecArgs, HeadlessApprovals, headless_approver};
-use crate::agent::{Checkpoint, Resume};
+use crate::agent::{Checkpoint, ParkedAnswer, Resume};
 use crate::approval::approver::ApprovalRequest;
 use crate::approval::frozen::{FrozenCall, hex};
 use crate::approval::gate::system_clock;
@@ -317,21 +317,10 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
     let allow = approval.state == "approved";
     let reason = decision["reason"].as_str().map(str::to_string);
     let session_grant = decision["decision"] == "allow_session";
-    let args = ExecArgs {
-        workspace: Some(spec.workspace.clone()),
-        scenario: spec.scenario.clone(),
-        config: spec.config.clone(),
-        approvals: spec.approvals,
-        prompt: Some("(resumed)".into()),
-        human: false,
-    };
-    let started = exec::start_with(
-        &args,
-        Some(headless_approver(spec.approvals)),
-        Some(row.session.clone()),
-        Some(Resume {
-            parked: true,
-            checkpoint: spec.checkpoint,
+    let (args, started) = go_on(
+        spec,
+        row.session.clone(),
+        Some(ParkedAnswer {
             call_id: approval.call_id.clone(),
             frozen: approval.frozen,
             allow,
@@ -389,10 +378,25 @@ async fn resume_stopped(
             }
         }
     }
+    let (args, started) = go_on(spec, row.session.clone(), None)?;
+    writeln!(
+        out,
+        "{}",
+        json!({"event": "resumed", "run": run, "after": "the process running it stopped"})
+    )?;
+    exec::drive(&args, started, out).await
+}
+
+/// Starts the agent again on a stored run, from its checkpoint, with the parked call's answer.
+fn go_on(
+    spec: ResumeSpec,
+    session: String,
+    answer: Option<ParkedAnswer>,
+) -> Result<(ExecArgs, exec::Started)> {
     let args = ExecArgs {
-        workspace: Some(spec.workspace.clone()),
-        scenario: spec.scenario.clone(),
-        config: spec.config.clone(),
+        workspace: Some(spec.workspace),
+        scenario: spec.scenario,
+        config: spec.config,
         approvals: spec.approvals,
         prompt: Some("(resumed)".into()),
         human: false,
@@ -400,23 +404,13 @@ async fn resume_stopped(
     let started = exec::start_with(
         &args,
         Some(headless_approver(spec.approvals)),
-        Some(row.session.clone()),
+        Some(session),
         Some(Resume {
-            parked: false,
             checkpoint: spec.checkpoint,
-            call_id: String::new(),
-            frozen: FrozenCall::freeze("", &Value::Null),
-            allow: false,
-            session_grant: false,
-            reason: None,
+            answer,
         }),
     )?;
-    writeln!(
-        out,
-        "{}",
-        json!({"event": "resumed", "run": run, "after": "the process running it stopped"})
-    )?;
-    exec::drive(&args, started, out).await
+    Ok((args, started))
 }
 
 /// Kills the process group of a `bash -c COMMAND` still running in `workspace` (the tool starts
