@@ -1,0 +1,377 @@
+//! The approval modal: the request, its reasons, the preview (diff or command), the keys.
+
+use super::*;
+
+/// Shows what a terminal would hide: tabs, control characters, invisible and bidi Unicode.
+pub fn visible(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push('⇥'),
+            c if (c as u32) < 0x20 => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('�')),
+            '\u{7f}' => out.push('␡'),
+            '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{00ad}' => {
+                out.push_str(&format!("<U+{:04X}>", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn ruling_style(r: Ruling) -> Style {
+    match r {
+        Ruling::Deny => Style::default().fg(Color::Red),
+        Ruling::Ask => Style::default().fg(Color::Yellow),
+        Ruling::Allow => dim(),
+    }
+}
+
+/// A grant scope as a person reads it: paths inside the workspace shown relative to it.
+fn scope_text(app: &App, scope: &crate::approval::grants::GrantScope) -> String {
+    let text = scope.describe();
+    let prefix = format!("{}/", app.status.workspace.trim_end_matches('/'));
+    let shown = text.replace(&prefix, "");
+    if shown.ends_with("under /")
+        || shown.ends_with("under ")
+        || shown.trim_end().ends_with("under")
+    {
+        return "anything in the workspace".to_string();
+    }
+    shown.replace("anything under ./", "anything in the workspace")
+}
+
+pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
+    let Some(request) = overlay.queue.front() else {
+        return;
+    };
+    let area = centered(frame.area(), 92, 90);
+    frame.render_widget(Clear, area);
+    let total = overlay.answered + overlay.queue.len();
+    let position = overlay.answered + 1;
+    let title = if total > 1 {
+        format!(" approval {position} of {total} ")
+    } else {
+        " approval ".to_string()
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(Style::default().fg(Color::Yellow));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+
+    let mut head: Vec<Line> = Vec::new();
+    let badge = match request.risk {
+        Risk::Safe => Span::styled(
+            " SAFE ",
+            Style::default()
+                .fg(Color::Green)
+                .add_modifier(Modifier::REVERSED),
+        ),
+        Risk::Mutating => Span::styled(
+            " MUTATING ",
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::REVERSED),
+        ),
+        Risk::Dangerous => Span::styled(
+            " DANGEROUS ",
+            Style::default()
+                .fg(Color::Red)
+                .add_modifier(Modifier::REVERSED),
+        ),
+    };
+    head.push(Line::from(vec![
+        Span::raw(format!("{} wants to run ", request.call_id)),
+        Span::raw(request.tool.clone()).bold(),
+        Span::raw("  "),
+        badge,
+        Span::styled(format!("  {}", request.frozen.short_digest()), dim()),
+    ]));
+    for reason in &request.verdict.reasons {
+        for (i, l) in wrap(&reason.line(), width.saturating_sub(2))
+            .into_iter()
+            .enumerate()
+        {
+            let lead = if i == 0 { "• " } else { "  " };
+            head.push(Line::styled(
+                format!("{lead}{l}"),
+                ruling_style(reason.ruling),
+            ));
+        }
+    }
+
+    // The preview: scrollable.
+    let mut body: Vec<Line> = Vec::new();
+    match &request.preview {
+        Some(Preview::Command { command, cwd }) => {
+            body.push(Line::styled(format!("command, in {cwd}:"), dim()));
+            for l in visible(command).split('\n') {
+                body.push(Line::raw(format!("  {l}")).bold());
+            }
+            let commands: Vec<_> = request
+                .verdict
+                .parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    matches!(
+                        p.kind,
+                        PartKind::Command | PartKind::Redirect | PartKind::Script
+                    )
+                })
+                .collect();
+            if commands.len() > 1 || commands.iter().any(|(_, p)| p.ruling != Ruling::Allow) {
+                body.push(Line::styled("each part:", dim()));
+                for (index, part) in commands {
+                    let icon = match part.ruling {
+                        Ruling::Allow => "✓",
+                        Ruling::Ask => "?",
+                        Ruling::Deny => "✗",
+                    };
+                    let why: Vec<&str> = request
+                        .verdict
+                        .reasons
+                        .iter()
+                        .filter(|r| r.part == Some(index) && r.ruling == part.ruling)
+                        .map(|r| r.message.as_str())
+                        .collect();
+                    let text = format!("  {icon} {} — {}", visible(&part.label), why.join("; "));
+                    for l in wrap(&text, width) {
+                        body.push(Line::styled(l, ruling_style(part.ruling)));
+                    }
+                }
+            }
+        }
+        Some(Preview::Diff {
+            unified,
+            added,
+            removed,
+            approximate,
+            path,
+        }) => {
+            let note = if *approximate {
+                " (approximate: the diff hit its deadline or was cut)"
+            } else {
+                ""
+            };
+            body.push(Line::styled(
+                format!("{path}: +{added} -{removed}{note}"),
+                dim(),
+            ));
+            let (mut old, mut new) = (0usize, 0usize);
+            for l in unified.lines() {
+                if let Some(rest) = l.strip_prefix("@@ ") {
+                    // @@ -a,b +c,d @@
+                    let nums: Vec<usize> = rest
+                        .split(|c: char| !c.is_ascii_digit())
+                        .filter(|s| !s.is_empty())
+                        .filter_map(|s| s.parse().ok())
+                        .collect();
+                    old = nums.first().copied().unwrap_or(1);
+                    new = nums.get(2).copied().unwrap_or(1);
+                    body.push(Line::styled(
+                        truncate(l, width),
+                        Style::default().fg(Color::Cyan),
+                    ));
+                    continue;
+                }
+                if l.starts_with("--- ") || l.starts_with("+++ ") {
+                    body.push(Line::styled(truncate(l, width), dim()));
+                    continue;
+                }
+                let (number, style) = match l.chars().next() {
+                    Some('+') => {
+                        new += 1;
+                        (
+                            format!("{:>5} ", new - 1),
+                            Style::default().fg(Color::Green),
+                        )
+                    }
+                    Some('-') => {
+                        old += 1;
+                        (format!("{:>5} ", old - 1), Style::default().fg(Color::Red))
+                    }
+                    _ => {
+                        old += 1;
+                        new += 1;
+                        (format!("{:>5} ", new - 1), Style::default())
+                    }
+                };
+                body.push(Line::styled(
+                    truncate(&format!("{number}{}", visible(l)), width),
+                    style,
+                ));
+            }
+        }
+        Some(Preview::Error { message }) => {
+            body.push(Line::styled(
+                format!("this change cannot be applied: {message}"),
+                Style::default().fg(Color::Red),
+            ));
+        }
+        None => {
+            body.push(Line::styled("arguments:", dim()));
+            for l in wrap(&visible(&request.frozen.canonical), width) {
+                body.push(Line::raw(l));
+            }
+        }
+    }
+
+    // Options, from the one table.
+    let mut options: Vec<Span> = Vec::new();
+    for option in APPROVAL_OPTIONS {
+        let label = match option.choice {
+            ApprovalChoice::AllowSession => match &request.session_scopes {
+                Some(scopes) => {
+                    let what: Vec<String> = scopes.iter().map(|s| scope_text(app, s)).collect();
+                    format!(
+                        "allow {} in this workspace for this session",
+                        what.join(" and ")
+                    )
+                }
+                None => continue,
+            },
+            _ => option.label.to_string(),
+        };
+        options.push(Span::styled(
+            format!("{}", option.key),
+            Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        ));
+        options.push(Span::raw(format!(" {label}   ")));
+    }
+    if let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes) {
+        options.push(Span::styled(
+            "d",
+            Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        ));
+        options.push(Span::raw(format!(
+            " allow {} for the session   ",
+            scope_text(app, dir)
+        )));
+    }
+    let mut foot: Vec<Line> = Vec::new();
+    for l in wrap_spans(options, width) {
+        foot.push(l);
+    }
+    // Lines longer than the modal wrap when drawn; count the rows they take.
+    let rows_of = |line: &Line| -> u16 {
+        let chars: usize = line.spans.iter().map(|s| s.content.chars().count()).sum();
+        chars.div_ceil(width.max(1)).max(1) as u16
+    };
+    if let Some(code) = &request.code {
+        foot.push(Line::styled(
+            format!("or from another terminal: airlock approve {code}  (or airlock deny {code}); the first answer wins"),
+            dim(),
+        ));
+    }
+    if let Some(deadline) = request.deadline_ms {
+        let left = deadline.saturating_sub(app.wall_ms) / 1000;
+        foot.push(Line::styled(
+            format!("times out in {left}s, then it is denied as timed out"),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    if let Some(why) = &request.no_session_grant {
+        foot.push(Line::styled(format!("no session grant: {why}"), dim()));
+    }
+    if app.now < overlay.armed_at {
+        let left = overlay.armed_at.saturating_duration_since(app.now);
+        foot.push(Line::styled(
+            format!(
+                "keys are live in {:.1}s (so a key meant for the prompt cannot answer this)",
+                left.as_secs_f64()
+            ),
+            dim(),
+        ));
+    }
+    if overlay.reason.is_some() {
+        foot.push(Line::raw(""));
+    }
+
+    let reason_height = if overlay.reason.is_some() { 3 } else { 0 };
+    let foot_rows_needed: u16 = foot.iter().map(rows_of).sum();
+    let foot_height = foot_rows_needed + reason_height;
+    let head_height = (head.len() as u16).min(inner.height.saturating_sub(foot_height + 3));
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(head_height),
+            Constraint::Min(2),
+            Constraint::Length(foot_height),
+        ])
+        .split(inner);
+    frame.render_widget(Paragraph::new(head), rows[0]);
+    let body_height = rows[1].height as usize;
+    let max_scroll = body.len().saturating_sub(body_height);
+    let scroll = (overlay.scroll as usize).min(max_scroll);
+    let mut shown: Vec<Line> = body.into_iter().skip(scroll).take(body_height).collect();
+    if max_scroll > 0 {
+        let more = format!(
+            " lines {}-{} of {} (j/k to scroll) ",
+            scroll + 1,
+            scroll + shown.len(),
+            max_scroll + body_height
+        );
+        if let Some(last) = shown.last_mut() {
+            *last = Line::styled(
+                truncate(&more, width),
+                dim().add_modifier(Modifier::REVERSED),
+            );
+        }
+    }
+    let preview_block = Block::default().borders(Borders::TOP).border_style(dim());
+    let preview_inner = preview_block.inner(rows[1]);
+    frame.render_widget(preview_block, rows[1]);
+    frame.render_widget(Paragraph::new(shown), preview_inner);
+    let foot_rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(foot.len() as u16),
+            Constraint::Length(reason_height),
+        ])
+        .split(rows[2]);
+    frame.render_widget(Paragraph::new(foot), foot_rows[0]);
+    if let Some(reason) = &overlay.reason {
+        let mut reason = reason.clone();
+        reason.set_block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" reason for the model "),
+        );
+        frame.render_widget(&reason, foot_rows[1]);
+    }
+}
+
+/// Lays out option spans in pairs (key, label), moving a whole pair to the next line when it
+/// does not fit, so a key is never separated from what it does.
+fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let mut current: Vec<Span> = Vec::new();
+    let mut used = 0;
+    let mut spans = spans.into_iter();
+    while let Some(key) = spans.next() {
+        let label = spans.next();
+        let len =
+            key.content.chars().count() + label.as_ref().map_or(0, |l| l.content.chars().count());
+        if used + len > width && !current.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut current)));
+            used = 0;
+        }
+        used += len;
+        current.push(key);
+        current.extend(label);
+    }
+    if !current.is_empty() {
+        lines.push(Line::from(current));
+    }
+    lines
+}

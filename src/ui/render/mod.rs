@@ -1,0 +1,357 @@
+//! Drawing: a pure function of `&App` onto a frame. Every pane renders only what is visible.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::app::{App, ApprovalOverlay, Entry, Focus, Overlay, RunStatus, ToolLine};
+use super::keys::{self, APPROVAL_OPTIONS, ApprovalChoice, Binding};
+use crate::approval::approver::Preview;
+use crate::approval::risk::Risk;
+use crate::approval::verdict::{PartKind, Ruling};
+use crate::tools::{Stream, ToolStatus};
+
+mod approval;
+mod overlays;
+
+use approval::render_approval;
+pub use approval::visible;
+use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
+
+pub struct Areas {
+    pub conversation: Rect,
+    pub results: Rect,
+    pub prompt: Rect,
+    pub status: Rect,
+}
+
+pub fn layout(area: Rect, prompt_lines: usize) -> Areas {
+    let prompt_height = (prompt_lines.clamp(1, 6) + 2) as u16;
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Min(3),
+            Constraint::Length(prompt_height),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    let narrow = area.width < 80;
+    let panes = Layout::default()
+        .direction(if narrow {
+            Direction::Vertical
+        } else {
+            Direction::Horizontal
+        })
+        .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
+        .split(rows[0]);
+    Areas {
+        conversation: panes[0],
+        results: panes[1],
+        prompt: rows[1],
+        status: rows[2],
+    }
+}
+
+fn dim() -> Style {
+    Style::default().add_modifier(Modifier::DIM)
+}
+
+fn pane_block(title: &str, focused: bool) -> Block<'static> {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!(" {title} "));
+    if focused {
+        block.border_style(Style::default().fg(Color::Blue))
+    } else {
+        block.border_style(dim())
+    }
+}
+
+/// Wraps text to a width, by characters (long words are cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for raw in text.split('\n') {
+        let chars: Vec<char> = raw.chars().collect();
+        if chars.is_empty() {
+            out.push(String::new());
+            continue;
+        }
+        for chunk in chars.chunks(width) {
+            out.push(chunk.iter().collect());
+        }
+    }
+    out
+}
+
+pub fn render(app: &App, frame: &mut Frame) {
+    let areas = layout(frame.area(), app.prompt.lines().len());
+    render_conversation(app, frame, areas.conversation);
+    render_results(app, frame, areas.results);
+    render_prompt(app, frame, areas.prompt);
+    render_status(app, frame, areas.status);
+    for overlay in &app.overlays {
+        match overlay {
+            Overlay::Approval(a) => render_approval(app, a, frame),
+            Overlay::Help => render_help(frame),
+            Overlay::Grants { selected } => render_grants(app, *selected, frame),
+            Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
+            Overlay::ConfirmQuit => render_confirm_quit(app, frame),
+        }
+    }
+}
+
+fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
+    let block = pane_block("conversation", false);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for entry in &app.entries {
+        match entry {
+            Entry::User(text) => {
+                for (i, l) in wrap(text, width.saturating_sub(2)).into_iter().enumerate() {
+                    let lead = if i == 0 { "> " } else { "  " };
+                    lines.push(Line::from(vec![
+                        Span::raw(lead).bold(),
+                        Span::raw(l).bold(),
+                    ]));
+                }
+            }
+            Entry::Assistant(text) => {
+                for l in wrap(text, width) {
+                    lines.push(Line::raw(l));
+                }
+            }
+            Entry::Tool {
+                call_id,
+                title,
+                state,
+            } => {
+                let (icon, style, tail) = match state {
+                    ToolLine::Asking => (
+                        "?",
+                        Style::default().fg(Color::Yellow),
+                        "waiting for approval".to_string(),
+                    ),
+                    ToolLine::Denied(message) => {
+                        ("✗", Style::default().fg(Color::Red), message.clone())
+                    }
+                    ToolLine::Running => {
+                        ("▶", Style::default().fg(Color::Blue), "running".to_string())
+                    }
+                    ToolLine::Finished(status, code) => finished_icon(*status, *code),
+                };
+                let text = format!("{icon} {call_id} {title} — {tail}");
+                for (i, l) in wrap(&text, width).into_iter().enumerate() {
+                    let style = if i == 0 {
+                        style
+                    } else {
+                        style.add_modifier(Modifier::DIM)
+                    };
+                    lines.push(Line::styled(l, style));
+                }
+            }
+            Entry::Notice(text) => {
+                for l in wrap(&format!("! {text}"), width) {
+                    lines.push(Line::styled(l, dim().add_modifier(Modifier::ITALIC)));
+                }
+            }
+        }
+        lines.push(Line::raw(""));
+    }
+    let height = inner.height as usize;
+    let scroll = app.conversation_scroll as usize;
+    let end = lines
+        .len()
+        .saturating_sub(scroll.min(lines.len().saturating_sub(height.min(lines.len()))));
+    let start = end.saturating_sub(height);
+    let visible: Vec<Line> = lines.drain(start..end).collect();
+    frame.render_widget(Paragraph::new(visible), inner);
+}
+
+fn finished_icon(status: ToolStatus, code: Option<i32>) -> (&'static str, Style, String) {
+    let code = code
+        .map(|c| format!("exit {c}"))
+        .unwrap_or_else(|| "done".into());
+    match status {
+        ToolStatus::Ok => ("✓", Style::default().fg(Color::Green), code),
+        ToolStatus::Failed => ("✗", Style::default().fg(Color::Red), code),
+        ToolStatus::Cancelled => ("⊘", Style::default().fg(Color::Yellow), "cancelled".into()),
+        ToolStatus::TimedOut => ("⏱", Style::default().fg(Color::Yellow), "timed out".into()),
+    }
+}
+
+fn elapsed(app: &App, started: Instant, ended: Option<Instant>) -> String {
+    let end = ended.unwrap_or(app.now);
+    let d = end.saturating_duration_since(started);
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn render_results(app: &App, frame: &mut Frame, area: Rect) {
+    let focused = app.focus == Focus::Results && app.overlays.is_empty();
+    let title = if app.follow {
+        "results · following"
+    } else {
+        "results"
+    };
+    let block = pane_block(title, focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if app.runs.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("no tool runs yet", dim())),
+            inner,
+        );
+        return;
+    }
+    let height = inner.height as usize;
+    let width = inner.width as usize;
+    let shown: Vec<usize> = if app.expanded {
+        vec![app.selected_run.min(app.runs.len() - 1)]
+    } else {
+        // As many of the latest runs as fit with at least two lines each.
+        let fit = (height / 3).max(1);
+        let last = app.runs.len();
+        let end = if app.follow {
+            last
+        } else {
+            (app.selected_run + 1).max(fit.min(last)).min(last)
+        };
+        (end.saturating_sub(fit)..end).collect()
+    };
+    let per_run = (height / shown.len().max(1)).max(2);
+    let mut lines: Vec<Line> = Vec::new();
+    for index in shown {
+        let run = &app.runs[index];
+        let (icon, style, tail) = match run.status {
+            RunStatus::Running => ("▶", Style::default().fg(Color::Blue), "running".to_string()),
+            RunStatus::Done(status, code) => finished_icon(status, code),
+        };
+        let selected = index == app.selected_run;
+        let marker = if selected && focused { "›" } else { " " };
+        let header = format!(
+            "{marker}{icon} {} {}  {}  {}",
+            run.call_id,
+            run.title,
+            elapsed(app, run.started, run.ended),
+            tail
+        );
+        let header_style = if selected {
+            style.add_modifier(Modifier::BOLD)
+        } else {
+            style
+        };
+        lines.push(Line::styled(truncate(&header, width), header_style));
+        let output = run.output.lines();
+        let room = per_run.saturating_sub(1);
+        let scroll = if app.expanded || selected {
+            app.results_scroll as usize
+        } else {
+            0
+        };
+        let end = output.len().saturating_sub(scroll.min(output.len()));
+        let start = end.saturating_sub(room);
+        for (text, stream) in &output[start..end] {
+            let style = match stream {
+                Some(Stream::Stderr) => Style::default().fg(Color::Red),
+                Some(Stream::Stdout) => Style::default(),
+                None => dim(),
+            };
+            lines.push(Line::styled(truncate(&format!("  {text}"), width), style));
+        }
+    }
+    let start = lines.len().saturating_sub(height);
+    frame.render_widget(Paragraph::new(lines.split_off(start)), inner);
+}
+
+/// Cuts a line to a width, visibly.
+fn truncate(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
+    let focused = app.focus == Focus::Prompt && app.overlays.is_empty();
+    let mut prompt = app.prompt.clone();
+    prompt.set_block(pane_block("prompt", focused));
+    if !focused {
+        prompt.set_cursor_style(Style::default());
+    }
+    frame.render_widget(&prompt, area);
+}
+
+fn render_status(app: &App, frame: &mut Frame, area: Rect) {
+    let mut spans = vec![
+        Span::styled(
+            format!(" {} ", app.status.model),
+            Style::default().add_modifier(Modifier::REVERSED),
+        ),
+        Span::raw(format!(" mode {} ", app.status.mode)),
+        Span::styled(format!("· {} ", app.status.workspace), dim()),
+        Span::raw(format!("· grants {} ", app.grants.len())),
+    ];
+    let pending = app.pending_approvals();
+    if pending > 0 {
+        spans.push(Span::styled(
+            format!("· {pending} waiting for approval "),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    if app.turn_running {
+        spans.push(Span::styled("· working ", Style::default().fg(Color::Blue)));
+    }
+    let hints: &[Binding] = match (app.overlays.last(), app.focus) {
+        (Some(Overlay::Approval(_)), _) => keys::APPROVAL_KEYS,
+        (Some(Overlay::Grants { .. }), _) => keys::GRANTS_KEYS,
+        (Some(_), _) => &[],
+        (None, Focus::Prompt) => keys::PROMPT_KEYS,
+        (None, Focus::Results) => keys::RESULTS_KEYS,
+    };
+    spans.push(Span::styled(format!("· {}", keys::hint(hints, 4)), dim()));
+    let line = Line::from(spans);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
+    let w = (area.width * width_pct / 100).max(20).min(area.width);
+    let h = (area.height * height_pct / 100).max(8).min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_characters_in_a_command_are_made_visible() {
+        assert_eq!(visible("a\tb"), "a⇥b");
+        assert_eq!(visible("rm\u{1b}[2K x"), "rm␛[2K x");
+        assert_eq!(
+            visible("ls\u{200b} \u{202e}fdp.exe"),
+            "ls<U+200B> <U+202E>fdp.exe"
+        );
+        assert_eq!(visible("a\u{7f}"), "a␡");
+        assert_eq!(visible("one\ntwo"), "one\ntwo");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_visibly() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}
