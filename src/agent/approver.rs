@@ -77,7 +77,7 @@ impl Approver for ChannelApprover {
             // A code for answering from another terminal, when the state database is at hand.
             let remote = self.remote.as_ref().and_then(|r| {
                 let store = crate::store::db::Store::open(&r.db).ok()?;
-                let now = crate::approval::gate::system_clock()();
+                let now = crate::approval::gate::now_ms();
                 store.save_run(&r.session, &r.session, &r.workspace, "live", None, now).ok()?;
                 let ttl = request.deadline_ms.map(|d| d.saturating_sub(now)).unwrap_or(24 * 3600 * 1000);
                 let summary = serde_json::json!({"risk": request.risk, "reasons": request.verdict.reason_lines(), "preview": request.preview}).to_string();
@@ -108,7 +108,7 @@ impl Approver for ChannelApprover {
                     local = &mut answer => {
                         lock(&self.control.pending).remove(&call_id);
                         let decision = local.map_err(|_| ApproverError::NoAnswer)?;
-                        let now = crate::approval::gate::system_clock()();
+                        let now = crate::approval::gate::now_ms();
                         return match store.decide(&code, &decision_json(&decision), now) {
                             Ok(_) => Ok(decision),
                             Err(_) => match store.approval_by_code(&code).ok().flatten().and_then(|row| stored_decision(&row.state, row.decision.as_deref())) {

@@ -187,7 +187,7 @@ enum Next {
 
 /// The session's live grants, for `AgentEvent::Grants`.
 fn grants_event(gate: &Gate) -> AgentEvent {
-    let now = crate::approval::gate::system_clock()();
+    let now = crate::approval::gate::now_ms();
     let grants = gate
         .grants()
         .list(gate.session(), now)

@@ -131,10 +131,7 @@ pub mod status {
 }
 
 pub fn session_id(prefix: &str) -> String {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let millis = crate::approval::gate::now_ms();
     format!("{prefix}-{millis}-{}", std::process::id())
 }
 
@@ -265,7 +262,7 @@ pub fn start_with(
     let db_path = super::park::db_path();
     if let Ok(db) = crate::store::db::Store::open(&db_path) {
         if let Ok(Some(saved)) = db.grants(&session) {
-            let now = crate::approval::gate::system_clock()();
+            let now = crate::approval::gate::now_ms();
             let saved: Vec<crate::approval::grants::Grant> =
                 serde_json::from_str(&saved).unwrap_or_default();
             for g in saved
@@ -292,11 +289,7 @@ pub fn start_with(
             crate::store::db::Store::open(&db_path),
             serde_json::to_string(list),
         ) {
-            let _ = db.save_grants(
-                &grant_session,
-                &json,
-                crate::approval::gate::system_clock()(),
-            );
+            let _ = db.save_grants(&grant_session, &json, crate::approval::gate::now_ms());
         }
     });
     let model_name = model.name();

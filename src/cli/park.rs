@@ -15,7 +15,7 @@ use super::exec::{self, ExecArgs, HeadlessApprovals, headless_approver};
 use crate::agent::{Checkpoint, ParkedAnswer, Resume};
 use crate::approval::approver::ApprovalRequest;
 use crate::approval::frozen::{FrozenCall, hex};
-use crate::approval::gate::system_clock;
+use crate::approval::gate::now_ms;
 use crate::config::ConfigFlags;
 use crate::store;
 use crate::store::db::Store;
@@ -61,7 +61,7 @@ pub fn save_running(
         workspace,
         "running",
         Some(&serde_json::to_string(&spec)?),
-        now(),
+        now_ms(),
     )?;
     Ok(())
 }
@@ -69,7 +69,7 @@ pub fn save_running(
 /// Records how a run ended.
 pub fn finish(session: &str, state: &str) {
     if let Ok(db) = Store::open(&db_path()) {
-        let _ = db.set_run_state(session, state, now());
+        let _ = db.set_run_state(session, state, now_ms());
     }
 }
 
@@ -82,10 +82,6 @@ fn process_alive(pid: u32) -> bool {
 
 pub fn db_path() -> PathBuf {
     store::state_dir().join("airlock.db")
-}
-
-fn now() -> u64 {
-    system_clock()()
 }
 
 fn file_hash(path: &Path) -> Option<String> {
@@ -123,7 +119,7 @@ pub fn park(
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_TTL_MS);
-    let now = now();
+    let now = now_ms();
     db.save_run(
         session,
         session,
@@ -161,7 +157,7 @@ pub fn park(
 
 pub fn list(out: &mut impl Write) -> Result<()> {
     let db = Store::open(&db_path())?;
-    let now = now();
+    let now = now_ms();
     let pending = db.pending(now)?;
     if pending.is_empty() {
         writeln!(out, "no pending approvals")?;
@@ -213,7 +209,7 @@ pub fn decide(
     } else {
         json!({"decision": "deny", "reason": reason})
     };
-    let row = db.decide(code, &decision.to_string(), now())?;
+    let row = db.decide(code, &decision.to_string(), now_ms())?;
     let live = db.run(&row.run_id)?.is_some_and(|r| r.state == "live");
     if live {
         return Ok(format!(
@@ -235,7 +231,7 @@ pub fn decide(
 
 pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
     let db = Store::open(&db_path())?;
-    let now = now();
+    let now = now_ms();
     let Some(row) = db.run(run)? else {
         bail!("no run {run}: check the id printed when it parked (airlock approvals list)");
     };
@@ -343,7 +339,7 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
     };
     // A run that parked again was saved by `drive` under the same id; only finish the others.
     if state != "parked" {
-        let _ = db.transition_run(run, "resuming", state, system_clock()());
+        let _ = db.transition_run(run, "resuming", state, now_ms());
     }
     Ok(code)
 }
@@ -364,7 +360,7 @@ async fn resume_stopped(
             spec.pid.unwrap_or(0)
         );
     }
-    if !db.transition_run(run, "running", "resuming", now())? {
+    if !db.transition_run(run, "running", "resuming", now_ms())? {
         bail!("run {run} is being resumed elsewhere; nothing runs twice");
     }
     // A command the dead process had started may still be running on its own (it had its own

@@ -67,7 +67,7 @@ pub async fn run(
     loop {
         if dirty {
             app.now = Instant::now();
-            app.wall_ms = crate::approval::gate::system_clock()();
+            app.wall_ms = crate::approval::gate::now_ms();
             let size = terminal.size()?;
             let areas = render::layout(
                 ratatui::layout::Rect::new(0, 0, size.width, size.height),

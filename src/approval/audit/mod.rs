@@ -5,12 +5,12 @@
 //! to the log remembers the last record, which is what lets `verify` notice whole records cut
 //! off the end. This module owns the on-disk format, appending, verification and reading.
 
+use crate::approval::gate::now_ms;
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -615,13 +615,6 @@ fn hash_hex(text: &str) -> String {
         let _ = write!(out, "{byte:02x}");
     }
     out
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 fn io_err(path: &Path, source: io::Error) -> AuditError {

@@ -106,13 +106,16 @@ impl GateOutcome {
 
 pub type Clock = Arc<dyn Fn() -> Millis + Send + Sync>;
 
+/// Milliseconds since the Unix epoch, by the system clock.
+pub fn now_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as Millis)
+        .unwrap_or(0)
+}
+
 pub fn system_clock() -> Clock {
-    Arc::new(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as Millis)
-            .unwrap_or(0)
-    })
+    Arc::new(now_ms)
 }
 
 pub struct GateConfig {
