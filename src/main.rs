@@ -146,6 +146,13 @@ fn main() -> ExitCode {
             .map_err(anyhow::Error::from)
             .and_then(|rt| rt.block_on(park::resume(&run, &mut io::stdout().lock())))
             .map(ExitCode::from),
+        Some(Command::BenchCockpit(args)) => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|rt| rt.block_on(airlock::cli::bench::run(args)))
+            .map(|measured| {
+                println!("{measured}");
+                ExitCode::SUCCESS
+            }),
         Some(Command::Trust { workspace }) => trust(workspace).map(|text| {
             println!("{text}");
             ExitCode::SUCCESS

@@ -79,7 +79,7 @@ impl Agent {
                         let _ = events.send(AgentEvent::ToolOutput {
                             call_id: call_id.clone(),
                             stream,
-                            text: String::from_utf8_lossy(bytes).into_owned(),
+                            text: text_of(bytes),
                         });
                     });
                     let tools = self.tools.clone();
@@ -211,5 +211,14 @@ pub fn title(call: &ToolCall) -> String {
         "write_file" => format!("write {}", text("path")),
         "edit_file" => format!("edit {}", text("path")),
         other => other.to_string(),
+    }
+}
+
+/// Output bytes as text. The tools hand over whole characters, so the strict (fast, vectorised)
+/// check almost always passes; only invalid bytes take the slower replacing path.
+fn text_of(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     }
 }

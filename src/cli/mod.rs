@@ -4,6 +4,7 @@
 
 pub mod audit_show;
 pub mod audit_verify;
+pub mod bench;
 pub mod exec;
 pub mod park;
 pub mod policy_check;
@@ -74,6 +75,9 @@ pub enum Command {
     },
     /// Go on with a parked run: runs exactly the frozen call (if approved), then the model goes on.
     Resume { run: String },
+    /// The cockpit without a terminal, measured (for scripts/bench.sh; prints one JSON object).
+    #[command(hide = true)]
+    BenchCockpit(bench::BenchArgs),
     /// Inspect the audit log.
     Audit {
         #[command(subcommand)]

@@ -30,6 +30,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// background) before the group is killed.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
+/// One read from a pipe: the size of a Linux pipe buffer, so a flooding tool is drained in as few
+/// reads (and output events) as it can be.
+const READ_BYTES: usize = 64 * 1024;
+
 pub struct BashRun {
     pub command: String,
     pub workspace: PathBuf,
@@ -84,8 +88,8 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         ));
     };
     let mut output = BoundedOutput::new();
-    let mut out_buf = vec![0u8; 16 * 1024];
-    let mut err_buf = vec![0u8; 16 * 1024];
+    let mut out_buf = vec![0u8; READ_BYTES];
+    let mut err_buf = vec![0u8; READ_BYTES];
     let (mut out_open, mut err_open) = (true, true);
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
@@ -101,6 +105,15 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
             let _ = file.write_all(bytes);
         }
         let pending = &mut carry[usize::from(stream == Stream::Stderr)];
+        if pending.is_empty() {
+            // The usual case: nothing carried over, so the read goes out as it is (no copy).
+            let ready = utf8_ready(bytes);
+            if ready > 0 {
+                (spec.sink)(stream, &bytes[..ready]);
+            }
+            pending.extend_from_slice(&bytes[ready..]);
+            return;
+        }
         pending.extend_from_slice(bytes);
         let ready = utf8_ready(pending);
         if ready > 0 {

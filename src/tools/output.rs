@@ -19,44 +19,65 @@ pub enum Stream {
     Stderr,
 }
 
-/// A window of lines stored back to back in one buffer, with where each starts.
+/// A window of lines stored back to back in one buffer, with where each starts: any line is
+/// read without walking the others (the results pane reads only what it shows).
 #[derive(Debug, Default, Clone)]
 struct Lines {
     bytes: VecDeque<u8>,
-    /// Length of each line in `bytes`, in order (the newline is not stored).
-    lens: VecDeque<usize>,
+    /// Absolute offset of each line's first byte (the newline is not stored); offsets only grow,
+    /// `dropped` is the absolute offset of `bytes[0]`.
+    starts: VecDeque<u64>,
+    dropped: u64,
     /// Per line: it came from stderr / it was cut at `MAX_LINE_BYTES`.
     flags: VecDeque<(Stream, bool)>,
 }
 
 impl Lines {
     fn push(&mut self, line: &[u8], stream: Stream, cut: bool) {
+        self.starts
+            .push_back(self.dropped + self.bytes.len() as u64);
         self.bytes.extend(line);
-        self.lens.push_back(line.len());
         self.flags.push_back((stream, cut));
     }
 
     fn pop_front(&mut self) {
-        if let Some(len) = self.lens.pop_front() {
+        if self.starts.pop_front().is_some() {
+            let next = self
+                .starts
+                .front()
+                .copied()
+                .unwrap_or(self.dropped + self.bytes.len() as u64);
+            let len = (next - self.dropped) as usize;
             self.bytes.drain(..len);
+            self.dropped = next;
             self.flags.pop_front();
         }
     }
 
     fn len(&self) -> usize {
-        self.lens.len()
+        self.starts.len()
+    }
+
+    fn clear(&mut self) {
+        self.dropped += self.bytes.len() as u64;
+        self.bytes.clear();
+        self.starts.clear();
+        self.flags.clear();
+    }
+
+    /// Line `i`'s bytes (as up to two slices: the ring may wrap), stream and cut flag.
+    fn get(&self, i: usize) -> Option<(Vec<u8>, Stream, bool)> {
+        let start = (*self.starts.get(i)? - self.dropped) as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.bytes.len(), |s| (s - self.dropped) as usize);
+        let (stream, cut) = self.flags[i];
+        Some((self.bytes.range(start..end).copied().collect(), stream, cut))
     }
 
     fn iter(&self) -> impl Iterator<Item = (Vec<u8>, Stream, bool)> + '_ {
-        let mut offset = 0;
-        self.lens
-            .iter()
-            .zip(&self.flags)
-            .map(move |(len, (stream, cut))| {
-                let line: Vec<u8> = self.bytes.range(offset..offset + len).copied().collect();
-                offset += len;
-                (line, *stream, *cut)
-            })
+        (0..self.len()).filter_map(|i| self.get(i))
     }
 }
 
@@ -86,22 +107,47 @@ impl BoundedOutput {
     }
 
     /// Adds a chunk as it arrived; complete lines are filed, a trailing partial line waits.
+    ///
+    /// Once the head is full, only the last `TAIL_LINES` lines of a chunk can still be shown, so
+    /// the lines before them are counted (a vectorised newline count) and never copied: a flood
+    /// costs a scan of its bytes, not work per line.
     pub fn push(&mut self, stream: Stream, chunk: &[u8]) {
         self.total_bytes += chunk.len() as u64;
         let i = index(stream);
         let mut rest = chunk;
-        while let Some(pos) = rest.iter().position(|b| *b == b'\n') {
-            let (piece, after) = rest.split_at(pos);
-            self.extend_partial(i, piece);
-            // The partial buffer is lent out and handed back cleared: no allocation per line.
-            let mut line = std::mem::take(&mut self.partial[i]);
-            let cut = std::mem::take(&mut self.partial_cut[i]);
-            self.file_line(&line, stream, cut);
-            line.clear();
-            self.partial[i] = line;
-            rest = &after[1..];
+        while self.head.len() < HEAD_LINES {
+            let Some(pos) = memchr::memchr(b'\n', rest) else {
+                self.extend_partial(i, rest);
+                return;
+            };
+            self.file_piece(i, stream, &rest[..pos]);
+            rest = &rest[pos + 1..];
+        }
+        if let Some(last_skipped) = memchr::memrchr_iter(b'\n', rest).nth(TAIL_LINES) {
+            let skipped = memchr::memchr_iter(b'\n', &rest[..=last_skipped]).count();
+            self.total_lines += skipped as u64;
+            self.omitted += (self.tail.len() + skipped) as u64;
+            self.tail.clear();
+            self.partial[i].clear();
+            self.partial_cut[i] = false;
+            rest = &rest[last_skipped + 1..];
+        }
+        while let Some(pos) = memchr::memchr(b'\n', rest) {
+            self.file_piece(i, stream, &rest[..pos]);
+            rest = &rest[pos + 1..];
         }
         self.extend_partial(i, rest);
+    }
+
+    /// Ends the partial line of stream `i` with `piece` and files it.
+    fn file_piece(&mut self, i: usize, stream: Stream, piece: &[u8]) {
+        self.extend_partial(i, piece);
+        // The partial buffer is lent out and handed back cleared: no allocation per line.
+        let mut line = std::mem::take(&mut self.partial[i]);
+        let cut = std::mem::take(&mut self.partial_cut[i]);
+        self.file_line(&line, stream, cut);
+        line.clear();
+        self.partial[i] = line;
     }
 
     fn extend_partial(&mut self, i: usize, piece: &[u8]) {
@@ -157,10 +203,22 @@ impl BoundedOutput {
             + self.partial[1].len()
     }
 
-    /// The kept lines, in order, with the omitted-lines marker where lines were dropped and any
-    /// unfinished last line. For the results pane: at most HEAD + TAIL + 3 entries.
-    pub fn lines(&self) -> Vec<(String, Option<Stream>)> {
-        let mut out = Vec::with_capacity(self.head.len() + self.tail.len() + 3);
+    /// How many lines `line` can show: head, the omitted-lines marker if lines were dropped,
+    /// tail, and any unfinished last lines.
+    pub fn len(&self) -> usize {
+        self.head.len()
+            + usize::from(self.omitted > 0)
+            + self.tail.len()
+            + self.partial.iter().filter(|p| !p.is_empty()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Line `i` of what `len` counts, as text with its stream (`None` for the marker). Costs
+    /// only that line: the results pane draws what is visible, however much was kept.
+    pub fn line(&self, i: usize) -> Option<(String, Option<Stream>)> {
         let text = |bytes: &[u8], cut: bool| {
             let mut s = String::from_utf8_lossy(bytes).into_owned();
             if cut {
@@ -168,22 +226,35 @@ impl BoundedOutput {
             }
             s
         };
-        for (bytes, stream, cut) in self.head.iter() {
-            out.push((text(&bytes, cut), Some(stream)));
+        if i < self.head.len() {
+            let (bytes, stream, cut) = self.head.get(i)?;
+            return Some((text(&bytes, cut), Some(stream)));
         }
+        let mut i = i - self.head.len();
         if self.omitted > 0 {
-            out.push((format!("… {} lines omitted …", self.omitted), None));
-        }
-        for (bytes, stream, cut) in self.tail.iter() {
-            out.push((text(&bytes, cut), Some(stream)));
-        }
-        for stream in [Stream::Stdout, Stream::Stderr] {
-            let i = index(stream);
-            if !self.partial[i].is_empty() {
-                out.push((text(&self.partial[i], self.partial_cut[i]), Some(stream)));
+            if i == 0 {
+                return Some((format!("… {} lines omitted …", self.omitted), None));
             }
+            i -= 1;
         }
-        out
+        if i < self.tail.len() {
+            let (bytes, stream, cut) = self.tail.get(i)?;
+            return Some((text(&bytes, cut), Some(stream)));
+        }
+        i -= self.tail.len();
+        [Stream::Stdout, Stream::Stderr]
+            .into_iter()
+            .filter(|s| !self.partial[index(*s)].is_empty())
+            .nth(i)
+            .map(|stream| {
+                let j = index(stream);
+                (text(&self.partial[j], self.partial_cut[j]), Some(stream))
+            })
+    }
+
+    /// Every line `line` can show, in order.
+    pub fn lines(&self) -> Vec<(String, Option<Stream>)> {
+        (0..self.len()).filter_map(|i| self.line(i)).collect()
     }
 
     /// The kept output as text for the model or a log: head, an explicit marker for what was
@@ -242,6 +313,97 @@ mod tests {
         assert_eq!(out.omitted_lines(), dropped as u64);
         assert_eq!(out.total_lines(), 100_000);
         assert!(out.retained_bytes() < (HEAD_LINES + TAIL_LINES) * 16);
+    }
+
+    #[test]
+    fn each_line_reads_on_its_own_and_matches_the_whole_listing() {
+        let mut out = BoundedOutput::new();
+        for i in 0..5_000 {
+            let stream = if i % 7 == 0 {
+                Stream::Stderr
+            } else {
+                Stream::Stdout
+            };
+            out.push(stream, format!("{}{i}\n", "x".repeat(i % 13)).as_bytes());
+        }
+        out.push(Stream::Stdout, b"unfinished");
+        let all = out.lines();
+        assert_eq!(all.len(), out.len());
+        assert_eq!(all.len(), HEAD_LINES + 1 + TAIL_LINES + 1);
+        for (i, line) in all.iter().enumerate() {
+            assert_eq!(out.line(i).as_ref(), Some(line), "line {i}");
+        }
+        assert_eq!(out.line(all.len()), None);
+        assert_eq!(all[HEAD_LINES], ("… 4400 lines omitted …".into(), None));
+        assert_eq!(
+            all[HEAD_LINES + 1].0,
+            format!("{}4600", "x".repeat(4600 % 13))
+        );
+        assert_eq!(
+            all[HEAD_LINES + TAIL_LINES].0,
+            "x".repeat(4999 % 13) + "4999"
+        );
+        assert_eq!(all.last().unwrap().0, "unfinished");
+    }
+
+    /// Files every byte on its own: the plain line-by-line path, for comparison.
+    fn byte_by_byte(pushes: &[(Stream, Vec<u8>)]) -> BoundedOutput {
+        let mut out = BoundedOutput::new();
+        for (stream, chunk) in pushes {
+            for b in chunk {
+                out.push(*stream, std::slice::from_ref(b));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn skipping_the_middle_of_a_big_chunk_keeps_exactly_what_line_by_line_filing_keeps() {
+        // Pseudo-random chunk sizes and streams, lines of varying length, some overlong.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut text = Vec::new();
+        for i in 0..20_000u64 {
+            let len = if i % 997 == 0 {
+                MAX_LINE_BYTES as u64 + 50
+            } else {
+                next(40)
+            };
+            text.extend((0..len).map(|k| b'a' + ((i + k) % 26) as u8));
+            text.push(b'\n');
+        }
+        text.extend_from_slice(b"no newline at the end");
+        let mut pushes = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let size = [1, 7, 300, 4096, 65536, 200_000][next(6) as usize];
+            let end = (at + size).min(text.len());
+            let stream = if next(5) == 0 {
+                Stream::Stderr
+            } else {
+                Stream::Stdout
+            };
+            pushes.push((stream, text[at..end].to_vec()));
+            at = end;
+        }
+        let mut fast = BoundedOutput::new();
+        for (stream, chunk) in &pushes {
+            fast.push(*stream, chunk);
+        }
+        let slow = byte_by_byte(&pushes);
+        assert_eq!(fast.lines(), slow.lines());
+        assert_eq!(fast.total_lines(), slow.total_lines());
+        assert_eq!(fast.omitted_lines(), slow.omitted_lines());
+        assert_eq!(fast.total_bytes(), slow.total_bytes());
+        let (mut fast, mut slow) = (fast, slow);
+        fast.finish();
+        slow.finish();
+        assert_eq!(fast.render(), slow.render());
     }
 
     #[test]

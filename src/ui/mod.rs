@@ -1,8 +1,10 @@
 //! The cockpit: a full-screen terminal UI over the agent. One task, one `select!` over terminal
-//! events, agent events and a tick; bursts of agent events are drained, then one frame is drawn,
+//! events, agent events and a clock; bursts of agent events are drained, then one frame is drawn,
 //! and only when something changed.
 //!
-//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in).
+//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in). The loop
+//! (`drive`) takes any ratatui backend and any stream of terminal events: the real cockpit gives it
+//! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
 pub mod app;
 pub mod keys;
@@ -14,14 +16,26 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use crossterm::event::{Event, EventStream, KeyEventKind};
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::layout::Rect;
 
 use crate::agent::AgentHandle;
 use crate::protocol::{AgentEvent, Op};
 use app::{App, Status};
 
-/// How often the screen may refresh while something is moving (elapsed times, arm countdown).
+/// How often the clock is looked at while something on screen moves with time (elapsed seconds,
+/// countdowns); a frame is drawn only when what it shows has changed.
 const TICK: Duration = Duration::from_millis(100);
+
+/// Output alone redraws at most this often (frame coalescing): a flood of tool output costs
+/// about 60 frames a second, however many chunks arrive. Keys and state changes draw at once.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// At most this many agent events are applied between two looks at the keyboard, so a flood
+/// never delays a key by more than one batch.
+const DRAIN: usize = 256;
 
 /// Restores the terminal however the program ends: normally, on error, on panic (ratatui's hook),
 /// and on SIGTERM / SIGHUP.
@@ -42,8 +56,29 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// What the loop says after each frame it draws (for the benchmarks and their tests).
+#[derive(Debug, Clone, Copy)]
+pub struct FrameReport {
+    /// When the frame had been handed to the backend and flushed.
+    pub drawn_at: Instant,
+    /// Keys (and mouse events) applied before this frame.
+    pub keys_handled: u64,
+    /// Frames drawn so far, this one included.
+    pub frames: u64,
+}
+
+/// Watches the loop from outside: gets the state after every frame. The cockpit uses `()`.
+pub trait Watcher {
+    fn frame(&mut self, app: &App, report: &FrameReport);
+}
+
+impl Watcher for () {
+    fn frame(&mut self, _: &App, _: &FrameReport) {}
+}
+
+/// The cockpit on the real terminal.
 pub async fn run(
-    mut handle: AgentHandle,
+    handle: AgentHandle,
     status: Status,
     first_prompt: Option<String>,
     notices: Vec<String>,
@@ -53,7 +88,35 @@ pub async fn run(
     for notice in notices {
         app.entries.push(app::Entry::Notice(notice));
     }
-    let mut input = EventStream::new();
+    let result = drive(
+        &mut terminal,
+        EventStream::new(),
+        handle,
+        app,
+        first_prompt,
+        &mut (),
+    )
+    .await;
+    drop(guard);
+    result
+}
+
+/// The loop: terminal events, agent events and the clock in, frames out, until the agent has
+/// shut down (or the input ends, or SIGTERM / SIGHUP).
+pub async fn drive<B, S, W>(
+    terminal: &mut Terminal<B>,
+    mut input: S,
+    mut handle: AgentHandle,
+    mut app: App,
+    first_prompt: Option<String>,
+    watcher: &mut W,
+) -> Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+    W: Watcher + ?Sized,
+{
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -62,58 +125,82 @@ pub async fn run(
         let _ = handle.ops.send(Op::Submit { prompt });
     }
     let _ = handle.ops.send(Op::ListGrants);
+    // `dirty`: something changed; `urgent`: a person is waiting for it (a key), so no coalescing.
     let mut dirty = true;
+    let mut urgent = true;
+    let mut last_frame = Instant::now();
+    let mut shown_clock: Vec<u64> = Vec::new();
+    let mut keys_handled: u64 = 0;
+    let mut frames: u64 = 0;
     let mut shutdown_sent = false;
     loop {
-        if dirty {
-            app.now = Instant::now();
+        let now = Instant::now();
+        if dirty && (urgent || now >= last_frame + FRAME) {
+            app.now = now;
             app.wall_ms = crate::approval::gate::now_ms();
-            let size = terminal.size()?;
-            let areas = render::layout(
-                ratatui::layout::Rect::new(0, 0, size.width, size.height),
-                app.prompt.lines().len(),
+            terminal.draw(|frame| {
+                let areas = render::layout(frame.area(), app.prompt.lines().len());
+                app.conversation_area = rect_tuple(areas.conversation);
+                app.results_area = rect_tuple(areas.results);
+                render::render(&app, frame);
+            })?;
+            shown_clock = app.clock_face(app.now, app.wall_ms);
+            last_frame = Instant::now();
+            frames += 1;
+            watcher.frame(
+                &app,
+                &FrameReport {
+                    drawn_at: last_frame,
+                    keys_handled,
+                    frames,
+                },
             );
-            app.conversation_area = (
-                areas.conversation.x,
-                areas.conversation.y,
-                areas.conversation.width,
-                areas.conversation.height,
-            );
-            app.results_area = (
-                areas.results.x,
-                areas.results.y,
-                areas.results.width,
-                areas.results.height,
-            );
-            terminal.draw(|frame| render::render(&app, frame))?;
             dirty = false;
+            urgent = false;
         }
         if app.should_quit && !shutdown_sent {
             let _ = handle.ops.send(Op::Shutdown);
             shutdown_sent = true;
         }
+        let clock_moves = app.running_tools() > 0 || app.pending_approvals() > 0;
+        let frame_due = tokio::time::Instant::from_std(last_frame + FRAME);
         tokio::select! {
+            biased;
             event = input.next() => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
-                    for op in app.on_key(key, Instant::now()) {
+                    app.now = Instant::now();
+                    for op in app.on_key(key, app.now) {
                         let _ = handle.ops.send(op);
                     }
+                    keys_handled += 1;
                     dirty = true;
+                    urgent = true;
                 }
                 Some(Ok(Event::Mouse(mouse))) => {
                     app.on_mouse(mouse);
+                    keys_handled += 1;
                     dirty = true;
+                    urgent = true;
                 }
-                Some(Ok(Event::Resize(_, _))) => dirty = true,
+                Some(Ok(Event::Resize(_, _))) => {
+                    dirty = true;
+                    urgent = true;
+                }
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => break,
             },
+            _ = sigterm.recv() => break,
+            _ = sighup.recv() => break,
             event = handle.events.recv() => {
                 let Some(event) = event else { break };
-                let done = matches!(event, AgentEvent::ShutdownComplete);
+                let mut done = matches!(event, AgentEvent::ShutdownComplete);
+                urgent |= !streams(&event);
                 app.on_agent_event(event);
-                // Drain the burst, then draw once.
-                while let Ok(event) = handle.events.try_recv() {
+                // Drain the burst (bounded, so keys stay prompt), then draw once.
+                for _ in 1..DRAIN {
+                    let Ok(event) = handle.events.try_recv() else { break };
+                    done |= matches!(event, AgentEvent::ShutdownComplete);
+                    urgent |= !streams(&event);
                     app.on_agent_event(event);
                 }
                 dirty = true;
@@ -121,19 +208,31 @@ pub async fn run(
                     break;
                 }
             }
-            _ = tick.tick() => {
-                // Redraw only while something visibly changes with time.
-                if app.running_tools() > 0 || app.pending_approvals() > 0 {
+            // Coalesced output: the frame it waits for is due.
+            _ = tokio::time::sleep_until(frame_due), if dirty => {}
+            _ = tick.tick(), if clock_moves => {
+                // Redraw only when what the clock shows has changed.
+                if app.clock_face(Instant::now(), crate::approval::gate::now_ms()) != shown_clock {
                     dirty = true;
                 }
             }
-            _ = sigterm.recv() => break,
-            _ = sighup.recv() => break,
         }
         if app.should_quit && shutdown_sent && handle.task.is_finished() {
             break;
         }
     }
-    drop(guard);
     Ok(())
+}
+
+/// Events that come in floods (output, text deltas) wait for the next frame slot; any other
+/// (an approval, a tool finishing, the turn ending) is drawn at once.
+fn streams(event: &AgentEvent) -> bool {
+    matches!(
+        event,
+        AgentEvent::ToolOutput { .. } | AgentEvent::TextDelta { .. }
+    )
+}
+
+fn rect_tuple(r: Rect) -> (u16, u16, u16, u16) {
+    (r.x, r.y, r.width, r.height)
 }

@@ -179,6 +179,30 @@ fn edit_approval_with_a_diff() {
 }
 
 #[test]
+fn a_long_diff_scrolled_to_its_middle_keeps_its_line_numbers() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    let old: String = (1..=2000).map(|i| format!("line {i}\n")).collect();
+    let new: String = (1..=2000)
+        .map(|i| {
+            if i % 100 == 0 {
+                format!("line {i} changed\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    let mut request = edit_request();
+    request.preview = Some(crate::tools::diff::unified("big.txt", &old, &new));
+    ask(&mut app, request);
+    app.now = t0 + Duration::from_secs(2);
+    if let Some(super::app::Overlay::Approval(overlay)) = app.overlays.last_mut() {
+        overlay.scroll = 40;
+    }
+    insta::assert_snapshot!("long_diff_scrolled_100x30", draw(&app, 100, 30));
+}
+
+#[test]
 fn queue_two_of_three_while_still_arming() {
     let t0 = Instant::now();
     let mut app = app(t0);

@@ -179,6 +179,30 @@ impl App {
             .count()
     }
 
+    /// Everything on screen that changes with time alone: running tools' elapsed seconds, the
+    /// modal's arm countdown (tenths) and timeout countdown (seconds). The loop redraws on a tick
+    /// only when this changes, so a silent running tool costs one frame a second and an idle
+    /// cockpit none.
+    pub fn clock_face(&self, now: Instant, wall_ms: u64) -> Vec<u64> {
+        let mut face: Vec<u64> = self
+            .runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Running)
+            .map(|r| now.saturating_duration_since(r.started).as_secs())
+            .collect();
+        for overlay in &self.overlays {
+            if let Overlay::Approval(a) = overlay {
+                face.push(
+                    (a.armed_at.saturating_duration_since(now).as_secs_f64() * 10.0).round() as u64,
+                );
+                if let Some(deadline) = a.queue.front().and_then(|r| r.deadline_ms) {
+                    face.push(deadline.saturating_sub(wall_ms) / 1000);
+                }
+            }
+        }
+        face
+    }
+
     fn approval_mut(&mut self) -> Option<&mut ApprovalOverlay> {
         self.overlays.iter_mut().find_map(|o| match o {
             Overlay::Approval(a) => Some(a.as_mut()),

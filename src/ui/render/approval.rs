@@ -109,8 +109,10 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
         }
     }
 
-    // The preview: scrollable.
+    // The preview: scrollable. A diff's lines are styled only where the window shows them (a
+    // 50,000-line change costs a walk over its text per frame, not 50,000 styled lines).
     let mut body: Vec<Line> = Vec::new();
+    let mut diff: Option<&str> = None;
     match &request.preview {
         Some(Preview::Command { command, cwd }) => {
             body.push(Line::styled(format!("command, in {cwd}:"), dim()));
@@ -167,50 +169,7 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
                 format!("{path}: +{added} -{removed}{note}"),
                 dim(),
             ));
-            let (mut old, mut new) = (0usize, 0usize);
-            for l in unified.lines() {
-                if let Some(rest) = l.strip_prefix("@@ ") {
-                    // @@ -a,b +c,d @@
-                    let nums: Vec<usize> = rest
-                        .split(|c: char| !c.is_ascii_digit())
-                        .filter(|s| !s.is_empty())
-                        .filter_map(|s| s.parse().ok())
-                        .collect();
-                    old = nums.first().copied().unwrap_or(1);
-                    new = nums.get(2).copied().unwrap_or(1);
-                    body.push(Line::styled(
-                        truncate(l, width),
-                        Style::default().fg(Color::Cyan),
-                    ));
-                    continue;
-                }
-                if l.starts_with("--- ") || l.starts_with("+++ ") {
-                    body.push(Line::styled(truncate(l, width), dim()));
-                    continue;
-                }
-                let (number, style) = match l.chars().next() {
-                    Some('+') => {
-                        new += 1;
-                        (
-                            format!("{:>5} ", new - 1),
-                            Style::default().fg(Color::Green),
-                        )
-                    }
-                    Some('-') => {
-                        old += 1;
-                        (format!("{:>5} ", old - 1), Style::default().fg(Color::Red))
-                    }
-                    _ => {
-                        old += 1;
-                        new += 1;
-                        (format!("{:>5} ", new - 1), Style::default())
-                    }
-                };
-                body.push(Line::styled(
-                    truncate(&format!("{number}{}", visible(l)), width),
-                    style,
-                ));
-            }
+            diff = Some(unified.as_str());
         }
         Some(Preview::Error { message }) => {
             body.push(Line::styled(
@@ -310,10 +269,19 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
         ])
         .split(inner);
     frame.render_widget(Paragraph::new(head), rows[0]);
-    let body_height = rows[1].height as usize;
-    let max_scroll = body.len().saturating_sub(body_height);
+    let preview_block = Block::default().borders(Borders::TOP).border_style(dim());
+    let preview_inner = preview_block.inner(rows[1]);
+    let body_height = preview_inner.height as usize;
+    let body_len = body.len() + diff.map_or(0, |d| d.lines().count());
+    let max_scroll = body_len.saturating_sub(body_height);
     let scroll = (overlay.scroll as usize).min(max_scroll);
+    let before = body.len();
     let mut shown: Vec<Line> = body.into_iter().skip(scroll).take(body_height).collect();
+    if let Some(unified) = diff {
+        let skip = scroll.saturating_sub(before);
+        let take = body_height - shown.len();
+        shown.extend(diff_window(unified, skip, take, width));
+    }
     if max_scroll > 0 {
         let more = format!(
             " lines {}-{} of {} (j/k to scroll) ",
@@ -328,8 +296,6 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
             );
         }
     }
-    let preview_block = Block::default().borders(Borders::TOP).border_style(dim());
-    let preview_inner = preview_block.inner(rows[1]);
     frame.render_widget(preview_block, rows[1]);
     frame.render_widget(Paragraph::new(shown), preview_inner);
     let foot_rows = Layout::default()
@@ -349,6 +315,63 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
         );
         frame.render_widget(&reason, foot_rows[1]);
     }
+}
+
+/// Lines `skip..skip + take` of a unified diff, styled, with old / new line numbers (which
+/// depend on every line before, so the walk starts at the top but styles nothing it skips).
+fn diff_window(unified: &str, skip: usize, take: usize, width: usize) -> Vec<Line<'static>> {
+    let mut shown = Vec::with_capacity(take);
+    let (mut old, mut new) = (0usize, 0usize);
+    for (index, l) in unified.lines().enumerate() {
+        if shown.len() == take {
+            break;
+        }
+        let wanted = index >= skip;
+        if let Some(rest) = l.strip_prefix("@@ ") {
+            // @@ -a,b +c,d @@
+            let mut nums = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|s| !s.is_empty())
+                .filter_map(|s| s.parse::<usize>().ok());
+            old = nums.next().unwrap_or(1);
+            new = nums.nth(1).unwrap_or(1);
+            if wanted {
+                shown.push(Line::styled(
+                    truncate(l, width),
+                    Style::default().fg(Color::Cyan),
+                ));
+            }
+            continue;
+        }
+        if l.starts_with("--- ") || l.starts_with("+++ ") {
+            if wanted {
+                shown.push(Line::styled(truncate(l, width), dim()));
+            }
+            continue;
+        }
+        let (number, style) = match l.as_bytes().first() {
+            Some(b'+') => {
+                new += 1;
+                (new - 1, Style::default().fg(Color::Green))
+            }
+            Some(b'-') => {
+                old += 1;
+                (old - 1, Style::default().fg(Color::Red))
+            }
+            _ => {
+                old += 1;
+                new += 1;
+                (new - 1, Style::default())
+            }
+        };
+        if wanted {
+            shown.push(Line::styled(
+                truncate(&format!("{number:>5} {}", visible(l)), width),
+                style,
+            ));
+        }
+    }
+    shown
 }
 
 /// Lays out option spans in pairs (key, label), moving a whole pair to the next line when it

@@ -186,10 +186,16 @@ fn finished_icon(status: ToolStatus, code: Option<i32>) -> (&'static str, Style,
     }
 }
 
+/// Elapsed time of a run: whole seconds while it runs (the screen changes once a second, not
+/// ten times), tenths once it has finished.
 fn elapsed(app: &App, started: Instant, ended: Option<Instant>) -> String {
-    let end = ended.unwrap_or(app.now);
-    let d = end.saturating_duration_since(started);
-    format!("{:.1}s", d.as_secs_f64())
+    match ended {
+        Some(end) => format!(
+            "{:.1}s",
+            end.saturating_duration_since(started).as_secs_f64()
+        ),
+        None => format!("{}s", app.now.saturating_duration_since(started).as_secs()),
+    }
 }
 
 fn render_results(app: &App, frame: &mut Frame, area: Rect) {
@@ -247,16 +253,17 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
             style
         };
         lines.push(Line::styled(truncate(&header, width), header_style));
-        let output = run.output.lines();
+        // Only the visible lines are read out of the kept output.
+        let count = run.output.len();
         let room = per_run.saturating_sub(1);
         let scroll = if app.expanded || selected {
             app.results_scroll as usize
         } else {
             0
         };
-        let end = output.len().saturating_sub(scroll.min(output.len()));
+        let end = count.saturating_sub(scroll.min(count));
         let start = end.saturating_sub(room);
-        for (text, stream) in &output[start..end] {
+        for (text, stream) in (start..end).filter_map(|i| run.output.line(i)) {
             let style = match stream {
                 Some(Stream::Stderr) => Style::default().fg(Color::Red),
                 Some(Stream::Stdout) => Style::default(),

@@ -1,0 +1,434 @@
+//! `airlock bench-cockpit`: the cockpit without a terminal, for `scripts/bench.sh`. The real
+//! session start, agent, tools, app state, render and loop (`ui::drive`) run against a ratatui
+//! backend writing to `/dev/null` (bytes counted), with synthetic keys; one JSON object with what
+//! was measured is printed at the end. Hidden from `--help`: it is a measuring tool, not a feature.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::widgets::Paragraph;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::exec::{self, ExecArgs};
+use crate::protocol::Op;
+use crate::ui::app::{App, Entry, RunStatus, Status};
+use crate::ui::{FrameReport, Watcher};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Measure {
+    /// A minimal ratatui app: one frame, then exit (the floor of `first-frame`).
+    Minimal,
+    /// Session start to the first frame drawn, then exit.
+    FirstFrame,
+    /// The scenario's tools run to the end; when everything has finished and been drawn, exit.
+    Flood,
+    /// Once two tools run, type `--keys` keys, one every `--every-ms`; key → frame latencies.
+    Keys,
+    /// Until the first approval modal has been drawn (its diff computed), then exit.
+    Modal,
+    /// Once settled in `--idle` state, CPU time and bytes written over `--seconds`.
+    Idle,
+    /// The scenario's runs one after another; resident memory after each finished run.
+    Runs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IdleState {
+    /// No turn was started: the prompt waits.
+    Prompt,
+    /// The turn has finished, its output is on screen.
+    Output,
+    /// A tool runs and prints nothing.
+    Running,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    #[arg(value_enum)]
+    pub measure: Measure,
+    /// The scenario the scripted model plays.
+    #[arg(long)]
+    pub scenario: Option<std::path::PathBuf>,
+    #[arg(long)]
+    pub workspace: Option<std::path::PathBuf>,
+    /// Keys to type (`keys`).
+    #[arg(long, default_value_t = 300)]
+    pub keys: usize,
+    /// Milliseconds between two keys (`keys`).
+    #[arg(long, default_value_t = 10)]
+    pub every_ms: u64,
+    #[arg(long, value_enum, default_value = "prompt")]
+    pub idle: IdleState,
+    /// Length of the measured idle window (`idle`).
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    #[arg(long, default_value_t = 120)]
+    pub width: u16,
+    #[arg(long, default_value_t = 40)]
+    pub height: u16,
+    /// Give up (an error) after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub limit: u64,
+}
+
+/// `/dev/null`, counting what the terminal backend writes into it.
+struct CountingSink {
+    file: std::fs::File,
+    written: Arc<AtomicU64>,
+}
+
+impl Write for CountingSink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+type HeadlessTerminal = Terminal<CrosstermBackend<CountingSink>>;
+
+fn terminal(args: &BenchArgs, written: Arc<AtomicU64>) -> Result<HeadlessTerminal> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .context("cannot open /dev/null")?;
+    let backend = CrosstermBackend::new(CountingSink { file, written });
+    Ok(Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Fixed(Rect::new(0, 0, args.width, args.height)),
+        },
+    )?)
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// CPU time of the whole process (every thread), from the kernel.
+fn cpu_time() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map(Duration::from)
+        .unwrap_or_default()
+}
+
+/// A field of /proc/self/status in KiB (VmRSS, VmHWM).
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn spread(mut values: Vec<f64>) -> Value {
+    values.sort_by(f64::total_cmp);
+    json!({
+        "count": values.len(),
+        "p50": percentile(&values, 50.0),
+        "p90": percentile(&values, 90.0),
+        "p99": percentile(&values, 99.0),
+        "max": values.last().copied().unwrap_or(0.0),
+    })
+}
+
+fn key(c: char) -> io::Result<Event> {
+    Ok(Event::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+/// Watches every frame and plays the measurement: records times, types keys, and asks the agent
+/// to shut down when it has what it came for.
+struct Probe {
+    measure: Measure,
+    args_keys: usize,
+    every: Duration,
+    idle: IdleState,
+    seconds: f64,
+    started: Instant,
+    ops: mpsc::UnboundedSender<Op>,
+    keys: mpsc::UnboundedSender<io::Result<Event>>,
+    written: Arc<AtomicU64>,
+    frames: Arc<AtomicU64>,
+    /// When each synthetic key was sent, in order.
+    sent: Arc<Mutex<Vec<Instant>>>,
+    matched: usize,
+    latencies: Vec<f64>,
+    frame_times: Vec<Instant>,
+    typing: bool,
+    finished_runs: usize,
+    rss: Vec<(usize, u64)>,
+    result: Arc<Mutex<Option<Value>>>,
+    done: bool,
+}
+
+impl Probe {
+    fn finish(&mut self, result: Value) {
+        *self.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        self.done = true;
+        let _ = self.ops.send(Op::Interrupt);
+        let _ = self.ops.send(Op::Shutdown);
+    }
+
+    /// The turn has started and ended (both may fall between two frames).
+    fn turn_over(&self, app: &App) -> bool {
+        let started = app.entries.iter().any(|e| matches!(e, Entry::User(_)));
+        started && !app.turn_running && app.running_tools() == 0
+    }
+
+    fn start_typing(&mut self) {
+        self.typing = true;
+        let (keys, sent, count, every) = (
+            self.keys.clone(),
+            self.sent.clone(),
+            self.args_keys,
+            self.every,
+        );
+        tokio::spawn(async move {
+            let mut next = tokio::time::Instant::now();
+            for i in 0..count {
+                next += every;
+                tokio::time::sleep_until(next).await;
+                let c = (b'a' + (i % 26) as u8) as char;
+                sent.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Instant::now());
+                if keys.send(key(c)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Starts the idle window: settle a second, then count CPU time, bytes and frames.
+    fn start_idle_window(&mut self, app: &App) {
+        self.typing = true;
+        let (ops, written, frames, result, seconds, state) = (
+            self.ops.clone(),
+            self.written.clone(),
+            self.frames.clone(),
+            self.result.clone(),
+            self.seconds,
+            self.idle,
+        );
+        let lines: u64 = app.runs.iter().map(|r| r.output.total_lines()).sum();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let (cpu0, bytes0, frames0, t0) = (
+                cpu_time(),
+                written.load(Ordering::Relaxed),
+                frames.load(Ordering::Relaxed),
+                Instant::now(),
+            );
+            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            let wall = t0.elapsed();
+            let cpu = cpu_time().saturating_sub(cpu0);
+            let bytes = written.load(Ordering::Relaxed) - bytes0;
+            let drawn = frames.load(Ordering::Relaxed) - frames0;
+            *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(json!({
+                "state": format!("{state:?}").to_lowercase(),
+                "window_s": wall.as_secs_f64(),
+                "cpu_ms": millis(cpu),
+                "cpu_percent_of_a_core": 100.0 * cpu.as_secs_f64() / wall.as_secs_f64(),
+                "bytes_written": bytes,
+                "frames": drawn,
+                "output_lines_on_screen": lines,
+            }));
+            let _ = ops.send(Op::Interrupt);
+            let _ = ops.send(Op::Shutdown);
+        });
+    }
+}
+
+impl Watcher for Probe {
+    fn frame(&mut self, app: &App, report: &FrameReport) {
+        self.frames.store(report.frames, Ordering::Relaxed);
+        if self.done {
+            return;
+        }
+        let since_start = millis(report.drawn_at - self.started);
+        match self.measure {
+            Measure::Minimal => {}
+            Measure::FirstFrame => self.finish(json!({ "first_frame_ms": since_start })),
+            Measure::Flood => {
+                if self.turn_over(app) {
+                    let lines: Vec<u64> = app.runs.iter().map(|r| r.output.total_lines()).collect();
+                    let bytes: Vec<u64> = app.runs.iter().map(|r| r.output.total_bytes()).collect();
+                    let result = json!({
+                        "finished_drawn_ms": since_start,
+                        "frames": report.frames,
+                        "bytes_written": self.written.load(Ordering::Relaxed),
+                        "lines_seen": lines,
+                        "bytes_seen": bytes,
+                    });
+                    self.finish(result);
+                }
+            }
+            Measure::Modal => {
+                if app.pending_approvals() > 0 {
+                    self.finish(json!({ "modal_drawn_ms": since_start, "frames": report.frames }));
+                }
+            }
+            Measure::Keys => {
+                if !self.typing && app.running_tools() >= 2 {
+                    self.start_typing();
+                }
+                if !self.typing {
+                    return;
+                }
+                self.frame_times.push(report.drawn_at);
+                let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                while self.matched < sent.len() && (self.matched as u64) < report.keys_handled {
+                    self.latencies
+                        .push(millis(report.drawn_at - sent[self.matched]));
+                    self.matched += 1;
+                }
+                if self.matched == self.args_keys {
+                    let intervals: Vec<f64> = self
+                        .frame_times
+                        .windows(2)
+                        .map(|w| millis(w[1] - w[0]))
+                        .collect();
+                    let lines: Vec<u64> = app.runs.iter().map(|r| r.output.total_lines()).collect();
+                    let latencies = std::mem::take(&mut self.latencies);
+                    let result = json!({
+                        "key_to_frame_ms": spread(latencies),
+                        "frame_interval_ms": spread(intervals),
+                        "typing_s": (report.drawn_at - self.frame_times[0]).as_secs_f64(),
+                        "lines_seen": lines,
+                        "draft_chars": app.draft().chars().count(),
+                    });
+                    self.finish(result);
+                }
+            }
+            Measure::Idle => {
+                let settled = match self.idle {
+                    IdleState::Prompt => true,
+                    IdleState::Output => self.turn_over(app),
+                    IdleState::Running => {
+                        app.running_tools() == 1
+                            && app.runs.iter().any(|r| r.status == RunStatus::Running)
+                    }
+                };
+                if settled && !self.typing {
+                    self.start_idle_window(app);
+                }
+            }
+            Measure::Runs => {
+                let finished = app
+                    .runs
+                    .iter()
+                    .filter(|r| r.status != RunStatus::Running)
+                    .count();
+                if finished > self.finished_runs {
+                    self.finished_runs = finished;
+                    self.rss.push((finished, status_kib("VmRSS:")));
+                }
+                if self.turn_over(app) {
+                    let rss = std::mem::take(&mut self.rss);
+                    let result = json!({
+                        "runs": finished,
+                        "rss_kib_after_runs": rss,
+                        "peak_rss_kib": status_kib("VmHWM:"),
+                        "lines_per_run": app.runs.first().map(|r| r.output.total_lines()),
+                    });
+                    self.finish(result);
+                }
+            }
+        }
+    }
+}
+
+/// Runs one measurement and returns what it measured.
+pub async fn run(args: BenchArgs) -> Result<Value> {
+    let started = Instant::now();
+    let written = Arc::new(AtomicU64::new(0));
+    let mut terminal = terminal(&args, written.clone())?;
+    if args.measure == Measure::Minimal {
+        terminal.draw(|frame| frame.render_widget(Paragraph::new("airlock"), frame.area()))?;
+        return Ok(json!({ "first_frame_ms": millis(started.elapsed()) }));
+    }
+    let exec_args = ExecArgs {
+        scenario: args.scenario.clone(),
+        workspace: args.workspace.clone(),
+        ..ExecArgs::default()
+    };
+    let session = exec::start(&exec_args, None)?;
+    let status = Status {
+        model: session.model.clone(),
+        mode: session.mode.as_str().to_string(),
+        workspace: session.workspace.display().to_string(),
+    };
+    let first = (!(args.measure == Measure::Idle && args.idle == IdleState::Prompt))
+        .then(|| session.prompt.clone());
+    let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<io::Result<Event>>();
+    let input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
+    let result = Arc::new(Mutex::new(None));
+    let mut probe = Probe {
+        measure: args.measure,
+        args_keys: args.keys,
+        every: Duration::from_millis(args.every_ms),
+        idle: args.idle,
+        seconds: args.seconds,
+        started,
+        ops: session.handle.ops.clone(),
+        keys: keys_tx,
+        written: written.clone(),
+        frames: Arc::new(AtomicU64::new(0)),
+        sent: Arc::new(Mutex::new(Vec::new())),
+        matched: 0,
+        latencies: Vec::new(),
+        frame_times: Vec::new(),
+        typing: false,
+        finished_runs: 0,
+        rss: Vec::new(),
+        result: result.clone(),
+        done: false,
+    };
+    let app = App::new(status, Instant::now());
+    let drive = crate::ui::drive(&mut terminal, input, session.handle, app, first, &mut probe);
+    match tokio::time::timeout(Duration::from_secs(args.limit), drive).await {
+        Ok(outcome) => outcome?,
+        Err(_) => bail!(
+            "bench-cockpit {:?}: nothing to report after {} s (is the scenario right?)",
+            args.measure,
+            args.limit
+        ),
+    }
+    let measured = result.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let Some(mut measured) = measured else {
+        bail!(
+            "bench-cockpit {:?}: the cockpit stopped before the measurement was complete",
+            args.measure
+        )
+    };
+    measured["total_ms"] = json!(millis(started.elapsed()));
+    measured["bytes_written_total"] = json!(written.load(Ordering::Relaxed));
+    Ok(measured)
+}
