@@ -187,8 +187,37 @@ pub(super) fn tool_message(call: &ToolCall, result: CallResult, content: String)
 
 /// A one-line title for a call, for the results pane.
 pub fn title(call: &ToolCall) -> String {
-    let text = |k: &str| call.args.get(k).and_then(|v| v.as_str()).unwrap_or("");
-    match call.tool.as_str() {
+    title_of(&call.tool, |k| {
+        call.args.get(k).and_then(|v| v.as_str()).unwrap_or("")
+    })
+}
+
+/// The title of a frozen call, from its canonical text, reading only the fields a title shows:
+/// a multi-megabyte `content` is skipped over, not copied into a tree.
+pub fn title_of_canonical(tool: &str, canonical: &str) -> String {
+    #[derive(serde::Deserialize, Default)]
+    struct Fields<'a> {
+        #[serde(borrow, default)]
+        command: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        path: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        pattern: Option<std::borrow::Cow<'a, str>>,
+    }
+    let fields: Fields = serde_json::from_str(canonical).unwrap_or_default();
+    title_of(tool, |k| {
+        match k {
+            "command" => fields.command.as_deref(),
+            "path" => fields.path.as_deref(),
+            "pattern" => fields.pattern.as_deref(),
+            _ => None,
+        }
+        .unwrap_or("")
+    })
+}
+
+fn title_of<'a>(tool: &str, text: impl Fn(&str) -> &'a str) -> String {
+    match tool {
         "bash" => format!("$ {}", text("command").lines().next().unwrap_or("")),
         "read_file" => format!("read {}", text("path")),
         "list_dir" => format!(
@@ -220,5 +249,48 @@ fn text_of(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => text.to_owned(),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::frozen::FrozenCall;
+
+    #[test]
+    fn a_title_read_from_the_frozen_text_is_the_title_of_the_call() {
+        let calls = [
+            (
+                "bash",
+                serde_json::json!({"command": "cargo test\necho \"done\""}),
+            ),
+            (
+                "write_file",
+                serde_json::json!({"path": "a \"b\".txt", "content": "x".repeat(100_000)}),
+            ),
+            (
+                "edit_file",
+                serde_json::json!({"path": "src/lib.rs", "old": "a", "new": "b"}),
+            ),
+            (
+                "search",
+                serde_json::json!({"pattern": "fn \\w+", "path": "src"}),
+            ),
+            ("list_dir", serde_json::json!({})),
+            ("mystery", serde_json::json!({"path": "x"})),
+        ];
+        for (tool, args) in calls {
+            let call = ToolCall {
+                id: "c1".into(),
+                tool: tool.into(),
+                args: args.clone(),
+            };
+            let frozen = FrozenCall::freeze(tool, &args);
+            assert_eq!(
+                title_of_canonical(tool, &frozen.canonical),
+                title(&call),
+                "{tool}"
+            );
+        }
     }
 }

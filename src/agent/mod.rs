@@ -22,8 +22,8 @@ use crate::protocol::{AgentEvent, CallId, GrantSummary, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
 pub use approver::{ChannelApprover, RemoteCodes};
-pub use batch::title;
 use batch::tool_message;
+pub use batch::{title, title_of_canonical};
 
 /// Where a parked turn stands: everything needed to go on later, in another process.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

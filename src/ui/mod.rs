@@ -1,5 +1,5 @@
 //! The cockpit: a full-screen terminal UI over the agent. One task, one `select!` over terminal
-//! events, agent events and a clock; bursts of agent events are drained, then one frame is drawn,
+//! events, agent events and the clock; bursts of agent events are drained, then one frame is drawn,
 //! and only when something changed.
 //!
 //! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in). The loop
@@ -24,10 +24,6 @@ use ratatui::layout::Rect;
 use crate::agent::AgentHandle;
 use crate::protocol::{AgentEvent, Op};
 use app::{App, Status};
-
-/// How often the clock is looked at while something on screen moves with time (elapsed seconds,
-/// countdowns); a frame is drawn only when what it shows has changed.
-const TICK: Duration = Duration::from_millis(100);
 
 /// Output alone redraws at most this often (frame coalescing): a flood of tool output costs
 /// about 60 frames a second, however many chunks arrive. Keys and state changes draw at once.
@@ -117,8 +113,6 @@ where
     S: Stream<Item = std::io::Result<Event>> + Unpin,
     W: Watcher + ?Sized,
 {
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut sighup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     if let Some(prompt) = first_prompt {
@@ -162,7 +156,9 @@ where
             let _ = handle.ops.send(Op::Shutdown);
             shutdown_sent = true;
         }
-        let clock_moves = app.running_tools() > 0 || app.pending_approvals() > 0;
+        let clock_due = app
+            .next_clock_change(Instant::now())
+            .map(tokio::time::Instant::from_std);
         let frame_due = tokio::time::Instant::from_std(last_frame + FRAME);
         tokio::select! {
             biased;
@@ -210,7 +206,7 @@ where
             }
             // Coalesced output: the frame it waits for is due.
             _ = tokio::time::sleep_until(frame_due), if dirty => {}
-            _ = tick.tick(), if clock_moves => {
+            _ = sleep_until_some(clock_due), if clock_due.is_some() => {
                 // Redraw only when what the clock shows has changed.
                 if app.clock_face(Instant::now(), crate::approval::gate::now_ms()) != shown_clock {
                     dirty = true;
@@ -231,6 +227,13 @@ fn streams(event: &AgentEvent) -> bool {
         event,
         AgentEvent::ToolOutput { .. } | AgentEvent::TextDelta { .. }
     )
+}
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 fn rect_tuple(r: Rect) -> (u16, u16, u16, u16) {

@@ -283,7 +283,8 @@ pub fn read_records(path: &Path) -> Result<Vec<Value>, AuditError> {
 /// Canonical JSON: object keys sorted (recursively), no insignificant whitespace. Keys are
 /// sorted here explicitly, so the result does not depend on serde_json's `preserve_order`.
 pub fn canonical_json(value: &Value) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&sorted(value))
+    // The same canonical form as frozen calls: one implementation, no sorted copy of the record.
+    Ok(crate::approval::frozen::canonical_json(value))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -518,24 +519,6 @@ fn field_str<'a>(map: &'a Map<String, Value>, name: &str) -> Result<&'a str, Str
 
 /// A copy of `value` with every object's keys inserted in sorted order, so it serialises
 /// sorted whether serde_json's map is a BTreeMap or (with `preserve_order`) an IndexMap.
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let mut out = Map::new();
-            for key in keys {
-                if let Some(v) = map.get(key) {
-                    out.insert(key.clone(), sorted(v));
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
-
 /// The line's text with its top-level `,"hash":"<hash>"` member cut out: exactly the canonical
 /// JSON that was hashed when the record was appended. The hash is checked against these bytes,
 /// not against a re-encoding of the parsed record, because serde_json's default float parsing

@@ -357,7 +357,7 @@ impl Gate {
                 let source = source_of(&verdict, Ruling::Allow);
                 self.approve(&call, frozen, source, json!({}))
             }
-            Ruling::Ask => self.ask(call, frozen, verdict, cancel).await,
+            Ruling::Ask => self.ask(call, frozen, &args, verdict, cancel).await,
         }
     }
 
@@ -365,6 +365,7 @@ impl Gate {
         &self,
         call: ToolCall,
         frozen: FrozenCall,
+        args: &Value,
         verdict: Verdict,
         cancel: &CancellationToken,
     ) -> GateOutcome {
@@ -395,10 +396,11 @@ impl Gate {
             },
             _ => None,
         };
-        let preview = match (&self.previewer, frozen.verified_args()) {
-            (Some(p), Ok(args)) => p.preview(&call.tool, &args),
-            _ => None,
-        };
+        // `args` were parsed from the frozen text and checked against its digest in `check`.
+        let preview = self
+            .previewer
+            .as_ref()
+            .and_then(|p| p.preview(&call.tool, args));
         let limit = match verdict.risk {
             crate::approval::risk::Risk::Dangerous => self
                 .config

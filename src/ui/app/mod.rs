@@ -203,6 +203,21 @@ impl App {
         face
     }
 
+    /// When `clock_face` may next change, if anything on screen moves with time: the next whole
+    /// second of a running tool, or a tenth of a second while an approval counts down.
+    pub fn next_clock_change(&self, now: Instant) -> Option<Instant> {
+        let runs = self
+            .runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Running)
+            .map(|r| {
+                let whole = now.saturating_duration_since(r.started).as_secs() + 1;
+                r.started + Duration::from_secs(whole)
+            });
+        let approval = (self.pending_approvals() > 0).then(|| now + Duration::from_millis(100));
+        runs.chain(approval).min()
+    }
+
     fn approval_mut(&mut self) -> Option<&mut ApprovalOverlay> {
         self.overlays.iter_mut().find_map(|o| match o {
             Overlay::Approval(a) => Some(a.as_mut()),
@@ -254,12 +269,8 @@ impl App {
                 _ => self.entries.push(Entry::Assistant(text)),
             },
             AgentEvent::ApprovalRequested { request } => {
-                let call = crate::approval::gate::ToolCall {
-                    id: request.call_id.clone(),
-                    tool: request.tool.clone(),
-                    args: serde_json::from_str(&request.frozen.canonical).unwrap_or_default(),
-                };
-                let title = crate::agent::title(&call);
+                let title =
+                    crate::agent::title_of_canonical(&request.tool, &request.frozen.canonical);
                 self.ensure_tool_line(&request.call_id, title, ToolLine::Asking);
                 let now = self.now;
                 match self.approval_mut() {
