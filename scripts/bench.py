@@ -24,8 +24,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 GNU_TIME = "/usr/bin/time"
 
 
-def run(argv, env, rss=False):
-    """Runs one sample: wall seconds and, with `rss`, the peak RSS (KiB) GNU time reports.
+def run(argv, env, rss=False, ok=(0,)):
+    """Runs one sample: wall seconds; with `rss`, the peak RSS (KiB) GNU time reports; and the
+    JSON object the program printed, if it printed one (`airlock bench-cockpit` does).
 
     (A child forked from this Python process would report Python's own peak: Linux keeps the
     high-water mark across exec. GNU time is a small C program, so its child starts near zero.)
@@ -34,28 +35,43 @@ def run(argv, env, rss=False):
         if rss:
             argv = [GNU_TIME, "-f", "%M", "-o", rss_file.name, *argv]
         start = time.perf_counter()
-        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Only the harness's one-line report is read; anything else (the megabytes of events
+        # `airlock exec` prints) goes to /dev/null, as in the floor arms.
+        reports = "bench-cockpit" in map(str, argv)
+        out_to = subprocess.PIPE if reports else subprocess.DEVNULL
+        done = subprocess.run(argv, env=env, stdout=out_to, stderr=subprocess.PIPE)
         wall = time.perf_counter() - start
-        if done.returncode != 0:
+        if done.returncode not in ok:
             sys.exit(f"bench: {' '.join(map(str, argv))} failed ({done.returncode}): "
                      f"{done.stderr.decode(errors='replace').strip()}")
         sample = {"wall_s": wall}
         if rss:
             sample["max_rss_kib"] = int(rss_file.read().split()[-1])
+        if reports:
+            sample["report"] = json.loads(done.stdout)
         return sample
 
 
-def interleave(arms, env, rss=False):
+def interleave(arms, env, rss=False, ok=(0,), rounds=None):
     """Runs every arm once per round, in turn, and returns each arm's samples."""
     samples = {name: [] for name in arms}
-    for _ in range(ROUNDS):
+    for _ in range(rounds or ROUNDS):
         for name, argv in arms.items():
-            samples[name].append(run(argv, env, rss))
+            samples[name].append(run(argv, env, rss, ok))
     return samples
 
 
 def median(samples, key):
     return statistics.median(s[key] for s in samples)
+
+
+def report_median(samples, key):
+    return statistics.median(s["report"][key] for s in samples)
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 def scenario(work, name, calls):
@@ -65,6 +81,17 @@ def scenario(work, name, calls):
     steps.append({"say": "done"})
     path.write_text(json.dumps({"name": name, "prompt": name, "steps": steps}))
     return path
+
+
+def cockpit_argv(work, measure, scenario_path=None, *extra, workspace="ws"):
+    """The cockpit, headless: `airlock bench-cockpit` (real state, render, loop and tools against
+    a ratatui backend writing to /dev/null, synthetic keys), printing what it measured."""
+    argv = [str(AIRLOCK), "bench-cockpit", measure]
+    if workspace:
+        argv += ["--workspace", str(work / workspace)]
+    if scenario_path:
+        argv += ["--scenario", str(scenario_path)]
+    return argv + [str(e) for e in extra]
 
 
 def exec_argv(work, scenario_path):
@@ -95,49 +122,204 @@ def write(report):
 
 def s1(work, env):
     lines = 10_000_000
+    s1 = scenario(work, "s1", [f"seq 1 {lines}"])
     arms = {
-        "airlock": exec_argv(work, scenario(work, "s1", [f"seq 1 {lines}"])),
+        "cockpit": cockpit_argv(work, "flood", s1),
+        "headless": exec_argv(work, s1),
         "floor": ["bash", "-c", f"seq 1 {lines} | cat > /dev/null"],
     }
     samples = interleave(arms, env)
-    a, f = median(samples["airlock"], "wall_s"), median(samples["floor"], "wall_s")
-    write({"id": "S1-headless", "scenario": f"an approved tool prints {lines} lines, headless "
-           "(airlock exec, every chunk printed as a JSON event to /dev/null)",
-           "samples": samples, "median_s": {"airlock": a, "floor": f}, "ratio": a / f,
-           "goal": "<= 1.25x the floor", "meets_goal": a / f <= 1.25,
-           "summary": f"median {a:.3f} s vs floor {f:.3f} s = {a / f:.2f}x"})
+    c, h, f = (median(samples[k], "wall_s") for k in ("cockpit", "headless", "floor"))
+    seen = samples["cockpit"][0]["report"]["lines_seen"]
+    write({"id": "S1", "scenario": f"an approved tool prints {lines} lines: the whole cockpit "
+           "process (headless backend) until the finished run is drawn; also `airlock exec`",
+           "samples": samples, "median_s": {"cockpit": c, "headless": h, "floor": f},
+           "ratio": c / f, "ratio_headless": h / f, "lines_seen_by_the_cockpit": seen,
+           "goal": "<= 1.25x the floor", "meets_goal": c / f <= 1.25,
+           "summary": f"cockpit {c:.3f} s ({c / f:.2f}x), exec {h:.3f} s ({h / f:.2f}x), "
+                      f"floor {f:.3f} s"})
+
+
+def s2(work, env):
+    wide = "x" * 300
+    s2 = scenario(work, "s2", ["seq 1 1000000000", f"yes {wide}"])
+    keys, every = 300, 10
+    samples = interleave({"cockpit": cockpit_argv(work, "keys", s2, "--keys", keys,
+                                                  "--every-ms", every)}, env)["cockpit"]
+    latencies = [x for s in samples for x in s["report"]["key_to_frame_samples_ms"]]
+    for s in samples:
+        del s["report"]["key_to_frame_samples_ms"]
+    intervals = [s["report"]["frame_interval_ms"]["p50"] for s in samples]
+    p99, worst = percentile(latencies, 99), max(latencies)
+    lines = [s["report"]["lines_seen"] for s in samples]
+    write({"id": "S2", "scenario": f"{keys} keys typed into the prompt, one every {every} ms, "
+           "while two tools flood (`seq`, and `yes` with 300-character lines)",
+           "samples": samples, "key_to_frame_ms": {"p50": percentile(latencies, 50),
+                                                   "p99": p99, "max": worst,
+                                                   "count": len(latencies)},
+           "frame_interval_p50_ms": statistics.median(intervals),
+           "lines_seen_per_round": lines,
+           "goal": "p99 < 50 ms, max < 100 ms", "meets_goal": p99 < 50 and worst < 100,
+           "summary": f"key -> frame p50 {percentile(latencies, 50):.1f} ms, p99 {p99:.1f} ms, "
+                      f"max {worst:.1f} ms over {len(latencies)} keys "
+                      f"(frame interval p50 {statistics.median(intervals):.1f} ms)"})
 
 
 def s3(work, env):
+    s3 = scenario(work, "s3", ["sleep 1"] * 8)
     arms = {
-        "airlock": exec_argv(work, scenario(work, "s3", ["sleep 1"] * 8)),
+        "cockpit": cockpit_argv(work, "flood", s3),
+        "headless": exec_argv(work, s3),
         "floor": ["sleep", "1"],
     }
     samples = interleave(arms, env)
-    a, f = median(samples["airlock"], "wall_s"), median(samples["floor"], "wall_s")
-    worst = max(s["wall_s"] for s in samples["airlock"])
-    write({"id": "S3", "scenario": "8 approved `sleep 1` calls from one model turn (whole process)",
-           "samples": samples, "median_s": {"airlock": a, "floor": f}, "max_s": worst,
-           "ratio": a / f, "goal": "all finished <= 1.10 s", "meets_goal": worst <= 1.10,
-           "summary": f"median {a:.3f} s, worst {worst:.3f} s (floor {f:.3f} s)"})
+    c, h, f = (median(samples[k], "wall_s") for k in ("cockpit", "headless", "floor"))
+    worst = max(s["wall_s"] for k in ("cockpit", "headless") for s in samples[k])
+    write({"id": "S3", "scenario": "8 approved `sleep 1` calls from one model turn, whole "
+           "process: the cockpit (until all are drawn finished) and `airlock exec`",
+           "samples": samples, "median_s": {"cockpit": c, "headless": h, "floor": f},
+           "max_s": worst, "ratio": c / f, "goal": "all finished <= 1.10 s",
+           "meets_goal": worst <= 1.10,
+           "summary": f"cockpit median {c:.3f} s, exec {h:.3f} s, worst {worst:.3f} s "
+                      f"(floor {f:.3f} s)"})
+
+
+def s4(work, env):
+    ws = work / "ws4"
+    ws.mkdir(exist_ok=True)
+    n = 50_000
+    old = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n" for i in range(n))
+    some = "".join(f"line {i}: the quick brown fox JUMPED over the lazy dog\n" if i % 50 == 0
+                   else f"line {i}: the quick brown fox jumps over the lazy dog\n"
+                   for i in range(n))
+    every = "".join(f"row {i * 7}: a completely different text {i % 13}\n" for i in range(n))
+    (ws / "big.txt").write_text(old)
+    arms = {}
+    for name, content in (("some", some), ("every", every)):
+        (work / f"s4-{name}.txt").write_text(content)
+        path = work / f"s4-{name}.json"
+        path.write_text(json.dumps({"name": name, "prompt": name, "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "big.txt", "content": content}}]},
+            {"say": "done"}]}))
+        arms[f"cockpit_{name}"] = cockpit_argv(work, "modal", path, workspace="ws4")
+        arms[f"git_{name}"] = ["git", "diff", "--no-index", str(ws / "big.txt"),
+                               str(work / f"s4-{name}.txt")]
+    samples = interleave(arms, env, ok=(0, 1))
+    m = {k: median(v, "wall_s") for k, v in samples.items()}
+    ratio = m["cockpit_some"] / m["git_some"]
+    write({"id": "S4", "scenario": f"write_file replacing a {n}-line file (1 line in 50 "
+           "changed; and every line changed): the whole process from start until the approval "
+           "modal with its diff has been drawn", "samples": samples, "median_s": m,
+           "ratio": ratio, "ratio_every_line": m["cockpit_every"] / m["git_every"],
+           "goal": "<= 1.0x; a fully changed file bounded by a deadline",
+           "meets_goal": ratio <= 1.0 and m["cockpit_every"] <= 1.0,
+           "summary": f"cockpit {m['cockpit_some'] * 1000:.0f} ms vs git diff "
+                      f"{m['git_some'] * 1000:.0f} ms = {ratio:.2f}x; every line changed "
+                      f"{m['cockpit_every'] * 1000:.0f} ms vs {m['git_every'] * 1000:.0f} ms"})
 
 
 def s5(work, env):
     arms = {
-        "idle": exec_argv(work, scenario(work, "s5-idle", [])),
-        "1M": exec_argv(work, scenario(work, "s5-1m", ["seq 1 1000000"])),
-        "10M": exec_argv(work, scenario(work, "s5-10m", ["seq 1 10000000"])),
+        "cockpit_idle": cockpit_argv(work, "first-frame", scenario(work, "s5-idle", [])),
+        "cockpit_1M": cockpit_argv(work, "flood", scenario(work, "s5-1m", ["seq 1 1000000"])),
+        "cockpit_10M": cockpit_argv(work, "flood",
+                                    scenario(work, "s5-10m", ["seq 1 10000000"])),
+        "exec_idle": exec_argv(work, scenario(work, "s5-idle", [])),
+        "exec_1M": exec_argv(work, scenario(work, "s5-1m", ["seq 1 1000000"])),
+        "exec_10M": exec_argv(work, scenario(work, "s5-10m", ["seq 1 10000000"])),
     }
     samples = interleave(arms, env, rss=True)
     rss = {k: median(v, "max_rss_kib") for k, v in samples.items()}
-    grow = {k: (rss[k] - rss["idle"]) / 1024 for k in ("1M", "10M")}
-    flat = abs(grow["10M"] - grow["1M"]) <= 4
-    write({"id": "S5-headless", "scenario": "peak RSS of a whole headless run printing 1M and 10M "
-           "lines, against a run with no tool", "samples": samples, "median_rss_kib": rss,
-           "growth_mib": grow, "goal": "+<= 32 MiB over idle, flat in N",
-           "meets_goal": max(grow.values()) <= 32 and flat,
-           "summary": f"idle {rss['idle'] / 1024:.1f} MiB, +{grow['1M']:.1f} MiB at 1M, "
-                      f"+{grow['10M']:.1f} MiB at 10M"})
+    grow = {f"{arm}_{n}": (rss[f"{arm}_{n}"] - rss[f"{arm}_idle"]) / 1024
+            for arm in ("cockpit", "exec") for n in ("1M", "10M")}
+    flat = all(abs(grow[f"{a}_10M"] - grow[f"{a}_1M"]) <= 4 for a in ("cockpit", "exec"))
+    # 200 runs of 100k lines in one cockpit: resident memory after each finished run.
+    runs = 200
+    # 25 model steps of 8 calls each (the agent stops a turn at 50 steps).
+    steps = [{"calls": [{"tool": "bash", "args": {"command": "seq 1 100000"}}] * 8}
+             for _ in range(runs // 8)] + [{"say": "done"}]
+    many = work / "s5-runs.json"
+    many.write_text(json.dumps({"name": "runs", "prompt": "runs", "steps": steps}))
+    long_run = run(cockpit_argv(work, "runs", many), env)["report"]
+    series = dict(long_run["rss_kib_after_runs"])
+    # From run 50 on: the cockpit keeps the output windows of the newest 32 finished runs.
+    xs = [x for x in series if x >= 50]
+    slope = 0.0
+    if len(xs) > 1:
+        mx = statistics.mean(xs)
+        my = statistics.mean(series[x] for x in xs)
+        slope = (sum((x - mx) * (series[x] - my) for x in xs) /
+                 sum((x - mx) ** 2 for x in xs))
+    marks = {n: series[max(k for k in series if k <= n)] for n in (8, 50, 100, 150, 200)
+             if any(k <= n for k in series)}
+    # What may still grow per run is the conversation the model is sent: each result is its
+    # head and tail (about 4 KiB here), never the output itself.
+    per_run_ok = slope <= 8
+    write({"id": "S5", "scenario": "peak RSS of the cockpit (headless backend) and of "
+           "`airlock exec` printing 1M and 10M lines, against the same process with no tool; "
+           f"then {runs} runs of 100k lines in one cockpit",
+           "samples": samples, "median_rss_kib": rss, "growth_mib": grow,
+           "runs": {"rss_kib_after_run": marks, "slope_kib_per_run_from_run_50": slope,
+                    "peak_rss_kib": long_run["peak_rss_kib"], "count": long_run["runs"]},
+           "goal": "+<= 32 MiB over idle, flat in N, no growth per run",
+           "meets_goal": max(grow.values()) <= 32 and flat and per_run_ok,
+           "summary": f"cockpit idle {rss['cockpit_idle'] / 1024:.1f} MiB, "
+                      f"+{grow['cockpit_1M']:.1f} / +{grow['cockpit_10M']:.1f} MiB at 1M / 10M; "
+                      f"exec +{grow['exec_1M']:.1f} / +{grow['exec_10M']:.1f} MiB; "
+                      f"{runs} runs: {slope:.1f} KiB per run from run 50 (the model's conversation)"})
+
+
+def s6(work, env):
+    offline = dict(env)
+    unreachable = dict(env, AIRLOCK_PROVIDER="openai", AIRLOCK_MODEL="bench",
+                       AIRLOCK_BASE_URL="http://10.255.255.1:9/v1", OPENAI_API_KEY="unused")
+    arms = {
+        "cockpit_demo": (cockpit_argv(work, "first-frame", workspace=None), offline),
+        "cockpit_model": (cockpit_argv(work, "first-frame"), unreachable),
+        "minimal": (cockpit_argv(work, "minimal", workspace=None), offline),
+    }
+    samples = {name: [] for name in arms}
+    for _ in range(ROUNDS):
+        for name, (argv, arm_env) in arms.items():
+            samples[name].append(run(argv, arm_env))
+    wall = {k: median(v, "wall_s") * 1000 for k, v in samples.items()}
+    inner = {k: report_median(v, "first_frame_ms") for k, v in samples.items()}
+    worst = max(wall["cockpit_demo"], wall["cockpit_model"])
+    write({"id": "S6", "scenario": "process start to first frame (then exit): the offline demo "
+           "(scratch copy made), and a configured model at an unreachable address",
+           "samples": samples, "median_wall_ms": wall, "median_first_frame_in_process_ms": inner,
+           "ratio": wall["cockpit_demo"] / wall["minimal"],
+           "goal": "<= 50 ms; never waits on network or terminal replies",
+           "meets_goal": worst <= 50,
+           "summary": f"demo {wall['cockpit_demo']:.1f} ms, model configured "
+                      f"{wall['cockpit_model']:.1f} ms, minimal ratatui app "
+                      f"{wall['minimal']:.1f} ms (whole processes)"})
+
+
+def s7(work, env):
+    seconds = float(os.environ.get("BENCH_IDLE_SECONDS", "3"))
+    arms = {
+        "prompt": cockpit_argv(work, "idle", scenario(work, "s7-prompt", []), "--idle",
+                               "prompt", "--seconds", seconds),
+        "output": cockpit_argv(work, "idle", scenario(work, "s7-out", ["seq 1 100000"]),
+                               "--idle", "output", "--seconds", seconds),
+        "running": cockpit_argv(work, "idle", scenario(work, "s7-run", ["sleep 600"]),
+                                "--idle", "running", "--seconds", seconds),
+    }
+    samples = interleave(arms, env, rounds=min(ROUNDS, 3))
+    cpu = {k: max(s["report"]["cpu_percent_of_a_core"] for s in v) for k, v in samples.items()}
+    written = {k: sum(s["report"]["bytes_written"] for s in v) for k, v in samples.items()}
+    frames = {k: sum(s["report"]["frames"] for s in v) for k, v in samples.items()}
+    quiet = written["prompt"] == 0 and written["output"] == 0
+    write({"id": "S7", "scenario": f"idle windows of {seconds} s: prompt waiting, finished output "
+           "on screen, a running tool that prints nothing", "samples": samples,
+           "cpu_percent_worst": cpu, "bytes_written": written, "frames": frames,
+           "goal": "<= 0.5 % of a core, no bytes written when nothing changes",
+           "meets_goal": max(cpu.values()) <= 0.5 and quiet,
+           "summary": f"CPU worst {cpu['prompt']:.3f} % / {cpu['output']:.3f} % / "
+                      f"{cpu['running']:.3f} % of a core; bytes written {written['prompt']} / "
+                      f"{written['output']} / {written['running']} (the running tool's "
+                      f"elapsed seconds, {frames['running']} frames)"})
 
 
 def main():
@@ -145,14 +327,15 @@ def main():
         sys.exit(f"bench: {GNU_TIME} is missing; install GNU time (apt-get install time)")
     if not AIRLOCK.exists():
         sys.exit(f"bench: {AIRLOCK} is missing; run scripts/bench.sh (it builds it)")
-    chosen = sys.argv[1:] or ["S1", "S3", "S5"]
+    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7"]
     with tempfile.TemporaryDirectory(prefix="airlock-bench-") as tmp:
         work = Path(tmp)
         (work / "ws").mkdir()
         env = dict(os.environ, AIRLOCK_HOME=str(work / "state"), HOME=str(work / "home"))
         env.pop("AIRLOCK_PROVIDER", None)
         for name in chosen:
-            {"S1": s1, "S3": s3, "S5": s5}[name.upper()](work, env)
+            {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6,
+             "S7": s7}[name.upper()](work, env)
 
 
 if __name__ == "__main__":

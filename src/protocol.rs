@@ -124,6 +124,9 @@ pub enum AgentEvent {
         lines: u64,
         /// Why it failed, when it failed before producing output.
         error: Option<String>,
+        /// Where the full output was written, when it was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log: Option<std::path::PathBuf>,
     },
     /// The turn is over; the agent waits for the next `Op::Submit`.
     TurnFinished { turn: u64, outcome: TurnOutcome },

@@ -112,6 +112,7 @@ impl Agent {
                         exit_code: o.exit_code,
                         lines: o.lines,
                         error: None,
+                        log: o.log.clone(),
                     };
                     (tool_message(call, result, o.content), finished)
                 }
@@ -122,6 +123,7 @@ impl Agent {
                         exit_code: None,
                         lines: 0,
                         error: Some(e.to_string()),
+                        log: None,
                     };
                     (
                         tool_message(call, CallResult::Failed, format!("error: {e}")),

@@ -318,6 +318,7 @@ impl Watcher for Probe {
                     let lines: Vec<u64> = app.runs.iter().map(|r| r.output.total_lines()).collect();
                     let latencies = std::mem::take(&mut self.latencies);
                     let result = json!({
+                        "key_to_frame_samples_ms": latencies.clone(),
                         "key_to_frame_ms": spread(latencies),
                         "frame_interval_ms": spread(intervals),
                         "typing_s": (report.drawn_at - self.frame_times[0]).as_secs_f64(),
@@ -385,8 +386,11 @@ pub async fn run(args: BenchArgs) -> Result<Value> {
         mode: session.mode.as_str().to_string(),
         workspace: session.workspace.display().to_string(),
     };
-    let first = (!(args.measure == Measure::Idle && args.idle == IdleState::Prompt))
-        .then(|| session.prompt.clone());
+    // As the cockpit does: the scripted model's prompt starts the turn; with a real model the
+    // person types the first one (so nothing here talks to the network before the first frame).
+    let scripted = args.scenario.is_some() || session.model.starts_with("scripted");
+    let idle_prompt = args.measure == Measure::Idle && args.idle == IdleState::Prompt;
+    let first = (scripted && !idle_prompt).then(|| session.prompt.clone());
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<io::Result<Event>>();
     let input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
     let result = Arc::new(Mutex::new(None));

@@ -58,6 +58,12 @@ impl Lines {
         self.starts.len()
     }
 
+    fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.starts.shrink_to_fit();
+        self.flags.shrink_to_fit();
+    }
+
     fn clear(&mut self) {
         self.dropped += self.bytes.len() as u64;
         self.bytes.clear();
@@ -180,6 +186,15 @@ impl BoundedOutput {
                 let cut = std::mem::take(&mut self.partial_cut[i]);
                 self.file_line(&line, stream, cut);
             }
+        }
+    }
+
+    /// Gives back spare capacity (for a finished run that is kept for display).
+    pub fn shrink_to_fit(&mut self) {
+        self.head.shrink_to_fit();
+        self.tail.shrink_to_fit();
+        for partial in &mut self.partial {
+            partial.shrink_to_fit();
         }
     }
 

@@ -264,12 +264,43 @@ fn a_cancelled_run() {
         exit_code: None,
         lines: 1,
         error: None,
+        log: None,
     });
     app.on_agent_event(AgentEvent::TurnFinished {
         turn: 1,
         outcome: TurnOutcome::Completed,
     });
     both_sizes("cancelled_run", &app);
+}
+
+#[test]
+fn an_old_run_points_at_its_log_instead_of_keeping_its_output() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    for i in 0..=super::app::KEPT_RUNS {
+        let id = format!("c{i}");
+        run(
+            &mut app,
+            &id,
+            "$ cargo test",
+            &["running 3 tests", "test result: ok"],
+        );
+        app.on_agent_event(AgentEvent::ToolFinished {
+            call_id: id.clone(),
+            status: ToolStatus::Ok,
+            exit_code: Some(0),
+            lines: 2,
+            error: None,
+            log: Some(format!("/home/me/.local/state/airlock/runs/{id}.log").into()),
+        });
+    }
+    // Follow off, the oldest run selected and shown on its own.
+    app.follow = false;
+    app.selected_run = 0;
+    app.expanded = true;
+    app.now = t0 + Duration::from_secs(3);
+    insta::assert_snapshot!("old_run_trimmed_100x30", draw(&app, 100, 30));
 }
 
 #[test]

@@ -18,6 +18,10 @@ use crate::tools::{Stream, ToolStatus};
 
 mod input;
 
+/// Finished runs whose kept output (head and tail) stays in memory; older runs keep their
+/// header and the path of their full log, so a long session does not grow with every run.
+pub const KEPT_RUNS: usize = 32;
+
 /// Keys that arrive sooner than this after an approval appears (or after the previous key, while
 /// still unarmed) are not taken as answers: a person typing into the prompt must not answer a
 /// modal that popped up under their fingers.
@@ -51,6 +55,10 @@ pub struct Run {
     pub started: Instant,
     pub ended: Option<Instant>,
     pub output: BoundedOutput,
+    /// Where the full output is on disk, once the run has finished (if it was written).
+    pub log: Option<std::path::PathBuf>,
+    /// The kept output was let go (an old run); the log file still has all of it.
+    pub trimmed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -316,6 +324,8 @@ impl App {
                     started: self.now,
                     ended: None,
                     output: BoundedOutput::new(),
+                    log: None,
+                    trimmed: false,
                 });
                 if self.follow {
                     self.selected_run = self.runs.len() - 1;
@@ -335,6 +345,7 @@ impl App {
                 status,
                 exit_code,
                 error,
+                log,
                 ..
             } => {
                 if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id) {
@@ -345,7 +356,10 @@ impl App {
                             .push(Stream::Stderr, format!("{error}\n").as_bytes());
                     }
                     run.output.finish();
+                    run.output.shrink_to_fit();
+                    run.log = log;
                 }
+                self.trim_old_runs();
                 self.tool_line(&call_id, ToolLine::Finished(status, exit_code));
             }
             AgentEvent::TurnFinished { outcome, .. } => {
@@ -380,6 +394,22 @@ impl App {
         }
         self.conversation_scroll = 0;
         Vec::new()
+    }
+
+    /// Lets go of the kept output of finished runs older than the newest `KEPT_RUNS` finished
+    /// ones (runs with a log file only: nothing is lost that is not on disk).
+    fn trim_old_runs(&mut self) {
+        let mut finished = 0;
+        for run in self.runs.iter_mut().rev() {
+            if run.status == RunStatus::Running {
+                continue;
+            }
+            finished += 1;
+            if finished > KEPT_RUNS && !run.trimmed && run.log.is_some() {
+                run.output = BoundedOutput::new();
+                run.trimmed = true;
+            }
+        }
     }
 
     fn close_empty_approval(&mut self) {

@@ -293,3 +293,79 @@ fn quitting_while_tools_run_asks_first() {
     assert_eq!(rig.press(key('y'), 0), vec![Op::Shutdown]);
     assert!(rig.app.should_quit);
 }
+
+fn finished_run(app: &mut App, id: &str, log: Option<&str>) {
+    app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: id.into(),
+        tool: "bash".into(),
+        title: format!("$ seq {id}"),
+    });
+    app.on_agent_event(AgentEvent::ToolOutput {
+        call_id: id.into(),
+        stream: Stream::Stdout,
+        text: "1\n2\n3\n".into(),
+    });
+    app.on_agent_event(AgentEvent::ToolFinished {
+        call_id: id.into(),
+        status: ToolStatus::Ok,
+        exit_code: Some(0),
+        lines: 3,
+        error: None,
+        log: log.map(std::path::PathBuf::from),
+    });
+}
+
+#[test]
+fn only_the_newest_finished_runs_keep_their_output_in_memory_and_older_ones_point_at_their_log() {
+    let mut app = App::new(Status::default(), Instant::now());
+    let total = KEPT_RUNS + 5;
+    for i in 0..total {
+        finished_run(
+            &mut app,
+            &format!("c{i}"),
+            Some(&format!("/state/runs/c{i}.log")),
+        );
+    }
+    let trimmed: Vec<&str> = app
+        .runs
+        .iter()
+        .filter(|r| r.trimmed)
+        .map(|r| r.call_id.as_str())
+        .collect();
+    assert_eq!(trimmed, ["c0", "c1", "c2", "c3", "c4"]);
+    assert!(app.runs[0].output.is_empty());
+    assert_eq!(
+        app.runs[0].log.as_deref(),
+        Some(std::path::Path::new("/state/runs/c0.log"))
+    );
+    assert_eq!(
+        app.runs[5].output.total_lines(),
+        3,
+        "newer runs keep theirs"
+    );
+}
+
+#[test]
+fn a_run_without_a_log_file_keeps_its_output_however_old() {
+    let mut app = App::new(Status::default(), Instant::now());
+    finished_run(&mut app, "c0", None);
+    for i in 1..=KEPT_RUNS + 3 {
+        finished_run(&mut app, &format!("c{i}"), Some("/state/x.log"));
+    }
+    assert!(!app.runs[0].trimmed);
+    assert_eq!(app.runs[0].output.total_lines(), 3);
+}
+
+#[test]
+fn a_running_tool_is_never_trimmed_and_does_not_count_as_finished() {
+    let mut app = App::new(Status::default(), Instant::now());
+    app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "long".into(),
+        tool: "bash".into(),
+        title: "$ sleep 600".into(),
+    });
+    for i in 0..KEPT_RUNS {
+        finished_run(&mut app, &format!("c{i}"), Some("/state/x.log"));
+    }
+    assert!(app.runs.iter().all(|r| !r.trimmed));
+}

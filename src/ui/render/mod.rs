@@ -253,6 +253,17 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
             style
         };
         lines.push(Line::styled(truncate(&header, width), header_style));
+        if run.trimmed {
+            let path = run.log.as_ref().map(|p| p.display().to_string());
+            let note = format!(
+                "older run: its output is no longer kept in memory; all of it is in {}",
+                path.unwrap_or_default()
+            );
+            for l in wrap(&note, width.saturating_sub(2)) {
+                lines.push(Line::styled(format!("  {l}"), dim()));
+            }
+            continue;
+        }
         // Only the visible lines are read out of the kept output.
         let count = run.output.len();
         let room = per_run.saturating_sub(1);
