@@ -134,6 +134,7 @@ fn frames(c: &mut Criterion) {
                 call_id: id.into(),
                 stream: Stream::Stdout,
                 text: chunk.clone(),
+                skipped: 0,
             });
         }
     }
@@ -181,6 +182,7 @@ fn ingestion(c: &mut Criterion) {
                             call_id: "c1".into(),
                             stream: Stream::Stdout,
                             text: read.clone(),
+                            skipped: 0,
                         });
                     }
                 })

@@ -8,6 +8,7 @@ Run through scripts/bench.sh (it builds the release binary first). BENCH_ROUNDS 
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,11 +53,19 @@ def run(argv, env, rss=False, ok=(0,)):
         return sample
 
 
+def settle(env):
+    """Before a sample: drop the run logs earlier samples left (a 10M-line run leaves 79 MB) and
+    flush dirty pages, so no sample pays for an earlier one's writeback."""
+    shutil.rmtree(Path(env["AIRLOCK_HOME"]) / "runs", ignore_errors=True)
+    os.sync()
+
+
 def interleave(arms, env, rss=False, ok=(0,), rounds=None):
     """Runs every arm once per round, in turn, and returns each arm's samples."""
     samples = {name: [] for name in arms}
     for _ in range(rounds or ROUNDS):
         for name, argv in arms.items():
+            settle(env)
             samples[name].append(run(argv, env, rss, ok))
     return samples
 

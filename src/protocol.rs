@@ -110,11 +110,17 @@ pub enum AgentEvent {
         tool: String,
         title: String,
     },
-    /// Live output of a running call, as it came.
+    /// Live output of a running call, as it came, thinned for viewers (`tools::output::Thinner`):
+    /// the first lines whole, then from each read only what a head-and-tail view can still show,
+    /// with the count of lines left out before `text`. The full output is in the run's log file
+    /// (`ToolFinished::log`).
     ToolOutput {
         call_id: CallId,
         stream: Stream,
         text: String,
+        /// Lines left out just before `text` (they were never going to be shown).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        skipped: u64,
     },
     /// The call is over; its result goes back to the model in the order the model asked.
     ToolFinished {
@@ -143,4 +149,8 @@ pub enum AgentEvent {
     Audit { lines: Vec<String> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.
     ShutdownComplete,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -189,3 +189,52 @@ fn model_api_keys_never_reach_the_commands_an_agent_runs() {
     let everything = serde_json::to_string(&run.events).unwrap();
     assert!(!everything.contains("sk-secret"));
 }
+
+#[test]
+fn a_flood_streams_as_head_lines_then_kept_tails_with_counts_and_the_log_has_every_line() {
+    let root = root();
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let scenario = root.path().join("flood.json");
+    let steps = serde_json::json!([
+        {"calls": [{"tool": "bash", "args": {"command": "seq 1 300000"}}]},
+        {"say": "done"}
+    ]);
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "flood", "prompt": "flood", "steps": steps}).to_string(),
+    )
+    .unwrap();
+    let run = exec(
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--approvals",
+            "dangerously-allow-all",
+        ],
+        root.path(),
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let outputs = of_kind(&run.events, "tool_output");
+    let text: String = outputs
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    let skipped: u64 = outputs
+        .iter()
+        .map(|e| e["skipped"].as_u64().unwrap_or(0))
+        .sum();
+    // Every line is either sent or counted as left out; the first and last lines are sent.
+    assert_eq!(text.lines().count() as u64 + skipped, 300_000);
+    assert!(text.starts_with("1\n2\n3\n"));
+    assert!(text.ends_with("299999\n300000\n"));
+    assert!(skipped > 250_000, "only {skipped} lines were left out");
+    // The full output is in the log the finished event names.
+    let finished = of_kind(&run.events, "tool_finished");
+    let log = finished[0]["log"].as_str().expect("the log path is given");
+    let logged = std::fs::read_to_string(log).unwrap();
+    assert_eq!(logged.lines().count(), 300_000);
+    assert!(logged.ends_with("300000\n"));
+}

@@ -2,6 +2,7 @@
 //! they run concurrently, results handed back in the order the model asked.
 
 use super::*;
+use crate::tools::output::Thinner;
 
 impl Agent {
     /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
@@ -75,12 +76,19 @@ impl Agent {
                     });
                     let events = self.events.clone();
                     let call_id = call.id.clone();
+                    // Viewers get the output thinned to what they can show; a flood crosses
+                    // the channel as a few kilobytes a read, not all of it.
+                    let thinner = Mutex::new(Thinner::new());
                     let sink: OutputSink = Arc::new(move |stream, bytes| {
-                        let _ = events.send(AgentEvent::ToolOutput {
-                            call_id: call_id.clone(),
-                            stream,
-                            text: text_of(bytes),
-                        });
+                        let mut thinner = thinner.lock().unwrap_or_else(|e| e.into_inner());
+                        for piece in thinner.thin(bytes) {
+                            let _ = events.send(AgentEvent::ToolOutput {
+                                call_id: call_id.clone(),
+                                stream,
+                                text: text_of(piece.text),
+                                skipped: piece.skipped,
+                            });
+                        }
                     });
                     let tools = self.tools.clone();
                     running

@@ -92,11 +92,19 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
             ..
         } => format!("\n✗ {call_id} {tool}: {message}"),
         AgentEvent::ToolStarted { call_id, title, .. } => format!("\n▶ {call_id} {title}"),
-        AgentEvent::ToolOutput { call_id, text, .. } => {
-            let lines: Vec<String> = text
-                .lines()
-                .map(|l| format!("\n  {call_id} │ {l}"))
-                .collect();
+        AgentEvent::ToolOutput {
+            call_id,
+            text,
+            skipped,
+            ..
+        } => {
+            let mut lines: Vec<String> = Vec::new();
+            if *skipped > 0 {
+                lines.push(format!(
+                    "\n  {call_id} │ … {skipped} lines not shown (all of them are in the run's log) …"
+                ));
+            }
+            lines.extend(text.lines().map(|l| format!("\n  {call_id} │ {l}")));
             return Some(lines.concat());
         }
         AgentEvent::ToolFinished {

@@ -133,6 +133,7 @@ fn run(app: &mut App, id: &str, title: &str, lines: &[&str]) {
             call_id: id.into(),
             stream: Stream::Stdout,
             text: format!("{l}\n"),
+            skipped: 0,
         });
     }
 }
@@ -241,11 +242,13 @@ fn two_tools_streaming_concurrently() {
         call_id: "c8".into(),
         stream: Stream::Stderr,
         text: "warning: module 3 is slow\n".into(),
+        skipped: 0,
     });
     app.on_agent_event(AgentEvent::ToolOutput {
         call_id: "c9".into(),
         stream: Stream::Stdout,
         text: "docs: rendered page 2 of 10\n".into(),
+        skipped: 0,
     });
     app.now = t0 + Duration::from_millis(2300);
     both_sizes("two_tools_streaming", &app);

@@ -335,8 +335,10 @@ impl App {
                 call_id,
                 stream,
                 text,
+                skipped,
             } => {
                 if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id) {
+                    run.output.skip(stream, skipped);
                     run.output.push(stream, text.as_bytes());
                 }
             }

@@ -304,6 +304,7 @@ fn finished_run(app: &mut App, id: &str, log: Option<&str>) {
         call_id: id.into(),
         stream: Stream::Stdout,
         text: "1\n2\n3\n".into(),
+        skipped: 0,
     });
     app.on_agent_event(AgentEvent::ToolFinished {
         call_id: id.into(),
