@@ -263,7 +263,7 @@ async fn observations_keep_model_order_when_tools_finish_out_of_order() {
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [
-                {"tool": "bash", "args": {"command": "while [ ! -e second.done ]; do sleep 0.02; done; echo first"}},
+                {"tool": "bash", "args": {"command": "while [ ! -e second.done ]; do sleep 0.02; done; sleep 0.3; echo first"}},
                 bash("echo second; : > second.done"),
                 {"tool": "read_file", "args": {"path": "notes.txt"}}
             ]},

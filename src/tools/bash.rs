@@ -30,9 +30,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// background) before the group is killed.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
-/// One read from a pipe: the size of a Linux pipe buffer, so a flooding tool is drained in as few
-/// reads (and output events) as it can be.
-const READ_BYTES: usize = 64 * 1024;
+/// The most output handled as one batch: after a read, whatever else is already waiting in the
+/// pipe is taken too (without waiting), so a flood is filed, logged and sent on in big batches
+/// while a trickle still goes out at once.
+const BATCH_BYTES: usize = 512 * 1024;
+const ERR_BATCH_BYTES: usize = 128 * 1024;
 
 pub struct BashRun {
     pub command: String,
@@ -88,8 +90,8 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         ));
     };
     let mut output = BoundedOutput::new();
-    let mut out_buf = vec![0u8; READ_BYTES];
-    let mut err_buf = vec![0u8; READ_BYTES];
+    let mut out_buf = vec![0u8; BATCH_BYTES];
+    let mut err_buf = vec![0u8; ERR_BATCH_BYTES];
     let (mut out_open, mut err_open) = (true, true);
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
@@ -125,11 +127,19 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         tokio::select! {
             n = stdout.read(&mut out_buf), if out_open => match n {
                 Ok(0) | Err(_) => out_open = false,
-                Ok(n) => record(Stream::Stdout, &out_buf[..n], &mut output),
+                Ok(n) => {
+                    let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
+                    record(Stream::Stdout, &out_buf[..filled], &mut output);
+                    out_open = !ended;
+                }
             },
             n = stderr.read(&mut err_buf), if err_open => match n {
                 Ok(0) | Err(_) => err_open = false,
-                Ok(n) => record(Stream::Stderr, &err_buf[..n], &mut output),
+                Ok(n) => {
+                    let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
+                    record(Stream::Stderr, &err_buf[..filled], &mut output);
+                    err_open = !ended;
+                }
             },
             status_now = child.wait(), if exit.is_none() => {
                 exit = status_now.ok();
@@ -194,6 +204,26 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         lines: output.total_lines(),
         log: spec.log.clone(),
     })
+}
+
+/// After a read of `filled` bytes into `buf`, takes what else the pipe already holds, never
+/// waiting for more. Returns the bytes now in `buf` and whether the pipe has ended.
+fn top_up<R: tokio::io::AsyncRead + Unpin>(
+    pipe: &mut R,
+    buf: &mut [u8],
+    mut filled: usize,
+) -> (usize, bool) {
+    use futures_util::FutureExt;
+    while filled < buf.len() {
+        // A read that is not ready is dropped unfinished, which is safe: tokio's read is
+        // cancel-safe (nothing is consumed unless it returns data).
+        match pipe.read(&mut buf[filled..]).now_or_never() {
+            Some(Ok(0)) | Some(Err(_)) => return (filled, true),
+            Some(Ok(n)) => filled += n,
+            None => break,
+        }
+    }
+    (filled, false)
 }
 
 /// How many leading bytes can be sent now: all of them, unless they end inside a UTF-8 character

@@ -227,6 +227,11 @@ impl BoundedOutput {
 
     /// Ends the partial line of stream `i` with `piece` and files it.
     fn file_piece(&mut self, i: usize, stream: Stream, piece: &[u8]) {
+        if self.partial[i].is_empty() && piece.len() <= MAX_LINE_BYTES {
+            // A whole line in one read (the usual case): filed straight from the read.
+            self.file_line(piece, stream, false);
+            return;
+        }
         self.extend_partial(i, piece);
         // The partial buffer is lent out and handed back cleared: no allocation per line.
         let mut line = std::mem::take(&mut self.partial[i]);
