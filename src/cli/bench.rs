@@ -416,8 +416,14 @@ pub async fn run(args: BenchArgs) -> Result<Value> {
         done: false,
     };
     let app = App::new(status, Instant::now());
-    let drive = crate::ui::drive(&mut terminal, input, session.handle, app, first, &mut probe);
-    match tokio::time::timeout(Duration::from_secs(args.limit), drive).await {
+    // On the runtime's workers, as `ui::run` runs the real cockpit.
+    let limit = Duration::from_secs(args.limit);
+    let handle = session.handle;
+    let ui = tokio::spawn(async move {
+        let drive = crate::ui::drive(&mut terminal, input, handle, app, first, &mut probe);
+        tokio::time::timeout(limit, drive).await
+    });
+    match ui.await? {
         Ok(outcome) => outcome?,
         Err(_) => bail!(
             "bench-cockpit {:?}: nothing to report after {} s (is the scenario right?)",
