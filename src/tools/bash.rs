@@ -123,6 +123,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
             pending.drain(..ready);
         }
     };
+    let mut busy_since = std::time::Instant::now();
     while out_open || err_open || exit.is_none() {
         tokio::select! {
             n = stdout.read(&mut out_buf), if out_open => match n {
@@ -131,6 +132,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
                     let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
                     record(Stream::Stdout, &out_buf[..filled], &mut output);
                     out_open = !ended;
+                    yield_if_busy(&mut busy_since, filled == out_buf.len()).await;
                 }
             },
             n = stderr.read(&mut err_buf), if err_open => match n {
@@ -139,6 +141,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
                     let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
                     record(Stream::Stderr, &err_buf[..filled], &mut output);
                     err_open = !ended;
+                    yield_if_busy(&mut busy_since, filled == err_buf.len()).await;
                 }
             },
             status_now = child.wait(), if exit.is_none() => {
@@ -204,6 +207,22 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         lines: output.total_lines(),
         log: spec.log.clone(),
     })
+}
+
+/// Work on a worker without giving it up: a flooding pipe is always ready, so without this a
+/// tool would keep its worker for tokio's whole budget (tens of milliseconds of batches) while
+/// the cockpit waits to draw a key. A tool that has worked this long lets others run.
+const BUSY_SLICE: Duration = Duration::from_millis(2);
+
+/// `flooding`: the batch filled its buffer, so the pipe is likely ready again at once; after a
+/// batch that emptied the pipe the next read waits anyway, and the clock starts over.
+async fn yield_if_busy(since: &mut std::time::Instant, flooding: bool) {
+    if !flooding {
+        *since = std::time::Instant::now();
+    } else if since.elapsed() >= BUSY_SLICE {
+        tokio::task::yield_now().await;
+        *since = std::time::Instant::now();
+    }
 }
 
 /// After a read of `filled` bytes into `buf`, takes what else the pipe already holds, never
