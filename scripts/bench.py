@@ -242,15 +242,39 @@ def s5(work, env):
     grow = {f"{arm}_{n}": (rss[f"{arm}_{n}"] - rss[f"{arm}_idle"]) / 1024
             for arm in ("cockpit", "exec") for n in ("1M", "10M")}
     flat = all(abs(grow[f"{a}_10M"] - grow[f"{a}_1M"]) <= 4 for a in ("cockpit", "exec"))
-    # 200 runs of 100k lines in one cockpit: resident memory after each finished run.
-    runs = 200
-    # 25 model steps of 8 calls each (the agent stops a turn at 50 steps).
-    steps = [{"calls": [{"tool": "bash", "args": {"command": "seq 1 100000"}}] * 8}
+    # 200 runs in one cockpit, resident memory after each finished run: runs of 100k lines,
+    # then runs of 1M lines (ten times the output, the same kept head and tail).
+    # Runs of 10 lines give the cost of a run with (almost) no output.
+    long_runs = {n: long_run_slope(work, env, n) for n in (10, 100_000, 1_000_000)}
+    slope = {n: r["slope_kib_per_run_from_run_50"] for n, r in long_runs.items()}
+    # What grows per run is the conversation (the head and tail each result sends the model,
+    # about 4 KiB here, kept for the model's next step) and one line per call; never the
+    # output: ten times the output per run must not change the slope (RSS noise: 4 KiB).
+    per_run_ok = abs(slope[1_000_000] - slope[100_000]) <= 4
+    write({"id": "S5", "scenario": "peak RSS of the cockpit (headless backend) and of "
+           "`airlock exec` printing 1M and 10M lines, against the same process with no tool; "
+           "then 200 runs of 10, of 100k and of 1M lines, in one cockpit each",
+           "samples": samples, "median_rss_kib": rss, "growth_mib": grow,
+           "runs": {str(n): r for n, r in long_runs.items()},
+           "goal": "+<= 32 MiB over idle, flat in N, no growth per run",
+           "meets_goal": max(grow.values()) <= 32 and flat and per_run_ok,
+           "summary": f"cockpit idle {rss['cockpit_idle'] / 1024:.1f} MiB, "
+                      f"+{grow['cockpit_1M']:.1f} / +{grow['cockpit_10M']:.1f} MiB at 1M / 10M; "
+                      f"exec +{grow['exec_1M']:.1f} / +{grow['exec_10M']:.1f} MiB; 200 runs: "
+                      f"{slope[10]:.1f} / {slope[100_000]:.1f} / {slope[1_000_000]:.1f} KiB per "
+                      "run of 10 / 100k / 1M lines (from run 50)"})
+
+
+def long_run_slope(work, env, lines, runs=200):
+    """One cockpit running `runs` calls of `seq 1 lines` (25 model steps of 8 calls: the agent
+    stops a turn at 50 steps); the resident memory after each finished run and its slope."""
+    steps = [{"calls": [{"tool": "bash", "args": {"command": f"seq 1 {lines}"}}] * 8}
              for _ in range(runs // 8)] + [{"say": "done"}]
-    many = work / "s5-runs.json"
-    many.write_text(json.dumps({"name": "runs", "prompt": "runs", "steps": steps}))
-    long_run = run(cockpit_argv(work, "runs", many), env)["report"]
-    series = dict(long_run["rss_kib_after_runs"])
+    path = work / f"s5-runs-{lines}.json"
+    path.write_text(json.dumps({"name": "runs", "prompt": "runs", "steps": steps}))
+    settle(env)
+    report = run(cockpit_argv(work, "runs", path), env)["report"]
+    series = dict(report["rss_kib_after_runs"])
     # From run 50 on: the cockpit keeps the output windows of the newest 32 finished runs.
     xs = [x for x in series if x >= 50]
     slope = 0.0
@@ -261,21 +285,8 @@ def s5(work, env):
                  sum((x - mx) ** 2 for x in xs))
     marks = {n: series[max(k for k in series if k <= n)] for n in (8, 50, 100, 150, 200)
              if any(k <= n for k in series)}
-    # What may still grow per run is the conversation the model is sent: each result is its
-    # head and tail (about 4 KiB here), never the output itself.
-    per_run_ok = slope <= 8
-    write({"id": "S5", "scenario": "peak RSS of the cockpit (headless backend) and of "
-           "`airlock exec` printing 1M and 10M lines, against the same process with no tool; "
-           f"then {runs} runs of 100k lines in one cockpit",
-           "samples": samples, "median_rss_kib": rss, "growth_mib": grow,
-           "runs": {"rss_kib_after_run": marks, "slope_kib_per_run_from_run_50": slope,
-                    "peak_rss_kib": long_run["peak_rss_kib"], "count": long_run["runs"]},
-           "goal": "+<= 32 MiB over idle, flat in N, no growth per run",
-           "meets_goal": max(grow.values()) <= 32 and flat and per_run_ok,
-           "summary": f"cockpit idle {rss['cockpit_idle'] / 1024:.1f} MiB, "
-                      f"+{grow['cockpit_1M']:.1f} / +{grow['cockpit_10M']:.1f} MiB at 1M / 10M; "
-                      f"exec +{grow['exec_1M']:.1f} / +{grow['exec_10M']:.1f} MiB; "
-                      f"{runs} runs: {slope:.1f} KiB per run from run 50 (the model's conversation)"})
+    return {"rss_kib_after_run": marks, "slope_kib_per_run_from_run_50": slope,
+            "peak_rss_kib": report["peak_rss_kib"], "count": report["runs"]}
 
 
 def s6(work, env):

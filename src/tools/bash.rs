@@ -90,8 +90,8 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         ));
     };
     let mut output = BoundedOutput::new();
-    let mut out_buf = vec![0u8; BATCH_BYTES];
-    let mut err_buf = vec![0u8; ERR_BATCH_BYTES];
+    let mut out_buf = Buffer::take(BATCH_BYTES);
+    let mut err_buf = Buffer::take(ERR_BATCH_BYTES);
     let (mut out_open, mut err_open) = (true, true);
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
@@ -209,6 +209,49 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     })
 }
 
+/// Read buffers kept for the next run. Without them every run allocated and freed its big
+/// buffers, and glibc's allocator, which raises its mmap threshold after such a free, kept the
+/// freed memory: 200 runs of 1M lines grew by 38 KiB a run; with the pool they stay flat.
+static BUFFERS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+/// At most this many idle buffers are kept (8 concurrent tools' worth of each size).
+const POOLED: usize = 16;
+
+/// A read buffer from the pool, given back when dropped (whatever way the run ends).
+struct Buffer(Vec<u8>);
+
+impl Buffer {
+    fn take(size: usize) -> Buffer {
+        let mut pool = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+        match pool.iter().position(|b| b.len() == size) {
+            Some(i) => Buffer(pool.swap_remove(i)),
+            None => Buffer(vec![0u8; size]),
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let mut pool = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < POOLED {
+            pool.push(std::mem::take(&mut self.0));
+        }
+    }
+}
+
+impl std::ops::Deref for Buffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Buffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
 /// Work on a worker without giving it up: a flooding pipe is always ready, so without this a
 /// tool would keep its worker for tokio's whole budget (tens of milliseconds of batches) while
 /// the cockpit waits to draw a key. A tool that has worked this long lets others run.
@@ -270,6 +313,17 @@ mod tests {
             sink,
             log: Some(dir.join("run.log")),
         }
+    }
+
+    #[test]
+    fn a_read_buffer_given_back_is_handed_out_again_instead_of_a_new_one() {
+        // A size no run uses, so other tests cannot take it in between.
+        let first = Buffer::take(4321);
+        let address = first.as_ptr();
+        drop(first);
+        let again = Buffer::take(4321);
+        assert_eq!(again.as_ptr(), address);
+        assert_eq!(again.len(), 4321);
     }
 
     #[test]
