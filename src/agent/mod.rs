@@ -291,7 +291,11 @@ impl Agent {
                     let gate = self.gate.clone();
                     let mut shutdown = false;
                     {
-                        let turn = self.run_turn(prompt);
+                        // The turn's token exists before any op is looked at, so an interrupt
+                        // that arrives before the turn's first step still stops it.
+                        let cancel = CancellationToken::new();
+                        *lock(&control.turn) = Some(cancel.clone());
+                        let turn = self.run_turn(prompt, cancel);
                         tokio::pin!(turn);
                         loop {
                             tokio::select! {
@@ -341,7 +345,7 @@ impl Agent {
         let _ = self.events.send(event);
     }
 
-    async fn run_turn(&mut self, prompt: String) {
+    async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
         self.turn += 1;
         let turn = self.turn;
         self.emit(AgentEvent::TurnStarted {
@@ -349,8 +353,6 @@ impl Agent {
             prompt: prompt.clone(),
         });
         self.conversation.push(Message::User { text: prompt });
-        let cancel = CancellationToken::new();
-        *lock(&self.control.turn) = Some(cancel.clone());
         let outcome = self.turn_steps(&cancel).await;
         *lock(&self.control.turn) = None;
         self.emit(AgentEvent::TurnFinished { turn, outcome });

@@ -553,3 +553,42 @@ async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_mod
     assert!(settled);
     assert!(exists(&rig.workspace, "remote"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_sent_right_behind_the_prompt_ends_the_session_before_anything_runs() {
+    // The agent may see the ops before the turn has taken its first step: the interrupt must
+    // still reach the turn, or the turn goes on to ask a human nobody is there to be.
+    for attempt in 0..40 {
+        let rig = rig(
+            json!({"name": "t", "steps": [
+                {"calls": [bash("echo hi > touched.txt")]},
+                {"say": "done"}
+            ]}),
+            Approvals::Driver,
+        );
+        rig.submit();
+        rig.op(Op::Interrupt);
+        rig.op(Op::Shutdown);
+        let Rig {
+            mut handle,
+            workspace,
+            _dir,
+            ..
+        } = rig;
+        let ended = tokio::time::timeout(Duration::from_secs(10), async {
+            while let Some(event) = handle.events.recv().await {
+                if matches!(event, AgentEvent::ShutdownComplete) {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(
+            ended,
+            Ok(true),
+            "attempt {attempt}: the agent did not shut down"
+        );
+        assert!(!exists(&workspace, "touched.txt"), "attempt {attempt}");
+    }
+}
