@@ -258,11 +258,23 @@ pub fn start_with(
         ToolCatalog::builtin(),
     ));
     let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
+    let runs = store::runs::runs_dir(&state);
     let tools = Arc::new(ToolRegistry::new(
         workspace.clone(),
         home,
-        Some(state.join("runs").join(&session)),
+        Some(runs.join(&session)),
     ));
+    // Old run logs go (by age, then within a disk budget), off the start-up path.
+    let keep = session.clone();
+    std::thread::spawn(move || {
+        store::runs::prune(
+            &runs,
+            &keep,
+            std::time::SystemTime::now(),
+            store::runs::MAX_AGE,
+            store::runs::BUDGET_BYTES,
+        )
+    });
     let previewer = tools.clone();
     let session_for_gate = session.clone();
     // Session grants live in the state database too, so a resumed run keeps them.

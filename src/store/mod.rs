@@ -3,6 +3,7 @@
 //! directory (`$XDG_STATE_HOME/airlock`, by default `~/.local/state/airlock`).
 
 pub mod db;
+pub mod runs;
 
 use std::path::PathBuf;
 
