@@ -176,3 +176,18 @@ fn the_first_frame_is_reported_and_a_minimal_app_is_the_floor() {
         "{minimal}"
     );
 }
+
+#[test]
+fn without_a_scratch_state_directory_the_harness_refuses_to_run() {
+    let bench = Bench::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["bench-cockpit", "minimal"])
+        .env("HOME", bench.path().join("home"))
+        .env_remove("AIRLOCK_HOME")
+        .output()
+        .expect("the airlock binary runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("set AIRLOCK_HOME"), "{stderr}");
+    assert!(!bench.path().join("home/.local/state/airlock").exists());
+}

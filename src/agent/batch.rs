@@ -214,7 +214,15 @@ pub fn title_of_canonical(tool: &str, canonical: &str) -> String {
         #[serde(borrow, default)]
         pattern: Option<std::borrow::Cow<'a, str>>,
     }
-    let fields: Fields = serde_json::from_str(canonical).unwrap_or_default();
+    let Ok(fields) = serde_json::from_str::<Fields>(canonical) else {
+        // A field the title reads is not a string: read the whole value, as `title` does.
+        let call = ToolCall {
+            id: String::new(),
+            tool: tool.to_string(),
+            args: serde_json::from_str(canonical).unwrap_or_default(),
+        };
+        return title(&call);
+    };
     title_of(tool, |k| {
         match k {
             "command" => fields.command.as_deref(),
@@ -288,6 +296,7 @@ mod tests {
             ),
             ("list_dir", serde_json::json!({})),
             ("mystery", serde_json::json!({"path": "x"})),
+            ("bash", serde_json::json!({"command": "ls -la", "path": 5})),
         ];
         for (tool, args) in calls {
             let call = ToolCall {

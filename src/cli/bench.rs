@@ -215,7 +215,9 @@ impl Probe {
             for i in 0..count {
                 next += every;
                 tokio::time::sleep_until(next).await;
-                let c = (b'a' + (i % 26) as u8) as char;
+                // Letters no approval modal takes as an answer (y, a, d, n, N are).
+                const TYPED: &[u8] = b"bcefghijklmopqrstuvwxz";
+                let c = TYPED[i % TYPED.len()] as char;
                 sent.lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(Instant::now());
@@ -369,6 +371,13 @@ impl Watcher for Probe {
 /// Runs one measurement and returns what it measured.
 pub async fn run(args: BenchArgs) -> Result<Value> {
     let started = Instant::now();
+    // A measuring run writes audit records and run logs like any session: never into the
+    // user's own state directory by accident.
+    if std::env::var_os("AIRLOCK_HOME").is_none_or(|h| h.is_empty()) {
+        bail!(
+            "bench-cockpit writes audit records and run logs like a real session: set AIRLOCK_HOME to a scratch directory (scripts/bench.sh does)"
+        );
+    }
     let written = Arc::new(AtomicU64::new(0));
     let mut terminal = terminal(&args, written.clone())?;
     if args.measure == Measure::Minimal {

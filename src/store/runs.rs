@@ -9,6 +9,9 @@ use std::time::{Duration, SystemTime};
 pub const MAX_AGE: Duration = Duration::from_secs(14 * 24 * 3600);
 /// Past this many bytes of logs in all, the oldest sessions go until the rest fits.
 pub const BUDGET_BYTES: u64 = 2 << 30;
+/// Sessions written to more recently than this are never removed for the budget: another
+/// cockpit may still be running them.
+pub const RECENT: Duration = Duration::from_secs(24 * 3600);
 
 /// What pruning removed.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -58,9 +61,12 @@ pub fn prune(runs: &Path, keep: &str, now: SystemTime, max_age: Duration, budget
     sessions.sort_by_key(|s| s.newest);
     let mut total: u64 = sessions.iter().map(|s| s.bytes).sum();
     let oldest_kept = now.checked_sub(max_age).unwrap_or(SystemTime::UNIX_EPOCH);
+    let recent = now.checked_sub(RECENT).unwrap_or(SystemTime::UNIX_EPOCH);
     let mut pruned = Pruned::default();
     for s in sessions {
-        if s.newest >= oldest_kept && total <= budget {
+        let too_old = s.newest < oldest_kept;
+        let over_budget = total > budget && s.newest < recent;
+        if !too_old && !over_budget {
             break;
         }
         if std::fs::remove_dir_all(&s.dir).is_ok() {
@@ -125,9 +131,9 @@ mod tests {
     fn over_the_budget_the_oldest_sessions_go_until_the_rest_fits() {
         let dir = tempfile::tempdir().unwrap();
         let now = SystemTime::now();
-        session_with(dir.path(), "a", 400, 3, now);
-        session_with(dir.path(), "b", 400, 2, now);
-        session_with(dir.path(), "c", 400, 1, now);
+        session_with(dir.path(), "a", 400, 4, now);
+        session_with(dir.path(), "b", 400, 3, now);
+        session_with(dir.path(), "c", 400, 2, now);
         let pruned = prune(dir.path(), "current", now, MAX_AGE, 900);
         assert_eq!(
             pruned,
@@ -137,6 +143,16 @@ mod tests {
             }
         );
         assert_eq!(left(dir.path()), ["b", "c"]);
+    }
+
+    #[test]
+    fn a_session_written_to_today_stays_even_over_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        session_with(dir.path(), "other-live-cockpit", 5000, 0, now);
+        let pruned = prune(dir.path(), "current", now, MAX_AGE, 100);
+        assert_eq!(pruned, Pruned::default());
+        assert_eq!(left(dir.path()), ["other-live-cockpit"]);
     }
 
     #[test]

@@ -289,13 +289,26 @@ fn top_up<R: tokio::io::AsyncRead + Unpin>(
 }
 
 /// How many leading bytes can be sent now: all of them, unless they end inside a UTF-8 character
-/// (then that character's bytes wait for the next read). Invalid bytes are not held back.
+/// (then that character's bytes wait for the next read). Only the end is looked at, so an invalid
+/// byte earlier in a big batch does not stop a split character at its end from waiting.
 pub fn utf8_ready(bytes: &[u8]) -> usize {
-    match std::str::from_utf8(bytes) {
-        Ok(_) => bytes.len(),
-        Err(e) if e.error_len().is_none() => e.valid_up_to(),
-        Err(_) => bytes.len(),
+    let n = bytes.len();
+    for back in 1..=n.min(4) {
+        let b = bytes[n - back];
+        if b & 0xC0 == 0x80 {
+            // A continuation byte: its lead byte is further back.
+            continue;
+        }
+        let needs = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            // ASCII, or a byte that cannot start a character: nothing to wait for.
+            _ => 1,
+        };
+        return if needs > back { n - back } else { n };
     }
+    n
 }
 
 #[cfg(test)]
@@ -332,6 +345,18 @@ mod tests {
         assert_eq!(utf8_ready(&[b'a', e[0]]), 1);
         assert_eq!(utf8_ready(&[b'a', e[0], e[1]]), 3);
         assert_eq!(utf8_ready(&[b'a', 0xff]), 2);
+        let crab = "🦀".as_bytes();
+        assert_eq!(utf8_ready(&[b'a', crab[0], crab[1], crab[2]]), 1);
+        assert_eq!(utf8_ready(crab), 4);
+        assert_eq!(utf8_ready(&[]), 0);
+    }
+
+    #[test]
+    fn an_invalid_byte_early_in_a_batch_does_not_let_a_split_character_at_its_end_through() {
+        let e = "é".as_bytes();
+        let mut batch = vec![b'x', 0xff, b'y'];
+        batch.push(e[0]);
+        assert_eq!(utf8_ready(&batch), 3);
     }
 
     #[tokio::test]

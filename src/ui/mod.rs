@@ -198,6 +198,10 @@ where
             _ = sighup.recv() => break,
             event = handle.events.recv() => {
                 let Some(event) = event else { break };
+                // The state's clock is the arrival time: an approval's arm delay counts from
+                // when it arrived, not from the last frame (which may be a second old).
+                app.now = Instant::now();
+                app.wall_ms = crate::approval::gate::now_ms();
                 let mut done = matches!(event, AgentEvent::ShutdownComplete);
                 urgent |= !streams(&event);
                 app.on_agent_event(event);
@@ -247,4 +251,99 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
 
 fn rect_tuple(r: Rect) -> (u16, u16, u16, u16) {
     (r.x, r.y, r.width, r.height)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::backend::TestBackend;
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::approval::approver::{ApprovalRequest, Preview};
+    use crate::approval::frozen::FrozenCall;
+    use crate::approval::risk::Risk;
+    use crate::approval::verdict::{Ruling, Verdict};
+
+    fn request() -> ApprovalRequest {
+        let args = serde_json::json!({"command": "rm -rf build"});
+        ApprovalRequest {
+            call_id: "c2".into(),
+            session: "s".into(),
+            tool: "bash".into(),
+            risk: Risk::Mutating,
+            frozen: FrozenCall::freeze("bash", &args),
+            verdict: Verdict {
+                ruling: Ruling::Ask,
+                risk: Risk::Mutating,
+                reasons: Vec::new(),
+                parts: Vec::new(),
+                no_session_grant: None,
+            },
+            session_scopes: None,
+            no_session_grant: None,
+            directory_scope: None,
+            preview: Some(Preview::Command {
+                command: "rm -rf build".into(),
+                cwd: "/w".into(),
+            }),
+            deadline_ms: None,
+            code: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_key_right_after_an_approval_arrives_is_not_an_answer_however_long_the_screen_was_still()
+     {
+        let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<std::io::Result<Event>>();
+        let handle = AgentHandle {
+            ops: ops_tx,
+            events: events_rx,
+            task: tokio::spawn(async {}),
+        };
+        let input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
+        let loop_task = tokio::spawn(async move {
+            let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("test backend");
+            let app = App::new(Status::default(), Instant::now());
+            drive(&mut terminal, input, handle, app, None, &mut ()).await
+        });
+        // A silent tool runs: the screen changes only once a second.
+        events_tx
+            .send(AgentEvent::ToolStarted {
+                call_id: "c1".into(),
+                tool: "bash".into(),
+                title: "$ sleep 60".into(),
+            })
+            .expect("the loop listens");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        events_tx
+            .send(AgentEvent::ApprovalRequested {
+                request: Box::new(request()),
+            })
+            .expect("the loop listens");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        keys_tx
+            .send(Ok(Event::Key(KeyEvent::new(
+                KeyCode::Char('y'),
+                KeyModifiers::NONE,
+            ))))
+            .expect("the loop listens");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut sent = Vec::new();
+        while let Ok(op) = ops_rx.try_recv() {
+            sent.push(op);
+        }
+        assert!(
+            !sent.iter().any(|op| matches!(op, Op::Decide { .. })),
+            "a key 30 ms after the modal appeared answered it: {sent:?}"
+        );
+        events_tx
+            .send(AgentEvent::ShutdownComplete)
+            .expect("the loop listens");
+        let _ = tokio::time::timeout(Duration::from_secs(5), loop_task).await;
+    }
 }

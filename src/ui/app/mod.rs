@@ -200,9 +200,13 @@ impl App {
             .collect();
         for overlay in &self.overlays {
             if let Overlay::Approval(a) = overlay {
-                face.push(
-                    (a.armed_at.saturating_duration_since(now).as_secs_f64() * 10.0).round() as u64,
-                );
+                // 0 once armed (the countdown line is gone); before that, 1 + the tenths shown,
+                // so "0.0s" and "armed" are different faces and the line never lingers.
+                face.push(if now >= a.armed_at {
+                    0
+                } else {
+                    1 + (a.armed_at.duration_since(now).as_secs_f64() * 10.0).round() as u64
+                });
                 if let Some(deadline) = a.queue.front().and_then(|r| r.deadline_ms) {
                     face.push(deadline.saturating_sub(wall_ms) / 1000);
                 }

@@ -370,3 +370,17 @@ fn a_running_tool_is_never_trimmed_and_does_not_count_as_finished() {
     }
     assert!(app.runs.iter().all(|r| !r.trimmed));
 }
+
+#[test]
+fn the_clock_face_changes_when_the_modal_arms_even_from_a_countdown_that_shows_zero() {
+    let t0 = Instant::now();
+    let mut app = App::new(Status::default(), t0);
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(request("c1", "rm -rf build", true)),
+    });
+    // 30 ms before arming the modal says "keys are live in 0.0s"; once armed it says nothing.
+    let almost = app.clock_face(t0 + ARM_DELAY - Duration::from_millis(30), 0);
+    let armed = app.clock_face(t0 + ARM_DELAY, 0);
+    assert_ne!(almost, armed);
+    assert!(app.next_clock_change(t0).is_some());
+}

@@ -273,28 +273,30 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
     let preview_inner = preview_block.inner(rows[1]);
     let body_height = preview_inner.height as usize;
     let body_len = body.len() + diff.map_or(0, |d| d.lines().count());
-    let max_scroll = body_len.saturating_sub(body_height);
+    // When the preview does not fit, its last row is the scroll hint and the content gets the
+    // rows above it: every line, the last one included, can be scrolled into view.
+    let hinted = body_len > body_height && body_height >= 2;
+    let content_rows = if hinted { body_height - 1 } else { body_height };
+    let max_scroll = body_len.saturating_sub(content_rows);
     let scroll = (overlay.scroll as usize).min(max_scroll);
     let before = body.len();
-    let mut shown: Vec<Line> = body.into_iter().skip(scroll).take(body_height).collect();
+    let mut shown: Vec<Line> = body.into_iter().skip(scroll).take(content_rows).collect();
     if let Some(unified) = diff {
         let skip = scroll.saturating_sub(before);
-        let take = body_height - shown.len();
+        let take = content_rows - shown.len();
         shown.extend(diff_window(unified, skip, take, width));
     }
-    if max_scroll > 0 {
+    if hinted {
         let more = format!(
             " lines {}-{} of {} (j/k to scroll) ",
             scroll + 1,
             scroll + shown.len(),
-            max_scroll + body_height
+            body_len
         );
-        if let Some(last) = shown.last_mut() {
-            *last = Line::styled(
-                truncate(&more, width),
-                dim().add_modifier(Modifier::REVERSED),
-            );
-        }
+        shown.push(Line::styled(
+            truncate(&more, width),
+            dim().add_modifier(Modifier::REVERSED),
+        ));
     }
     frame.render_widget(preview_block, rows[1]);
     frame.render_widget(Paragraph::new(shown), preview_inner);
@@ -322,19 +324,16 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
 fn diff_window(unified: &str, skip: usize, take: usize, width: usize) -> Vec<Line<'static>> {
     let mut shown = Vec::with_capacity(take);
     let (mut old, mut new) = (0usize, 0usize);
+    let mut in_hunks = false;
     for (index, l) in unified.lines().enumerate() {
         if shown.len() == take {
             break;
         }
         let wanted = index >= skip;
-        if let Some(rest) = l.strip_prefix("@@ ") {
-            // @@ -a,b +c,d @@
-            let mut nums = rest
-                .split(|c: char| !c.is_ascii_digit())
-                .filter(|s| !s.is_empty())
-                .filter_map(|s| s.parse::<usize>().ok());
-            old = nums.next().unwrap_or(1);
-            new = nums.nth(1).unwrap_or(1);
+        if let Some((from, to)) = hunk_starts(l) {
+            in_hunks = true;
+            old = from;
+            new = to;
             if wanted {
                 shown.push(Line::styled(
                     truncate(l, width),
@@ -343,7 +342,9 @@ fn diff_window(unified: &str, skip: usize, take: usize, width: usize) -> Vec<Lin
             }
             continue;
         }
-        if l.starts_with("--- ") || l.starts_with("+++ ") {
+        // File headers come before the first hunk only: inside a hunk, `--- x` is a removed
+        // line that reads `-- x` (a SQL or Lua comment), and it is drawn as a removal.
+        if !in_hunks && (l.starts_with("--- ") || l.starts_with("+++ ")) {
             if wanted {
                 shown.push(Line::styled(truncate(l, width), dim()));
             }
@@ -374,6 +375,16 @@ fn diff_window(unified: &str, skip: usize, take: usize, width: usize) -> Vec<Lin
     shown
 }
 
+/// The old and new start lines of a hunk header `@@ -a[,b] +c[,d] @@` (a range of one line has
+/// no `,len`).
+fn hunk_starts(line: &str) -> Option<(usize, usize)> {
+    let rest = line.strip_prefix("@@ -")?;
+    let (old, rest) = rest.split_once(" +")?;
+    let (new, _) = rest.split_once(" @@")?;
+    let start = |range: &str| range.split(',').next()?.parse::<usize>().ok();
+    Some((start(old)?, start(new)?))
+}
+
 /// Lays out option spans in pairs (key, label), moving a whole pair to the next line when it
 /// does not fit, so a key is never separated from what it does.
 fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Line<'static>> {
@@ -397,4 +408,51 @@ fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(current));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn a_one_line_hunk_range_numbers_lines_from_its_start() {
+        // similar writes `@@ -1 +1,3 @@`: a range of one line has no length.
+        let crate::approval::approver::Preview::Diff { unified, .. } =
+            crate::tools::diff::unified("f", "a\n", "a\nb\nc\n")
+        else {
+            panic!("a diff")
+        };
+        let shown = texts(&diff_window(&unified, 0, 20, 80));
+        assert!(
+            shown.iter().any(|l| l.starts_with("@@ -1 +1,3 @@")),
+            "{shown:?}"
+        );
+        assert!(shown.contains(&"    1  a".to_string()), "{shown:?}");
+        assert!(shown.contains(&"    2 +b".to_string()), "{shown:?}");
+        assert!(shown.contains(&"    3 +c".to_string()), "{shown:?}");
+    }
+
+    #[test]
+    fn a_removed_line_that_looks_like_a_file_header_is_drawn_as_a_removal() {
+        let unified = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,1 @@\n select 1;\n--- c\n";
+        let shown = diff_window(unified, 0, 20, 80);
+        let removed = shown.last().expect("lines");
+        assert_eq!(removed.to_string(), "    2 --- c");
+        assert_eq!(removed.style.fg, Some(Color::Red));
+        // The real headers before the first hunk stay headers.
+        assert_eq!(shown[0].style, dim());
+    }
+
+    #[test]
+    fn hunk_headers_are_read_with_and_without_lengths() {
+        assert_eq!(hunk_starts("@@ -3,7 +3,8 @@"), Some((3, 3)));
+        assert_eq!(hunk_starts("@@ -1 +1,3 @@"), Some((1, 1)));
+        assert_eq!(hunk_starts("@@ -0,0 +1 @@ fn main"), Some((0, 1)));
+        assert_eq!(hunk_starts("@@@ not a hunk"), None);
+        assert_eq!(hunk_starts(" @@ -1 +1 @@"), None);
+    }
 }
