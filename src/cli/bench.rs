@@ -228,7 +228,7 @@ impl Probe {
         });
     }
 
-    /// Starts the idle window: settle a second, then count CPU time, bytes and frames.
+    /// Starts the idle window: wait for a quiet second, then count CPU time, bytes and frames.
     fn start_idle_window(&mut self, app: &App) {
         self.typing = true;
         let (ops, written, frames, result, seconds, state) = (
@@ -241,7 +241,15 @@ impl Probe {
         );
         let lines: u64 = app.runs.iter().map(|r| r.output.total_lines()).sum();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            // Settled means a whole second without a frame (late answers to start-up ops, such
+            // as the grants list, land before the window, however slow the machine is).
+            loop {
+                let before = frames.load(Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if frames.load(Ordering::Relaxed) == before || state == IdleState::Running {
+                    break;
+                }
+            }
             let (cpu0, bytes0, frames0, t0) = (
                 cpu_time(),
                 written.load(Ordering::Relaxed),
