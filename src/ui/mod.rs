@@ -128,7 +128,8 @@ where
         let _ = handle.ops.send(Op::Submit { prompt });
     }
     let _ = handle.ops.send(Op::ListGrants);
-    // `dirty`: something changed; `urgent`: a person is waiting for it (a key), so no coalescing.
+    // `dirty`: something changed; `urgent`: it is a key or a state change (not a flood of output),
+    // so it is drawn at once instead of in the next frame slot.
     let mut dirty = true;
     let mut urgent = true;
     let mut last_frame = Instant::now();
