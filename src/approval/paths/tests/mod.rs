@@ -1,3 +1,4 @@
+use super::sensitivity::RULES;
 use super::*;
 use std::os::unix::fs::symlink;
 use tempfile::TempDir;
