@@ -10,14 +10,8 @@ use airlock::cli::{
 
 async fn cockpit(args: exec::ExecArgs) -> anyhow::Result<()> {
     let started = exec::start(&args, None)?;
-    let status = airlock::ui::app::Status {
-        model: started.model.clone(),
-        mode: started.mode.as_str().to_string(),
-        workspace: started.workspace.display().to_string(),
-    };
-    // With the demo, its prompt starts the turn; with a real model, the person types the first.
-    let first = (args.scenario.is_some() || started.model.starts_with("scripted"))
-        .then_some(started.prompt);
+    let status = started.status();
+    let first = started.opening_prompt(args.scenario.is_some());
     let result = airlock::ui::run(started.handle, status, first, started.notices).await;
     if let Ok(path) = std::env::var("AIRLOCK_EXIT_STATUS_FILE") {
         let _ = std::fs::write(path, if result.is_ok() { "0\n" } else { "1\n" });

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use super::exec::{self, ExecArgs};
 use crate::protocol::Op;
-use crate::ui::app::{App, Entry, RunStatus, Status};
+use crate::ui::app::{App, Entry, RunStatus};
 use crate::ui::{FrameReport, Watcher};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -398,16 +398,12 @@ pub async fn run(args: BenchArgs) -> Result<Value> {
         ..ExecArgs::default()
     };
     let session = exec::start(&exec_args, None)?;
-    let status = Status {
-        model: session.model.clone(),
-        mode: session.mode.as_str().to_string(),
-        workspace: session.workspace.display().to_string(),
-    };
-    // As the cockpit does: the scripted model's prompt starts the turn; with a real model the
-    // person types the first one (so nothing here talks to the network before the first frame).
-    let scripted = args.scenario.is_some() || session.model.starts_with("scripted");
+    let status = session.status();
+    // As the cockpit does, except that an idle prompt is measured before any turn.
     let idle_prompt = args.measure == Measure::Idle && args.idle == IdleState::Prompt;
-    let first = (scripted && !idle_prompt).then(|| session.prompt.clone());
+    let first = session
+        .opening_prompt(args.scenario.is_some())
+        .filter(|_| !idle_prompt);
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<io::Result<Event>>();
     let input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
     let result = Arc::new(Mutex::new(None));

@@ -155,6 +155,24 @@ pub struct Started {
     pub notices: Vec<String>,
 }
 
+impl Started {
+    /// What the cockpit's status bar shows about this session.
+    pub fn status(&self) -> crate::ui::app::Status {
+        crate::ui::app::Status {
+            model: self.model.clone(),
+            mode: self.mode.as_str().to_string(),
+            workspace: self.workspace.display().to_string(),
+        }
+    }
+
+    /// The prompt the cockpit submits by itself: the scripted model's (a scenario or the demo)
+    /// starts the turn; with a real model the person types the first one, so nothing talks to
+    /// the network before they do.
+    pub fn opening_prompt(&self, scenario_given: bool) -> Option<String> {
+        (scenario_given || self.model.starts_with("scripted")).then(|| self.prompt.clone())
+    }
+}
+
 /// Builds the session (workspace, policy, audit, tools, model) and starts the agent. With
 /// `headless` set, that approver answers every ask; without, asks go to the driver as events.
 pub fn start(args: &ExecArgs, headless: Option<Arc<dyn Approver>>) -> Result<Started> {
