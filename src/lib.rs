@@ -5,6 +5,7 @@
 //!   policy, grants, frozen calls, audit). Pure logic, no UI.
 //! - `store`: the state directory.
 //! - `cli`: the subcommands that need no UI.
+//! - `visible`: hidden characters made visible, for every text a person reads.
 
 pub mod agent;
 pub mod approval;
@@ -16,3 +17,4 @@ pub mod protocol;
 pub mod store;
 pub mod tools;
 pub mod ui;
+pub mod visible;

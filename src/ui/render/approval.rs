@@ -2,28 +2,7 @@
 
 use super::*;
 
-/// Shows what a terminal would hide: tabs, control characters, invisible and bidi Unicode.
-pub fn visible(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        match c {
-            '\n' => out.push('\n'),
-            '\t' => out.push('⇥'),
-            c if (c as u32) < 0x20 => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('�')),
-            '\u{7f}' => out.push('␡'),
-            '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{feff}'
-            | '\u{00ad}' => {
-                out.push_str(&format!("<U+{:04X}>", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::visible::visible;
 
 fn ruling_style(r: Ruling) -> Style {
     match r {
