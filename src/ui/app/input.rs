@@ -262,6 +262,11 @@ impl App {
             overlay.armed_at = now + ARM_DELAY;
             return Vec::new();
         }
+        // Ctrl-D is the quit key, Ctrl-A and Ctrl-Y mean something else in many programs: a
+        // chord is never an answer, only the plain key the options line shows.
+        if !answers_a_modal(&key) {
+            return Vec::new();
+        }
         let choice = match key.code {
             KeyCode::Esc => Some(ApprovalChoice::Deny),
             KeyCode::Char('d') => {
@@ -360,4 +365,12 @@ impl App {
             };
         }
     }
+}
+
+/// Whether a key may answer a modal: no modifier at all, or Shift on an uppercase letter (`N`),
+/// which is how terminals report a capital.
+pub(super) fn answers_a_modal(key: &KeyEvent) -> bool {
+    key.modifiers.is_empty()
+        || (key.modifiers == KeyModifiers::SHIFT
+            && matches!(key.code, KeyCode::Char(c) if c.is_uppercase()))
 }

@@ -384,3 +384,111 @@ fn the_clock_face_changes_when_the_modal_arms_even_from_a_countdown_that_shows_z
     assert_ne!(almost, armed);
     assert!(app.next_clock_change(t0).is_some());
 }
+
+/// A file change the gate offers both session grants for: `a` (the file) and `d` (its directory).
+fn file_request(call_id: &str) -> ApprovalRequest {
+    let mut req = request(call_id, "unused", true);
+    req.tool = "edit_file".into();
+    req.session_scopes = Some(vec![GrantScope::Path {
+        path: "/work/demo/src/notes.txt".into(),
+    }]);
+    req.directory_scope = Some(GrantScope::Directory {
+        path: "/work/demo/src".into(),
+    });
+    req.preview = None;
+    req
+}
+
+#[test]
+fn d_allows_the_files_directory_for_the_session() {
+    let mut rig = Rig::new();
+    rig.ask(file_request("c1"));
+    let ops = rig.press(key('d'), 1000);
+    assert_eq!(
+        decided(&ops),
+        vec![("c1".into(), Decision::AllowSession { directory: true })]
+    );
+}
+
+#[test]
+fn a_chord_never_answers_the_modal_whatever_option_key_it_holds() {
+    let chords = [
+        KeyModifiers::CONTROL,
+        KeyModifiers::ALT,
+        KeyModifiers::SUPER,
+        KeyModifiers::HYPER,
+        KeyModifiers::META,
+        KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        KeyModifiers::ALT | KeyModifiers::SHIFT,
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+        KeyModifiers::SUPER | KeyModifiers::SHIFT,
+    ];
+    let options = [
+        KeyCode::Char('y'),
+        KeyCode::Char('a'),
+        KeyCode::Char('d'),
+        KeyCode::Char('n'),
+        KeyCode::Char('N'),
+        KeyCode::Esc,
+    ];
+    for code in options {
+        for modifiers in chords {
+            let mut rig = Rig::new();
+            rig.ask(file_request("c1"));
+            let ops = rig.press(KeyEvent::new(code, modifiers), 1000);
+            assert!(ops.is_empty(), "{modifiers:?} {code:?} answered: {ops:?}");
+            let Some(Overlay::Approval(overlay)) = rig.app.overlays.last() else {
+                panic!("{modifiers:?} {code:?} closed the modal");
+            };
+            assert!(
+                overlay.reason.is_none(),
+                "{modifiers:?} {code:?} opened the reason box"
+            );
+            assert_eq!(rig.app.pending_approvals(), 1);
+            assert!(!rig.app.should_quit, "{modifiers:?} {code:?} quit");
+        }
+    }
+}
+
+#[test]
+fn shift_answers_only_where_the_key_is_a_capital_letter() {
+    // Shift-y, Shift-a, Shift-d, Shift-n and Shift-Esc are not the plain keys the modal shows.
+    for code in [
+        KeyCode::Char('y'),
+        KeyCode::Char('a'),
+        KeyCode::Char('d'),
+        KeyCode::Char('n'),
+        KeyCode::Esc,
+    ] {
+        let mut rig = Rig::new();
+        rig.ask(file_request("c1"));
+        let ops = rig.press(KeyEvent::new(code, KeyModifiers::SHIFT), 1000);
+        assert!(ops.is_empty(), "Shift {code:?} answered: {ops:?}");
+        assert_eq!(rig.app.pending_approvals(), 1);
+    }
+    // `N` arrives with Shift from most terminals and without it from some: both open the box.
+    for modifiers in [KeyModifiers::SHIFT, KeyModifiers::NONE] {
+        let mut rig = Rig::new();
+        rig.ask(file_request("c1"));
+        rig.press(KeyEvent::new(KeyCode::Char('N'), modifiers), 1000);
+        let Some(Overlay::Approval(overlay)) = rig.app.overlays.last() else {
+            panic!("the modal closed");
+        };
+        assert!(overlay.reason.is_some(), "{modifiers:?} N");
+    }
+}
+
+#[test]
+fn ctrl_d_over_the_modal_neither_grants_a_directory_nor_quits() {
+    let mut rig = Rig::new();
+    rig.ask(file_request("c1"));
+    let ops = rig.press(ctrl('d'), 1000);
+    assert!(ops.is_empty(), "{ops:?}");
+    assert!(!rig.app.should_quit);
+    // The plain key still works afterwards.
+    let ops = rig.press(key('d'), 1100);
+    assert_eq!(
+        decided(&ops),
+        vec![("c1".into(), Decision::AllowSession { directory: true })]
+    );
+}
