@@ -2,8 +2,6 @@
 
 use super::*;
 
-pub use crate::visible::visible;
-
 fn ruling_style(r: Ruling) -> Style {
     match r {
         Ruling::Deny => Style::default().fg(Color::Red),

@@ -18,8 +18,8 @@ use crate::tools::{Stream, ToolStatus};
 mod approval;
 mod overlays;
 
+pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
-pub use approval::visible;
 use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
 
 pub struct Areas {
@@ -114,7 +114,10 @@ fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
     for entry in &app.entries {
         match entry {
             Entry::User(text) => {
-                for (i, l) in wrap(text, width.saturating_sub(2)).into_iter().enumerate() {
+                for (i, l) in wrap(&visible(text), width.saturating_sub(2))
+                    .into_iter()
+                    .enumerate()
+                {
                     let lead = if i == 0 { "> " } else { "  " };
                     lines.push(Line::from(vec![
                         Span::raw(lead).bold(),
@@ -123,7 +126,7 @@ fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
                 }
             }
             Entry::Assistant(text) => {
-                for l in wrap(text, width) {
+                for l in wrap(&visible(text), width) {
                     lines.push(Line::raw(l));
                 }
             }
@@ -146,7 +149,14 @@ fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
                     }
                     ToolLine::Finished(status, code) => finished_icon(*status, *code),
                 };
-                let text = format!("{icon} {call_id} {title} — {tail}");
+                // The call id, the title (a path, a command) and a denial's message all come
+                // from the model or its arguments: shown, never obeyed by the terminal.
+                let text = format!(
+                    "{icon} {} {} — {}",
+                    visible_line(call_id),
+                    visible_line(title),
+                    visible(&tail)
+                );
                 for (i, l) in wrap(&text, width).into_iter().enumerate() {
                     let style = if i == 0 {
                         style
@@ -157,7 +167,7 @@ fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
                 }
             }
             Entry::Notice(text) => {
-                for l in wrap(&format!("! {text}"), width) {
+                for l in wrap(&format!("! {}", visible(text)), width) {
                     lines.push(Line::styled(l, dim().add_modifier(Modifier::ITALIC)));
                 }
             }
@@ -242,8 +252,8 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
         let marker = if selected && focused { "›" } else { " " };
         let header = format!(
             "{marker}{icon} {} {}  {}  {}",
-            run.call_id,
-            run.title,
+            visible_line(&run.call_id),
+            visible_line(&run.title),
             elapsed(app, run.started, run.ended),
             tail
         );
@@ -254,7 +264,10 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
         };
         lines.push(Line::styled(truncate(&header, width), header_style));
         if run.trimmed {
-            let path = run.log.as_ref().map(|p| p.display().to_string());
+            let path = run
+                .log
+                .as_ref()
+                .map(|p| visible_line(&p.display().to_string()));
             let note = format!(
                 "older run: its output is no longer kept in memory; all of it is in {}",
                 path.unwrap_or_default()
@@ -311,11 +324,11 @@ fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     let mut spans = vec![
         Span::styled(
-            format!(" {} ", app.status.model),
+            format!(" {} ", visible_line(&app.status.model)),
             Style::default().add_modifier(Modifier::REVERSED),
         ),
         Span::raw(format!(" mode {} ", app.status.mode)),
-        Span::styled(format!("· {} ", app.status.workspace), dim()),
+        Span::styled(format!("· {} ", visible_line(&app.status.workspace)), dim()),
         Span::raw(format!("· grants {} ", app.grants.len())),
     ];
     let pending = app.pending_approvals();
@@ -365,6 +378,45 @@ mod tests {
         );
         assert_eq!(visible("a\u{7f}"), "a␡");
         assert_eq!(visible("one\ntwo"), "one\ntwo");
+    }
+
+    fn screen(app: &App) -> String {
+        let backend = ratatui::backend::TestBackend::new(120, 30);
+        let mut terminal = ratatui::Terminal::new(backend).expect("a test backend");
+        terminal
+            .draw(|f| render(app, f))
+            .expect("a test backend draws");
+        terminal.backend().to_string()
+    }
+
+    #[test]
+    fn a_tool_title_with_an_escape_a_tab_and_a_zero_width_space_is_shown_in_both_panes() {
+        use crate::protocol::AgentEvent;
+        let mut app = App::new(super::super::app::Status::default(), Instant::now());
+        app.on_agent_event(AgentEvent::ToolStarted {
+            call_id: "c\u{1b}]0;x\u{7}1".into(),
+            tool: "write_file".into(),
+            title: "notes\u{1b}[31m.txt\tb\u{200b}c".into(),
+        });
+        let shown = screen(&app);
+        let conversation_and_results = shown.matches("notes␛[31m.txt⇥b<U+200B>c").count();
+        assert_eq!(conversation_and_results, 2, "{shown}");
+        assert_eq!(shown.matches("c␛]0;x␇1").count(), 2, "{shown}");
+    }
+
+    #[test]
+    fn model_text_and_notices_show_their_control_characters() {
+        use crate::protocol::AgentEvent;
+        let mut app = App::new(super::super::app::Status::default(), Instant::now());
+        app.on_agent_event(AgentEvent::TextDelta {
+            text: "done\u{1b}[2Jok\u{202e}".into(),
+        });
+        app.on_agent_event(AgentEvent::Error {
+            message: "bad path a\tb".into(),
+        });
+        let shown = screen(&app);
+        assert!(shown.contains("done␛[2Jok<U+202E>"), "{shown}");
+        assert!(shown.contains("! bad path a⇥b"), "{shown}");
     }
 
     #[test]

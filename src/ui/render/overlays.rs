@@ -54,8 +54,8 @@ pub(super) fn render_grants(app: &App, selected: usize, frame: &mut Frame) {
             "{} #{} {} {}  · {} · used {}",
             if i == selected { "›" } else { " " },
             g.id,
-            g.tool,
-            g.scope,
+            visible_line(&g.tool),
+            visible_line(&g.scope),
             expiry,
             g.uses
         );
@@ -89,7 +89,7 @@ pub(super) fn render_audit(app: &App, scroll: u16, frame: &mut Frame) {
             } else {
                 dim()
             };
-            Line::styled(truncate(l, width), style)
+            Line::styled(truncate(&visible_line(l), width), style)
         })
         .collect();
     if lines.is_empty() {
