@@ -8,9 +8,12 @@
 
 pub mod app;
 pub mod keys;
+pub mod preview;
 pub mod render;
 #[cfg(test)]
 mod snapshots;
+#[cfg(test)]
+mod testing;
 
 use std::time::{Duration, Instant};
 
@@ -142,12 +145,16 @@ where
         if dirty && (urgent || now >= last_frame + FRAME) {
             app.now = now;
             app.wall_ms = crate::approval::gate::now_ms();
+            let mut approval_shown = None;
             terminal.draw(|frame| {
                 let areas = render::layout(frame.area(), app.prompt.lines().len());
                 app.conversation_area = rect_tuple(areas.conversation);
                 app.results_area = rect_tuple(areas.results);
                 render::render(&app, frame);
+                approval_shown = render::approval_view(&app, frame.area());
             })?;
+            // What the approval modal showed counts as seen only once it has been drawn.
+            app.approval_drawn(approval_shown);
             shown_clock = app.clock_face(app.now, app.wall_ms);
             last_frame = Instant::now();
             frames += 1;

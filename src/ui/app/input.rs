@@ -187,154 +187,6 @@ impl App {
         Vec::new()
     }
 
-    fn approval_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Op> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let Some(overlay) = self.approval_mut() else {
-            return Vec::new();
-        };
-        // Ctrl-C always works: deny everything queued and stop the turn. Nothing runs.
-        if ctrl && key.code == KeyCode::Char('c') {
-            let mut ops: Vec<Op> = overlay
-                .queue
-                .drain(..)
-                .map(|r| Op::Decide {
-                    call_id: r.call_id,
-                    decision: Decision::Deny {
-                        reason: Some("interrupted by the user".into()),
-                    },
-                })
-                .collect();
-            ops.push(Op::Interrupt);
-            self.close_empty_approval();
-            return ops;
-        }
-        // Typing a reason after `N`.
-        if let Some(reason) = overlay.reason.as_mut() {
-            return match key.code {
-                KeyCode::Esc => {
-                    overlay.reason = None;
-                    Vec::new()
-                }
-                KeyCode::Enter => {
-                    let text = reason.lines().join("\n").trim().to_string();
-                    overlay.reason = None;
-                    let decision = Decision::Deny {
-                        reason: (!text.is_empty()).then_some(text),
-                    };
-                    self.decide(decision, now)
-                }
-                _ => {
-                    reason.input(key);
-                    Vec::new()
-                }
-            };
-        }
-        // Scrolling is always safe, armed or not.
-        match key.code {
-            KeyCode::Char('j') | KeyCode::Down => {
-                overlay.scroll = overlay.scroll.saturating_add(1);
-                return Vec::new();
-            }
-            KeyCode::Char('k') | KeyCode::Up => {
-                overlay.scroll = overlay.scroll.saturating_sub(1);
-                return Vec::new();
-            }
-            KeyCode::PageDown => {
-                overlay.scroll = overlay.scroll.saturating_add(10);
-                return Vec::new();
-            }
-            KeyCode::PageUp => {
-                overlay.scroll = overlay.scroll.saturating_sub(10);
-                return Vec::new();
-            }
-            KeyCode::Home => {
-                overlay.scroll = 0;
-                return Vec::new();
-            }
-            KeyCode::End => {
-                overlay.scroll = u16::MAX / 2;
-                return Vec::new();
-            }
-            _ => {}
-        }
-        if now < overlay.armed_at {
-            // Too soon: the person may not have seen it yet. Keep it unarmed a little longer.
-            overlay.armed_at = now + ARM_DELAY;
-            return Vec::new();
-        }
-        // Ctrl-D is the quit key, Ctrl-A and Ctrl-Y mean something else in many programs: a
-        // chord is never an answer, only the plain key the options line shows.
-        if !answers_a_modal(&key) {
-            return Vec::new();
-        }
-        let choice = match key.code {
-            KeyCode::Esc => Some(ApprovalChoice::Deny),
-            KeyCode::Char('d') => {
-                let offered = overlay
-                    .queue
-                    .front()
-                    .is_some_and(|r| r.directory_scope.is_some() && r.session_scopes.is_some());
-                if offered {
-                    return self.decide(Decision::AllowSession { directory: true }, now);
-                }
-                None
-            }
-            KeyCode::Char(c) => APPROVAL_OPTIONS
-                .iter()
-                .find(|o| o.key == c)
-                .map(|o| o.choice),
-            _ => None,
-        };
-        match choice {
-            None => Vec::new(),
-            Some(ApprovalChoice::AllowSession) => {
-                let offered = overlay
-                    .queue
-                    .front()
-                    .is_some_and(|r| r.session_scopes.is_some());
-                if offered {
-                    self.decide(Decision::AllowSession { directory: false }, now)
-                } else {
-                    Vec::new()
-                }
-            }
-            Some(ApprovalChoice::DenyWithReason) => {
-                let mut reason = TextArea::default();
-                reason.set_placeholder_text("why not? (Enter sends, Esc goes back)");
-                overlay.reason = Some(reason);
-                Vec::new()
-            }
-            Some(other) => match other.decision() {
-                Some(decision) => self.decide(decision, now),
-                None => Vec::new(),
-            },
-        }
-    }
-
-    /// Answers the front request; the next one (if any) arms again after the delay; when the
-    /// queue is empty the modal closes and focus is back where it was, draft intact.
-    fn decide(&mut self, decision: Decision, now: Instant) -> Vec<Op> {
-        let Some(overlay) = self.approval_mut() else {
-            return Vec::new();
-        };
-        let Some(request) = overlay.queue.pop_front() else {
-            return Vec::new();
-        };
-        overlay.answered += 1;
-        overlay.scroll = 0;
-        overlay.armed_at = now + ARM_DELAY;
-        let granted = matches!(decision, Decision::AllowSession { .. });
-        self.close_empty_approval();
-        let mut ops = vec![Op::Decide {
-            call_id: request.call_id,
-            decision,
-        }];
-        if granted {
-            ops.push(Op::ListGrants);
-        }
-        ops
-    }
-
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
         let inside = |(x, y, w, h): (u16, u16, u16, u16)| {
             mouse.column >= x && mouse.column < x + w && mouse.row >= y && mouse.row < y + h
@@ -345,11 +197,7 @@ impl App {
             return;
         }
         if let Some(Overlay::Approval(a)) = self.overlays.last_mut() {
-            a.scroll = if up {
-                a.scroll.saturating_sub(3)
-            } else {
-                a.scroll.saturating_add(3)
-            };
+            a.scroll_rows(if up { -3 } else { 3 });
         } else if inside(self.conversation_area) {
             self.conversation_scroll = if up {
                 self.conversation_scroll.saturating_add(3)
@@ -365,12 +213,4 @@ impl App {
             };
         }
     }
-}
-
-/// Whether a key may answer a modal: no modifier at all, or Shift on an uppercase letter (`N`),
-/// which is how terminals report a capital.
-pub(super) fn answers_a_modal(key: &KeyEvent) -> bool {
-    key.modifiers.is_empty()
-        || (key.modifiers == KeyModifiers::SHIFT
-            && matches!(key.code, KeyCode::Char(c) if c.is_uppercase()))
 }

@@ -11,12 +11,15 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use tui_textarea::TextArea;
 
 use super::keys::{APPROVAL_OPTIONS, ApprovalChoice};
-use crate::approval::approver::{ApprovalRequest, Decision};
+use crate::approval::approver::{ApprovalRequest, Decision, Preview};
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
 use crate::tools::output::BoundedOutput;
 use crate::tools::{Stream, ToolStatus};
 
+mod approval;
 mod input;
+
+pub use approval::ApprovalOverlay;
 
 /// Finished runs whose kept output (head and tail) stays in memory; older runs keep their
 /// header and the path of their full log, so a long session does not grow with every run.
@@ -71,19 +74,6 @@ pub enum RunStatus {
 pub enum Focus {
     Prompt,
     Results,
-}
-
-/// The approval modal: requests queue first-in first-out inside it.
-#[derive(Debug)]
-pub struct ApprovalOverlay {
-    pub queue: VecDeque<ApprovalRequest>,
-    /// Keys before this instant are swallowed (and push it later).
-    pub armed_at: Instant,
-    pub scroll: u16,
-    /// While typing a reason after `N`.
-    pub reason: Option<TextArea<'static>>,
-    /// How many requests this modal has shown so far (for "2 of 3").
-    pub answered: usize,
 }
 
 #[derive(Debug)]
@@ -289,18 +279,14 @@ impl App {
                     Some(overlay) => overlay.queue.push_back(*request),
                     None => self
                         .overlays
-                        .push(Overlay::Approval(Box::new(ApprovalOverlay {
-                            queue: VecDeque::from([*request]),
-                            armed_at: now + ARM_DELAY,
-                            scroll: 0,
-                            reason: None,
-                            answered: 0,
-                        }))),
+                        .push(Overlay::Approval(Box::new(ApprovalOverlay::new(
+                            *request, now,
+                        )))),
                 }
             }
             AgentEvent::ApprovalSettled { call_id, by } => {
                 if let Some(overlay) = self.approval_mut() {
-                    overlay.queue.retain(|r| r.call_id != call_id);
+                    overlay.retain(|r| r.call_id != call_id);
                 }
                 self.close_empty_approval();
                 self.entries
@@ -315,7 +301,7 @@ impl App {
                 self.ensure_tool_line(&call_id, tool, ToolLine::Denied(message));
                 // A request the agent settled on its own (interrupt, timeout) leaves the queue.
                 if let Some(overlay) = self.approval_mut() {
-                    overlay.queue.retain(|r| r.call_id != call_id);
+                    overlay.retain(|r| r.call_id != call_id);
                 }
                 self.close_empty_approval();
             }

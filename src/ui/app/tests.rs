@@ -71,15 +71,31 @@ impl Rig {
         self.t0 + Duration::from_millis(ms)
     }
 
+    /// Draws a 100x30 frame and records what the modal showed, as the loop does after every
+    /// change.
+    fn frame(&mut self) {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+            .expect("a test backend");
+        terminal
+            .draw(|f| crate::ui::render::render(&self.app, f))
+            .expect("a test backend draws");
+        let area = ratatui::layout::Rect::new(0, 0, 100, 30);
+        let shown = crate::ui::render::approval_view(&self.app, area);
+        self.app.approval_drawn(shown);
+    }
+
     fn ask(&mut self, req: ApprovalRequest) {
         self.app.on_agent_event(AgentEvent::ApprovalRequested {
             request: Box::new(req),
         });
+        self.frame();
     }
 
     fn press(&mut self, k: KeyEvent, ms: u64) -> Vec<Op> {
         let now = self.at(ms);
-        self.app.on_key(k, now)
+        let ops = self.app.on_key(k, now);
+        self.frame();
+        ops
     }
 
     fn type_text(&mut self, text: &str, ms: u64) {
@@ -254,6 +270,7 @@ fn a_request_the_agent_settles_itself_leaves_the_queue() {
         source: crate::approval::gate::DecisionSource::Timeout,
         message: "denied: timed out".into(),
     });
+    rig.frame();
     assert_eq!(rig.app.pending_approvals(), 1);
     let ops = rig.press(key('y'), 1000);
     assert_eq!(decided(&ops)[0].0, "c2");

@@ -10,15 +10,15 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, ApprovalOverlay, Entry, Focus, Overlay, RunStatus, ToolLine};
 use super::keys::{self, APPROVAL_OPTIONS, ApprovalChoice, Binding};
-use crate::approval::approver::Preview;
 use crate::approval::risk::Risk;
-use crate::approval::verdict::{PartKind, Ruling};
+use crate::approval::verdict::Ruling;
 use crate::tools::{Stream, ToolStatus};
 
 mod approval;
 mod overlays;
 
 pub use crate::visible::{visible, visible_line};
+pub use approval::approval_view;
 use approval::render_approval;
 use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
 

@@ -1,0 +1,301 @@
+//! The modal's footer (the options and what each grants, the countdowns, what must still be seen
+//! before `y`, `a` or `d` answer) and the preview's marker row (what lies above and below).
+//! Every line here wraps: a grant's scope or a hint is never cut at the edge.
+
+use super::*;
+use crate::approval::approver::ApprovalRequest;
+use crate::ui::preview::{Doc, MustSee, Outside, SCOPES_IN_FOOTER, Slice};
+
+/// "1 part", "2 parts".
+fn count(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// A grant scope as a person reads it: paths inside the workspace shown relative to it.
+fn scope_text(app: &App, scope: &crate::approval::grants::GrantScope) -> String {
+    let text = scope.describe();
+    let prefix = format!("{}/", app.status.workspace.trim_end_matches('/'));
+    let shown = text.replace(&prefix, "");
+    if shown.ends_with("under /")
+        || shown.ends_with("under ")
+        || shown.trim_end().ends_with("under")
+    {
+        return "anything in the workspace".to_string();
+    }
+    visible_line(&shown.replace("anything under ./", "anything in the workspace"))
+}
+
+pub(super) fn lines(
+    app: &App,
+    overlay: &ApprovalOverlay,
+    request: &ApprovalRequest,
+    gate: Option<(String, Style)>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut foot = options(app, request, width);
+    let mut text = |text: String, style: Style| {
+        for row in wrap::wrap(&text, width, "  ") {
+            foot.push(Line::styled(row, style));
+        }
+    };
+    if let Some((hint, style)) = gate {
+        text(hint, style);
+    }
+    if let Some(code) = &request.code {
+        let code = visible_line(code);
+        text(
+            format!(
+                "or from another terminal: airlock approve {code}  (or airlock deny {code}); the first answer wins"
+            ),
+            dim(),
+        );
+    }
+    if let Some(deadline) = request.deadline_ms {
+        let left = deadline.saturating_sub(app.wall_ms) / 1000;
+        text(
+            format!("times out in {left}s, then it is denied as timed out"),
+            Style::default().fg(Color::Yellow),
+        );
+    }
+    if let Some(why) = &request.no_session_grant {
+        text(format!("no session grant: {}", visible_line(why)), dim());
+    }
+    if app.now < overlay.armed_at {
+        let left = overlay.armed_at.saturating_duration_since(app.now);
+        text(
+            format!(
+                "keys are live in {:.1}s (so a key meant for the prompt cannot answer this)",
+                left.as_secs_f64()
+            ),
+            dim(),
+        );
+    }
+    if overlay.reason.is_some() {
+        foot.push(Line::raw(""));
+    }
+    foot
+}
+
+/// The options, from the one table, each key next to what it does; a label longer than the
+/// modal wraps under its key.
+fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
+    let mut pairs: Vec<(char, String)> = Vec::new();
+    for option in APPROVAL_OPTIONS {
+        let label = match option.choice {
+            ApprovalChoice::AllowSession => match &request.session_scopes {
+                Some(scopes) if scopes.len() > SCOPES_IN_FOOTER => format!(
+                    "allow the {} listed at the end of the preview, for this session",
+                    count(scopes.len(), "scope")
+                ),
+                Some(scopes) => {
+                    let what: Vec<String> = scopes.iter().map(|s| scope_text(app, s)).collect();
+                    format!(
+                        "allow {} in this workspace for this session",
+                        and_list(&what)
+                    )
+                }
+                None => continue,
+            },
+            _ => option.label.to_string(),
+        };
+        pairs.push((option.key, label));
+    }
+    if let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes) {
+        pairs.push((
+            'd',
+            format!("allow {} for the session", scope_text(app, dir)),
+        ));
+    }
+    let key_style = Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut current: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for (key, label) in pairs {
+        let text = format!(" {label}   ");
+        let len = 1 + wrap::text_width(&text);
+        if used + len > width && !current.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut current)));
+            used = 0;
+        }
+        if len <= width {
+            current.push(Span::styled(key.to_string(), key_style));
+            current.push(Span::raw(text));
+            used += len;
+            continue;
+        }
+        // Longer than a whole line: the key, then the label wrapped under it.
+        let rows = wrap::wrap(&format!("{key} {label}"), width, "  ");
+        for (i, row) in rows.into_iter().enumerate() {
+            if i == 0 {
+                let rest: String = row.chars().skip(1).collect();
+                lines.push(Line::from(vec![
+                    Span::styled(key.to_string(), key_style),
+                    Span::raw(rest),
+                ]));
+            } else {
+                lines.push(Line::raw(row));
+            }
+        }
+    }
+    if !current.is_empty() {
+        lines.push(Line::from(current));
+    }
+    lines
+}
+
+/// What must still be seen before an allowing key answers, and how to get there; after a
+/// refused key it says so, in colour. `unseen`: the items and their lines.
+pub(super) fn gate(
+    overlay: &ApprovalOverlay,
+    unseen: &[(usize, MustSee)],
+    top: usize,
+) -> Option<(String, Style)> {
+    if unseen.is_empty() {
+        return None;
+    }
+    let number = |wanted: fn(&MustSee) -> bool| unseen.iter().filter(|(_, m)| wanted(m)).count();
+    let mut need = Vec::new();
+    for (n, word) in [
+        (
+            number(|m| matches!(m, MustSee::Part(_, Ruling::Deny))),
+            "more denying part",
+        ),
+        (
+            number(|m| matches!(m, MustSee::Part(_, Ruling::Ask))),
+            "more asking part",
+        ),
+        (
+            number(|m| matches!(m, MustSee::Reason(_, Ruling::Deny))),
+            "more denying reason",
+        ),
+        (
+            number(|m| matches!(m, MustSee::Reason(_, Ruling::Ask))),
+            "more asking reason",
+        ),
+    ] {
+        if n > 0 {
+            need.push(count(n, word));
+        }
+    }
+    for (item, what) in [
+        (MustSee::CommandEnd, "the end of the command"),
+        (MustSee::ChangeStart, "the first changed line"),
+        (MustSee::ChangeEnd, "the last changed line"),
+        (MustSee::ArgumentsEnd, "the end of the arguments"),
+    ] {
+        if unseen.iter().any(|(_, m)| *m == item) {
+            need.push(what.to_string());
+        }
+    }
+    let mut keys = Vec::new();
+    if unseen.iter().any(|(line, _)| *line < top) {
+        keys.push("↑/PgUp/Home");
+    }
+    if unseen.iter().any(|(line, _)| *line >= top) {
+        keys.push("↓/PgDn");
+        if unseen.iter().any(|(_, m)| {
+            matches!(
+                m,
+                MustSee::CommandEnd | MustSee::ChangeEnd | MustSee::ArgumentsEnd
+            )
+        }) {
+            keys.push("End");
+        }
+    }
+    let need = and_list(&need);
+    let keys = keys.join(", ");
+    Some(match overlay.refused {
+        Some(key) => (
+            format!("{key} refused: scroll to see {need} first ({keys}); n denies"),
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+        ),
+        None => (
+            format!("to allow, first scroll to see {need} ({keys})"),
+            Style::default().fg(Color::Yellow),
+        ),
+    })
+}
+
+/// One side of the window: "▼ 1 more asking, 40 more allowed parts below".
+fn side(o: &Outside, arrow: &str, word: &str) -> Option<(String, bool)> {
+    let mut items = Vec::new();
+    if o.denying > 0 {
+        items.push(format!("{} more denying", o.denying));
+    }
+    if o.asking > 0 {
+        items.push(format!("{} more asking", o.asking));
+    }
+    if o.allowed_parts > 0 {
+        let n = o.allowed_parts;
+        items.push(format!(
+            "{n} more allowed part{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    let urgent = o.denying + o.asking > 0;
+    if items.is_empty() {
+        if o.lines == 0 {
+            return None;
+        }
+        let n = o.lines;
+        items.push(format!("{n} more line{}", if n == 1 { "" } else { "s" }));
+    }
+    Some((format!("{arrow} {} {word}", items.join(", ")), urgent))
+}
+
+/// The preview's last row when the document does not fit: what is above and below the window
+/// (asking and denying first), where the window is, and the keys. Pieces that do not fit are
+/// left off from the least important.
+pub(super) fn marker_row(doc: &Doc, window: &[Slice], width: usize) -> Line<'static> {
+    let (above, below) = doc.outside(window);
+    // The "more above / below" pieces always show; where the window is and the keys only if
+    // they fit.
+    let mut pieces: Vec<(String, bool)> = Vec::new();
+    let mut urgent = false;
+    for (o, arrow, word) in [(&above, "▲", "above"), (&below, "▼", "below")] {
+        if let Some((text, u)) = side(o, arrow, word) {
+            pieces.push((text, true));
+            urgent |= u;
+        }
+    }
+    let first = window.first().map_or(0, |s| s.line + 1);
+    let last = window.last().map_or(0, |s| s.line + 1);
+    pieces.push((format!("lines {first}-{last} of {}", doc.len()), false));
+    pieces.push(("↑↓ PgUp PgDn Home End".to_string(), false));
+    let mut text = String::from(" ");
+    for (piece, always) in pieces {
+        let next = if text.len() > 1 {
+            format!(" · {piece}")
+        } else {
+            piece
+        };
+        if !always && wrap::text_width(&text) + wrap::text_width(&next) + 1 > width {
+            break;
+        }
+        text.push_str(&next);
+    }
+    text.push(' ');
+    let style = if urgent {
+        Style::default()
+            .fg(Color::Yellow)
+            .add_modifier(Modifier::REVERSED)
+    } else {
+        dim().add_modifier(Modifier::REVERSED)
+    };
+    Line::styled(truncate(&text, width), style)
+}

@@ -1,0 +1,212 @@
+//! The approval modal: a title line, the preview document (reasons, parts, the command or the
+//! diff; see `ui::preview`), and the footer (options, countdowns, what must still be seen).
+//!
+//! The preview wraps every line instead of cutting it and scrolls by rows; its last row is a
+//! marker whenever something does not fit, counting the asking, denying and allowed items above
+//! and below. `approval_view` tells the loop the preview's size for the same layout, so the state
+//! can record what was on screen.
+
+use super::*;
+use crate::ui::preview::{Doc, MustSee, Scroll, Slice, View, wrap};
+
+mod foot;
+
+/// Where each piece of the modal goes on a screen of a given size.
+struct Modal<'a> {
+    area: Rect,
+    title: Rect,
+    preview: Rect,
+    foot: Rect,
+    reason: Rect,
+    foot_lines: Vec<Line<'static>>,
+    doc: Doc<'a>,
+    view: View,
+    /// The document does not fit: the preview's last row is the marker row.
+    hinted: bool,
+    /// The preview's window: its top and the rows of each line it shows.
+    top: Scroll,
+    window: Vec<Slice>,
+}
+
+/// The modal's layout. The footer says what must still be seen once this frame has been drawn,
+/// which depends on the window, which depends on the footer's height: laid out without that
+/// line first, then with it when something stays unseen.
+fn modal<'a>(app: &App, overlay: &'a ApprovalOverlay, screen: Rect) -> Option<Modal<'a>> {
+    let request = overlay.queue.front()?;
+    let mut m = place(app, overlay, request, overlay.doc()?, screen, None);
+    let mut gate = None;
+    for _ in 0..2 {
+        let still = unseen_after(overlay, &m);
+        let next = foot::gate(overlay, &still, m.top.line);
+        if next == gate {
+            break;
+        }
+        gate = next;
+        m = place(app, overlay, request, m.doc, screen, gate.clone());
+    }
+    Some(m)
+}
+
+/// Must-see items (and their lines) not seen before and not shown whole by this layout.
+fn unseen_after(overlay: &ApprovalOverlay, m: &Modal) -> Vec<(usize, MustSee)> {
+    let now = m.doc.seen_in(&m.window, m.view);
+    m.doc
+        .must_see()
+        .iter()
+        .filter(|(_, item)| !overlay.seen.contains(item) && !now.contains(item))
+        .copied()
+        .collect()
+}
+
+fn place<'a>(
+    app: &App,
+    overlay: &ApprovalOverlay,
+    request: &crate::approval::approver::ApprovalRequest,
+    doc: Doc<'a>,
+    screen: Rect,
+    gate: Option<(String, Style)>,
+) -> Modal<'a> {
+    let area = centered(screen, 92, 90);
+    let inner = Block::default().borders(Borders::ALL).inner(area);
+    let width = inner.width as usize;
+    let foot_lines = foot::lines(app, overlay, request, gate, width);
+    // The title wraps rather than lose the tool's name or the digest on a narrow screen.
+    let title_rows = title_line(request)
+        .width()
+        .div_ceil(width.max(1))
+        .clamp(1, 3) as u16;
+    let reason_height: u16 = if overlay.reason.is_some() { 3 } else { 0 };
+    // The title, the preview's border and at least one row of it stay; the footer gets the rest.
+    let foot_height =
+        (foot_lines.len() as u16 + reason_height).min(inner.height.saturating_sub(2 + title_rows));
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(title_rows),
+            Constraint::Min(2),
+            Constraint::Length(foot_height),
+        ])
+        .split(inner);
+    let foot_rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Min(0), Constraint::Length(reason_height)])
+        .split(rows[2]);
+    let preview_inner = preview_block().inner(rows[1]);
+    let (view, hinted) = doc.view(preview_inner.width as usize, preview_inner.height as usize);
+    let top = doc.clamp(overlay.scroll, view);
+    let window = doc.window(top, view);
+    Modal {
+        area,
+        title: rows[0],
+        preview: rows[1],
+        foot: foot_rows[0],
+        reason: foot_rows[1],
+        foot_lines,
+        doc,
+        view,
+        hinted,
+        top,
+        window,
+    }
+}
+
+fn preview_block() -> Block<'static> {
+    Block::default().borders(Borders::TOP).border_style(dim())
+}
+
+/// The front request and the size its preview gets on a screen of `screen`, when the modal is
+/// the top overlay (nothing covers it).
+pub fn approval_view(app: &App, screen: Rect) -> Option<(String, View)> {
+    let Some(Overlay::Approval(overlay)) = app.overlays.last() else {
+        return None;
+    };
+    let m = modal(app, overlay, screen)?;
+    Some((overlay.queue.front()?.call_id.clone(), m.view))
+}
+
+pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
+    let Some(m) = modal(app, overlay, frame.area()) else {
+        return;
+    };
+    let Some(request) = overlay.queue.front() else {
+        return;
+    };
+    frame.render_widget(Clear, m.area);
+    let total = overlay.answered + overlay.queue.len();
+    let title = if total > 1 {
+        format!(" approval {} of {total} ", overlay.answered + 1)
+    } else {
+        " approval ".to_string()
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(Style::default().fg(Color::Yellow));
+    frame.render_widget(block, m.area);
+    frame.render_widget(
+        Paragraph::new(title_line(request)).wrap(Wrap { trim: false }),
+        m.title,
+    );
+
+    let mut shown = preview_rows(&m.doc, &m.window, m.view);
+    if m.hinted {
+        shown.push(foot::marker_row(&m.doc, &m.window, m.view.width));
+    }
+    let block = preview_block();
+    let inner = block.inner(m.preview);
+    frame.render_widget(block, m.preview);
+    frame.render_widget(Paragraph::new(shown), inner);
+    frame.render_widget(Paragraph::new(m.foot_lines), m.foot);
+    if let Some(reason) = &overlay.reason {
+        let mut reason = reason.clone();
+        reason.set_block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" reason for the model "),
+        );
+        frame.render_widget(&reason, m.reason);
+    }
+}
+
+fn title_line(request: &crate::approval::approver::ApprovalRequest) -> Line<'static> {
+    let (label, color) = match request.risk {
+        Risk::Safe => (" SAFE ", Color::Green),
+        Risk::Mutating => (" MUTATING ", Color::Yellow),
+        Risk::Dangerous => (" DANGEROUS ", Color::Red),
+    };
+    Line::from(vec![
+        Span::raw(format!("{} wants to run ", visible_line(&request.call_id))),
+        Span::raw(visible_line(&request.tool)).bold(),
+        Span::raw("  "),
+        Span::styled(
+            label,
+            Style::default().fg(color).add_modifier(Modifier::REVERSED),
+        ),
+        Span::styled(format!("  {}", request.frozen.short_digest()), dim()),
+    ])
+}
+
+/// The rows a window shows, each logical line wrapped to the width; continuation rows keep the
+/// line's colour with their `↪` gutter dimmed.
+fn preview_rows(doc: &Doc, window: &[Slice], view: View) -> Vec<Line<'static>> {
+    let mut rows = Vec::with_capacity(view.rows + 1);
+    for slice in window {
+        let Some(line) = doc.line(slice.line) else {
+            continue;
+        };
+        let wrapped = wrap::wrap(&line.text, view.width, line.cont);
+        for (i, row) in wrapped.into_iter().enumerate() {
+            if !slice.rows.contains(&i) {
+                continue;
+            }
+            match row.strip_prefix(line.cont).filter(|_| i > 0) {
+                Some(rest) if !line.cont.is_empty() => rows.push(Line::from(vec![
+                    Span::styled(line.cont, dim()),
+                    Span::styled(rest.to_string(), line.style),
+                ])),
+                _ => rows.push(Line::styled(row, line.style)),
+            }
+        }
+    }
+    rows
+}
