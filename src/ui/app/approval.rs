@@ -3,15 +3,13 @@
 //!
 //! `y`, `a` and `d` are refused until every must-see item of the front request (each asking or
 //! denying part and reason, the end of the command, the first and the last changed line of a
-//! diff) has been on screen. What was on screen is recorded after each frame (`approval_drawn`,
+//! diff) has been on screen, every row of it. What was on screen is recorded after each frame (`approval_drawn`,
 //! called by the loop with the size the renderer gave the preview), through the same document
 //! model the renderer draws, so "seen" means drawn. Denying (`n`, `Esc`, `N`, `Ctrl-C`) always
 //! works: refusing a denial would only keep a dangerous request alive.
 
-use std::collections::BTreeSet;
-
 use super::*;
-use crate::ui::preview::{DiffIndex, Doc, MustSee, Scroll, View};
+use crate::ui::preview::{DiffIndex, Doc, MustSee, Scroll, Seen, View};
 
 /// The approval modal: requests queue first-in first-out inside it.
 #[derive(Debug)]
@@ -29,8 +27,8 @@ pub struct ApprovalOverlay {
     pub diff: DiffIndex,
     /// The preview's size in the last frame drawn; `None` before the first.
     pub view: Option<View>,
-    /// The front request's must-see items that have been on screen.
-    pub seen: BTreeSet<MustSee>,
+    /// What of the front request has been on screen.
+    pub seen: Seen,
     /// The answer key last refused because something was not seen yet (the hint says what).
     pub refused: Option<char>,
 }
@@ -45,7 +43,7 @@ impl ApprovalOverlay {
             answered: 0,
             diff: DiffIndex::default(),
             view: None,
-            seen: BTreeSet::new(),
+            seen: Seen::default(),
             refused: None,
         };
         overlay.front_changed();
@@ -125,9 +123,11 @@ impl ApprovalOverlay {
         self.view = Some(view);
         let Some(doc) = self.doc() else { return };
         let top = doc.clamp(self.scroll, view);
-        let seen = doc.seen_in(&doc.window(top, view), view);
+        let mut seen = self.seen.clone();
+        seen.record(&doc, &doc.window(top, view), view.width);
+        drop(doc);
         self.scroll = top;
-        self.seen.extend(seen);
+        self.seen = seen;
     }
 }
 

@@ -509,3 +509,164 @@ fn ctrl_d_over_the_modal_neither_grants_a_directory_nor_quits() {
         vec![("c1".into(), Decision::AllowSession { directory: true })]
     );
 }
+
+fn thirty_touches() -> ApprovalRequest {
+    let touches: Vec<String> = (1..=30).map(|i| format!("touch out{i}.txt")).collect();
+    crate::ui::testing::command_request("c1", &touches.join(" && "))
+}
+
+fn overlay(app: &App) -> &ApprovalOverlay {
+    match app.overlays.last() {
+        Some(Overlay::Approval(a)) => a,
+        _ => panic!("no approval modal"),
+    }
+}
+
+#[test]
+fn y_a_and_d_are_refused_until_every_asking_part_has_been_on_screen() {
+    let mut rig = Rig::new();
+    let mut req = thirty_touches();
+    req.directory_scope = Some(GrantScope::Directory {
+        path: "/work/demo".into(),
+    });
+    rig.ask(req);
+    assert!(!overlay(&rig.app).unseen().is_empty());
+    for c in ['y', 'a', 'd'] {
+        assert!(rig.press(key(c), 1000).is_empty(), "{c} answered unseen");
+        assert_eq!(overlay(&rig.app).refused, Some(c));
+    }
+    // Page down until the last asking part and the end of the command have been drawn.
+    let mut pages = 0;
+    while !overlay(&rig.app).unseen().is_empty() {
+        rig.press(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE), 1100);
+        pages += 1;
+        assert!(pages < 10, "paging never showed everything");
+    }
+    let ops = rig.press(key('y'), 1200);
+    assert_eq!(decided(&ops), vec![("c1".into(), Decision::AllowOnce)]);
+}
+
+#[test]
+fn denying_always_works_before_anything_has_been_scrolled() {
+    for k in [key('n'), KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)] {
+        let mut rig = Rig::new();
+        rig.ask(thirty_touches());
+        let ops = rig.press(k, 1000);
+        assert_eq!(
+            decided(&ops),
+            vec![("c1".into(), Decision::Deny { reason: None })]
+        );
+    }
+    let mut rig = Rig::new();
+    rig.ask(thirty_touches());
+    rig.press(key('N'), 1000);
+    rig.type_text("too many", 1100);
+    let ops = rig.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), 1200);
+    assert!(matches!(decided(&ops)[0].1, Decision::Deny { .. }));
+    let mut rig = Rig::new();
+    rig.ask(thirty_touches());
+    assert_eq!(rig.press(ctrl('c'), 1000).last(), Some(&Op::Interrupt));
+}
+
+#[test]
+fn a_modal_no_frame_has_shown_allows_nothing() {
+    let mut app = App::new(Status::default(), Instant::now());
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(request("c1", "cargo test", true)),
+    });
+    let later = app.now + Duration::from_secs(2);
+    assert!(app.on_key(key('y'), later).is_empty());
+    assert_eq!(app.pending_approvals(), 1);
+}
+
+#[test]
+fn a_frame_of_another_request_counts_for_nothing() {
+    let mut app = App::new(Status::default(), Instant::now());
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(request("c1", "cargo test", true)),
+    });
+    let view = crate::ui::preview::View {
+        width: 80,
+        rows: 20,
+    };
+    app.approval_drawn(Some(("c9".into(), view)));
+    assert!(!overlay(&app).unseen().is_empty());
+    app.approval_drawn(Some(("c1".into(), view)));
+    assert!(overlay(&app).unseen().is_empty());
+}
+
+#[test]
+fn the_next_request_in_the_queue_starts_unseen_at_the_top() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    let mut second = thirty_touches();
+    second.call_id = "c2".into();
+    rig.ask(second);
+    rig.press(KeyEvent::new(KeyCode::End, KeyModifiers::NONE), 900);
+    assert_eq!(decided(&rig.press(key('y'), 1000))[0].0, "c1");
+    assert_eq!(overlay(&rig.app).scroll, crate::ui::preview::Scroll::TOP);
+    assert!(
+        rig.press(key('y'), 1500).is_empty(),
+        "c2 was never scrolled"
+    );
+    assert_eq!(overlay(&rig.app).refused, Some('y'));
+}
+
+/// A 50,000-line file with one line in fifty changed, as the benchmark has it.
+fn huge_edit() -> ApprovalRequest {
+    let old: String = (0..50_000).map(|i| format!("line {i}\n")).collect();
+    let new: String = (0..50_000)
+        .map(|i| {
+            if i % 50 == 0 {
+                format!("line {i} changed\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    let mut req = request("c1", "unused", true);
+    req.tool = "write_file".into();
+    req.preview = Some(crate::tools::diff::unified("big.txt", &old, &new));
+    req
+}
+
+#[test]
+fn a_50k_line_diff_is_approvable_once_end_has_shown_its_last_change() {
+    let mut rig = Rig::new();
+    rig.ask(huge_edit());
+    assert!(rig.press(key('y'), 1000).is_empty());
+    rig.press(KeyEvent::new(KeyCode::End, KeyModifiers::NONE), 1100);
+    assert!(overlay(&rig.app).unseen().is_empty());
+    let ops = rig.press(key('y'), 1200);
+    assert_eq!(decided(&ops), vec![("c1".into(), Decision::AllowOnce)]);
+}
+
+#[test]
+fn up_after_end_moves_from_the_real_bottom() {
+    let mut rig = Rig::new();
+    rig.ask(huge_edit());
+    rig.press(KeyEvent::new(KeyCode::End, KeyModifiers::NONE), 100);
+    let bottom = overlay(&rig.app).scroll;
+    rig.press(key('k'), 200);
+    let up = overlay(&rig.app).scroll;
+    assert!(up < bottom, "{up:?} {bottom:?}");
+    rig.press(key('j'), 300);
+    assert_eq!(overlay(&rig.app).scroll, bottom);
+}
+
+#[test]
+fn mouse_wheel_scrolls_the_preview_by_rows() {
+    let mut rig = Rig::new();
+    rig.ask(huge_edit());
+    let wheel = |kind| MouseEvent {
+        kind,
+        column: 10,
+        row: 10,
+        modifiers: KeyModifiers::NONE,
+    };
+    rig.app.on_mouse(wheel(MouseEventKind::ScrollDown));
+    let down = overlay(&rig.app).scroll;
+    assert!(down > crate::ui::preview::Scroll::TOP);
+    rig.app.on_mouse(wheel(MouseEventKind::ScrollUp));
+    assert_eq!(overlay(&rig.app).scroll, crate::ui::preview::Scroll::TOP);
+}

@@ -22,9 +22,11 @@ use crate::visible::visible;
 
 mod build;
 pub mod diff;
+mod seen;
 pub mod wrap;
 
 pub use diff::{DiffIndex, DiffKind};
+pub use seen::Seen;
 
 /// Up to this many session scopes are named on the `a` option itself; more are listed at the end
 /// of the document (a footer that grew with them would leave no room for the preview).
@@ -321,25 +323,6 @@ impl<'a> Doc<'a> {
             first_row = 0;
         }
         slices
-    }
-
-    /// The must-see items a window counts as seen: those whose line it shows whole, and those on
-    /// a line taller than the window whose last row it shows (read down to its end).
-    pub fn seen_in(&self, window: &[Slice], view: View) -> Vec<MustSee> {
-        let mut seen = Vec::new();
-        for slice in window {
-            let whole = slice.rows.start == 0 && slice.rows.end == slice.total;
-            let read_to_its_end = slice.total > view.rows && slice.rows.end == slice.total;
-            if whole || read_to_its_end {
-                seen.extend(
-                    self.must
-                        .iter()
-                        .filter(|(line, _)| *line == slice.line)
-                        .map(|(_, m)| *m),
-                );
-            }
-        }
-        seen
     }
 
     /// What lies above and below a window: must-see items by ruling, allowed parts, lines. An

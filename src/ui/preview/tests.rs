@@ -8,6 +8,15 @@ const VIEW: View = View {
     rows: 19,
 };
 
+/// What a sequence of windows from `tops` has shown.
+fn seen_after(doc: &Doc, tops: &[Scroll], view: View) -> Seen {
+    let mut seen = Seen::default();
+    for top in tops {
+        seen.record(doc, &doc.window(*top, view), view.width);
+    }
+    seen
+}
+
 fn shown_rows(doc: &Doc, top: Scroll, view: View) -> Vec<String> {
     doc.window(top, view)
         .into_iter()
@@ -92,7 +101,7 @@ fn a_payload_behind_300_spaces_is_wrapped_onto_the_screen() {
     assert!(screen.iter().all(|r| wrap::text_width(r) <= VIEW.width));
     assert!(screen.iter().any(|r| r.starts_with("    ↪ ")), "{text}");
     // The change is short: all of it is seen on the first screen.
-    let seen = doc.seen_in(&doc.window(Scroll::TOP, VIEW), VIEW);
+    let seen = seen_after(&doc, &[Scroll::TOP], VIEW);
     assert!(seen.contains(&MustSee::ChangeStart) && seen.contains(&MustSee::ChangeEnd));
 }
 
@@ -155,7 +164,7 @@ fn a_line_cut_by_the_window_is_not_seen_and_is_counted_below() {
         row: 0,
     };
     let window = doc.window(top, tiny);
-    assert!(doc.seen_in(&window, tiny).is_empty());
+    assert!(!seen_after(&doc, &[top], tiny).contains(&doc.must_see()[0].1));
     let (above, below) = doc.outside(&window);
     assert_eq!(below.asking, 1, "{below:?}");
     assert_eq!(above.asking, 0);
@@ -163,18 +172,27 @@ fn a_line_cut_by_the_window_is_not_seen_and_is_counted_below() {
 }
 
 #[test]
-fn a_line_taller_than_the_window_is_seen_once_read_to_its_end() {
+fn a_line_is_seen_once_every_row_has_been_drawn_in_one_frame_or_across_several() {
     let request = command_request("c1", &forty_parts_then_curl());
     let doc = Doc::new(&request, None);
     let tiny = View { width: 20, rows: 2 };
     let (part_line, part) = doc.must_see()[0];
     let rows = doc.rows(part_line, tiny.width);
-    assert!(rows > tiny.rows);
-    let last = Scroll {
+    assert!(rows > tiny.rows + 1);
+    let at = |row| Scroll {
         line: part_line,
-        row: rows - tiny.rows,
+        row,
     };
-    assert!(doc.seen_in(&doc.window(last, tiny), tiny).contains(&part));
+    // Its last rows alone (as after a jump) are not all of it.
+    assert!(!seen_after(&doc, &[at(rows - tiny.rows)], tiny).contains(&part));
+    // Read down row by row, it is.
+    let all: Vec<Scroll> = (0..=rows - tiny.rows).map(at).collect();
+    assert!(seen_after(&doc, &all, tiny).contains(&part));
+    // Rows seen at another width do not add up.
+    let mut seen = seen_after(&doc, &all[..1], tiny);
+    let wider = View { width: 30, ..tiny };
+    seen.record(&doc, &doc.window(at(rows - tiny.rows), tiny), wider.width);
+    assert!(!seen.contains(&part));
 }
 
 #[test]
@@ -183,9 +201,9 @@ fn a_diff_must_be_seen_at_its_first_and_its_last_changed_line() {
     let doc = Doc::new(&request, None);
     let must: Vec<MustSee> = doc.must_see().iter().map(|(_, m)| *m).collect();
     assert!(must.contains(&MustSee::ChangeStart) && must.contains(&MustSee::ChangeEnd));
-    let top = doc.seen_in(&doc.window(Scroll::TOP, VIEW), VIEW);
+    let top = seen_after(&doc, &[Scroll::TOP], VIEW);
     assert!(top.contains(&MustSee::ChangeStart) && !top.contains(&MustSee::ChangeEnd));
-    let end = doc.seen_in(&doc.window(Scroll::END, VIEW), VIEW);
+    let end = seen_after(&doc, &[Scroll::END], VIEW);
     assert!(end.contains(&MustSee::ChangeEnd));
 }
 

@@ -49,11 +49,12 @@ fn modal<'a>(app: &App, overlay: &'a ApprovalOverlay, screen: Rect) -> Option<Mo
 
 /// Must-see items (and their lines) not seen before and not shown whole by this layout.
 fn unseen_after(overlay: &ApprovalOverlay, m: &Modal) -> Vec<(usize, MustSee)> {
-    let now = m.doc.seen_in(&m.window, m.view);
+    let mut seen = overlay.seen.clone();
+    seen.record(&m.doc, &m.window, m.view.width);
     m.doc
         .must_see()
         .iter()
-        .filter(|(_, item)| !overlay.seen.contains(item) && !now.contains(item))
+        .filter(|(_, item)| !seen.contains(item))
         .copied()
         .collect()
 }
