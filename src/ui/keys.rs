@@ -63,7 +63,7 @@ impl ApprovalChoice {
 pub const APPROVAL_KEYS: &[Binding] = &[
     Binding {
         keys: "y",
-        does: "allow once",
+        does: "allow once (after all that asks was on screen)",
     },
     Binding {
         keys: "a",

@@ -8,7 +8,7 @@ use ratatui::buffer::CellWidth;
 /// control characters; one that slipped through is counted as one cell (it would be dropped by
 /// the terminal buffer, never shifting what follows).
 pub fn char_width(c: char) -> usize {
-    if c.is_control() {
+    if c.is_ascii() || c.is_control() {
         return 1;
     }
     let mut buf = [0u8; 4];
