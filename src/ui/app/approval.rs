@@ -200,9 +200,8 @@ impl App {
                 return Vec::new();
             }
             KeyCode::End => {
-                overlay.scroll = overlay.doc().map_or(Scroll::TOP, |doc| {
-                    doc.clamp(Scroll::END, overlay.view_or_default())
-                });
+                // Resolved against the size of the frame that draws it (`drawn`).
+                overlay.scroll = Scroll::END;
                 return Vec::new();
             }
             _ => None,
