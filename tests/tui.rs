@@ -104,6 +104,17 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
     let screen = tmux.wait_for("+    return a + b");
     assert!(screen.contains("-    return a - b"), "{screen}");
     std::thread::sleep(Duration::from_millis(600)); // past the arm delay
+    // Chords are not answers: Ctrl-D (quit elsewhere), Ctrl-A and Ctrl-Y leave the modal open.
+    for chord in ["C-d", "C-a", "C-y"] {
+        tmux.keys(chord);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let screen = tmux.screen();
+    assert!(
+        screen.contains("+    return a + b") && screen.contains("1 waiting for appr"),
+        "a chord answered the modal:\n{screen}"
+    );
+    std::thread::sleep(Duration::from_millis(600));
     tmux.keys("y");
 
     // Then the test run asks; allow it and watch its output arrive.
