@@ -211,3 +211,104 @@ fn audit_verify_passes_a_good_log_and_fails_an_edited_one() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("line 1"), "{stderr}");
 }
+
+/// Runs the offline demo headless in `home` (nothing that asks runs) and returns its audit log.
+fn demo_audit_log(home: &Path) -> PathBuf {
+    let out = airlock(&["exec", "--approvals", "deny"], "", home);
+    assert!(
+        out.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logs: Vec<PathBuf> = std::fs::read_dir(home.join("state/audit"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    logs[0].clone()
+}
+
+fn verify(log: &Path, home: &Path) -> (Option<i32>, String, String) {
+    let out = airlock(&["audit", "verify", log.to_str().unwrap()], "", home);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn audit_verify_checks_a_real_sessions_log_against_its_anchor_in_the_state_database() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    let (code, stdout, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("matches the anchor in the state database")
+            && stdout.contains("airlock.db"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn audit_verify_fails_a_truncated_log_whose_head_file_was_rewritten_to_match() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "the demo writes several records");
+    let keep = lines.len() - 2;
+    std::fs::write(&log, lines[..keep].join("\n") + "\n").unwrap();
+    let last: serde_json::Value = serde_json::from_str(lines[keep - 1]).unwrap();
+    std::fs::write(
+        log.with_extension("jsonl.head"),
+        format!("{{\"seq\":{},\"hash\":{}}}\n", last["seq"], last["hash"]),
+    )
+    .unwrap();
+
+    let (code, _, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("does not match its anchor")
+            && stderr.contains(&format!("the log has {keep} records"))
+            && stderr.contains("missing: lines"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn audit_verify_fails_an_emptied_or_deleted_log_whose_anchor_remains() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    let head = log.with_extension("jsonl.head");
+    std::fs::write(&log, "").unwrap();
+    std::fs::remove_file(&head).unwrap();
+    let (code, _, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("the log is empty"), "{stderr}");
+
+    std::fs::remove_file(&log).unwrap();
+    let (code, _, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("the log file is missing"), "{stderr}");
+}
+
+#[test]
+fn audit_verify_without_the_state_database_says_only_the_chain_was_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(home.path().join(format!("state/airlock.db{suffix}")));
+    }
+    let (code, stdout, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("no anchor found: only the chain was checked"),
+        "{stdout}"
+    );
+    assert!(
+        !home.path().join("state/airlock.db").exists(),
+        "verify does not create a database"
+    );
+}
