@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn airlock(args: &[&str], stdin: &str, home: &Path) -> Output {
+    airlock_bytes(args, stdin.as_bytes(), home)
+}
+
+fn airlock_bytes(args: &[&str], stdin: &[u8], home: &Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(args)
         .env("HOME", home)
@@ -15,12 +19,7 @@ fn airlock(args: &[&str], stdin: &str, home: &Path) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the airlock binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -311,4 +310,85 @@ fn audit_verify_without_the_state_database_says_only_the_chain_was_checked() {
         !home.path().join("state/airlock.db").exists(),
         "verify does not create a database"
     );
+}
+
+#[test]
+fn policy_check_reports_a_line_that_is_not_utf8_with_its_byte_offset_and_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"id\":\"a\",\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\n");
+    input.extend_from_slice(
+        b"{\"id\":\"b\",\"tool\":\"bash\",\"args\":{\"command\":\"ls \xff\"}}\n",
+    );
+    input.extend_from_slice(b"{\"id\":\"c\",\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\n");
+    let out = airlock_bytes(
+        &[
+            "policy",
+            "check",
+            "--workspace",
+            home.path().to_str().unwrap(),
+        ],
+        &input,
+        home.path(),
+    );
+    let results = lines(&out);
+    assert_eq!(
+        results.len(),
+        3,
+        "one output line per input line: {results:?}"
+    );
+    assert_eq!(results[0]["id"], "a");
+    assert_eq!(results[0]["decision"], "allow");
+    assert_eq!(results[1]["id"], "b");
+    let error = results[1]["error"].as_str().unwrap();
+    let first_line = input.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let at = input[first_line..].iter().position(|b| *b == 0xff).unwrap();
+    assert!(
+        error.starts_with("line 2: not valid UTF-8")
+            && error.contains(&format!("byte {at} of the line"))
+            && error.contains(&format!("byte {} of the input", first_line + at)),
+        "{error}"
+    );
+    assert_eq!(results[2]["id"], "c");
+    assert_eq!(results[2]["decision"], "allow");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn policy_check_output_escapes_the_characters_line_readers_split_on() {
+    let home = tempfile::tempdir().unwrap();
+    let input = concat!(
+        r#"{"id":"x\u2028y\u2029z\u0085w","tool":"bash","args":{"command":"echo '\u2028\u2029\u0085'"}}"#,
+        "\n",
+        r#"{"id":"second\u2028","tool":"nope"}"#,
+        "\n"
+    );
+    let out = airlock(
+        &[
+            "policy",
+            "check",
+            "--explain",
+            "--workspace",
+            home.path().to_str().unwrap(),
+        ],
+        input,
+        home.path(),
+    );
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    for c in ['\u{2028}', '\u{2029}', '\u{0085}'] {
+        assert!(!stdout.contains(c), "raw {c:?} in {stdout:?}");
+    }
+    assert!(
+        stdout.contains("\\u2028") && stdout.contains("\\u0085"),
+        "{stdout}"
+    );
+    // A reader that splits on every Unicode line break still sees two whole records.
+    let records: Vec<serde_json::Value> = stdout
+        .split(['\n', '\u{2028}', '\u{2029}', '\u{0085}'])
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["id"], "x\u{2028}y\u{2029}z\u{0085}w");
+    assert_eq!(records[1]["id"], "second\u{2028}");
 }
