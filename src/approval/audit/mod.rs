@@ -304,9 +304,21 @@ impl AuditLog {
         // `rest_text` is `{"kind":...}`; keys sort as body < hash < kind, so splicing the
         // body in front (and later the hash between them) keeps the line canonical.
         let rest_members = rest_text.strip_prefix('{').unwrap_or(&rest_text);
-        let unhashed = format!("{{\"body\":{body_text},{rest_members}");
-        let hash = hash_hex(&unhashed);
-        let line = format!("{{\"body\":{body_text},\"hash\":\"{hash}\",{rest_members}\n");
+        // Hashed and written in pieces: a body can be a 100 MB write, and each whole-line copy
+        // of it would cost as much again.
+        let mut hasher = Sha256::new();
+        for piece in ["{\"body\":", &body_text, ",", rest_members] {
+            hasher.update(piece.as_bytes());
+        }
+        let hash = hex_of(&hasher.finalize());
+        let hash_member = format!(",\"hash\":\"{hash}\",");
+        let line = [
+            "{\"body\":",
+            body_text.as_str(),
+            &hash_member,
+            rest_members,
+            "\n",
+        ];
 
         let next = ChainEnd {
             records: seq + 1,
@@ -325,11 +337,11 @@ impl AuditLog {
                 })?;
         }
 
-        if let Err(source) = state
-            .file
-            .write_all(line.as_bytes())
-            .and_then(|()| state.file.flush())
-        {
+        let written = line
+            .iter()
+            .try_for_each(|piece| state.file.write_all(piece.as_bytes()))
+            .and_then(|()| state.file.flush());
+        if let Err(source) = written {
             state.broken = Some(format!(
                 "writing record seq {seq} failed ({source}), so the log may end in a partial line"
             ));
@@ -512,7 +524,10 @@ fn short_hash(hash: &str) -> String {
 }
 
 fn hash_hex(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
+    hex_of(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex_of(digest: &[u8]) -> String {
     let mut out = String::with_capacity(64);
     for byte in digest {
         // Writing to a String cannot fail.
