@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn airlock(args: &[&str], stdin: &str, home: &Path) -> Output {
+    airlock_bytes(args, stdin.as_bytes(), home)
+}
+
+fn airlock_bytes(args: &[&str], stdin: &[u8], home: &Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(args)
         .env("HOME", home)
@@ -15,12 +19,7 @@ fn airlock(args: &[&str], stdin: &str, home: &Path) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the airlock binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -210,4 +209,186 @@ fn audit_verify_passes_a_good_log_and_fails_an_edited_one() {
     assert_eq!(bad.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("line 1"), "{stderr}");
+}
+
+/// Runs the offline demo headless in `home` (nothing that asks runs) and returns its audit log.
+fn demo_audit_log(home: &Path) -> PathBuf {
+    let out = airlock(&["exec", "--approvals", "deny"], "", home);
+    assert!(
+        out.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logs: Vec<PathBuf> = std::fs::read_dir(home.join("state/audit"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    logs[0].clone()
+}
+
+fn verify(log: &Path, home: &Path) -> (Option<i32>, String, String) {
+    let out = airlock(&["audit", "verify", log.to_str().unwrap()], "", home);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn audit_verify_checks_a_real_sessions_log_against_its_anchor_in_the_state_database() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    let (code, stdout, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("matches the anchor in the state database")
+            && stdout.contains("airlock.db"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn audit_verify_fails_a_truncated_log_whose_head_file_was_rewritten_to_match() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "the demo writes several records");
+    let keep = lines.len() - 2;
+    std::fs::write(&log, lines[..keep].join("\n") + "\n").unwrap();
+    let last: serde_json::Value = serde_json::from_str(lines[keep - 1]).unwrap();
+    std::fs::write(
+        log.with_extension("jsonl.head"),
+        format!("{{\"seq\":{},\"hash\":{}}}\n", last["seq"], last["hash"]),
+    )
+    .unwrap();
+
+    let (code, _, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("does not match its anchor")
+            && stderr.contains(&format!("the log has {keep} records"))
+            && stderr.contains("missing: lines"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn audit_verify_fails_an_emptied_or_deleted_log_whose_anchor_remains() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    let head = log.with_extension("jsonl.head");
+    std::fs::write(&log, "").unwrap();
+    std::fs::remove_file(&head).unwrap();
+    let (code, _, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("the log is empty"), "{stderr}");
+
+    std::fs::remove_file(&log).unwrap();
+    let (code, _, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("the log file is missing"), "{stderr}");
+}
+
+#[test]
+fn audit_verify_without_the_state_database_says_only_the_chain_was_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let log = demo_audit_log(home.path());
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(home.path().join(format!("state/airlock.db{suffix}")));
+    }
+    let (code, stdout, stderr) = verify(&log, home.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("no anchor found: only the chain was checked"),
+        "{stdout}"
+    );
+    assert!(
+        !home.path().join("state/airlock.db").exists(),
+        "verify does not create a database"
+    );
+}
+
+#[test]
+fn policy_check_reports_a_line_that_is_not_utf8_with_its_byte_offset_and_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"id\":\"a\",\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\n");
+    input.extend_from_slice(
+        b"{\"id\":\"b\",\"tool\":\"bash\",\"args\":{\"command\":\"ls \xff\"}}\n",
+    );
+    input.extend_from_slice(b"{\"id\":\"c\",\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\n");
+    let out = airlock_bytes(
+        &[
+            "policy",
+            "check",
+            "--workspace",
+            home.path().to_str().unwrap(),
+        ],
+        &input,
+        home.path(),
+    );
+    let results = lines(&out);
+    assert_eq!(
+        results.len(),
+        3,
+        "one output line per input line: {results:?}"
+    );
+    assert_eq!(results[0]["id"], "a");
+    assert_eq!(results[0]["decision"], "allow");
+    assert_eq!(results[1]["id"], "b");
+    let error = results[1]["error"].as_str().unwrap();
+    let first_line = input.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let at = input[first_line..].iter().position(|b| *b == 0xff).unwrap();
+    assert!(
+        error.starts_with("line 2: not valid UTF-8")
+            && error.contains(&format!("byte {at} of the line"))
+            && error.contains(&format!("byte {} of the input", first_line + at)),
+        "{error}"
+    );
+    assert_eq!(results[2]["id"], "c");
+    assert_eq!(results[2]["decision"], "allow");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn policy_check_output_escapes_the_characters_line_readers_split_on() {
+    let home = tempfile::tempdir().unwrap();
+    let input = concat!(
+        r#"{"id":"x\u2028y\u2029z\u0085w","tool":"bash","args":{"command":"echo '\u2028\u2029\u0085'"}}"#,
+        "\n",
+        r#"{"id":"second\u2028","tool":"nope"}"#,
+        "\n"
+    );
+    let out = airlock(
+        &[
+            "policy",
+            "check",
+            "--explain",
+            "--workspace",
+            home.path().to_str().unwrap(),
+        ],
+        input,
+        home.path(),
+    );
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    for c in ['\u{2028}', '\u{2029}', '\u{0085}'] {
+        assert!(!stdout.contains(c), "raw {c:?} in {stdout:?}");
+    }
+    assert!(
+        stdout.contains("\\u2028") && stdout.contains("\\u0085"),
+        "{stdout}"
+    );
+    // A reader that splits on every Unicode line break still sees two whole records.
+    let records: Vec<serde_json::Value> = stdout
+        .split(['\n', '\u{2028}', '\u{2029}', '\u{0085}'])
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["id"], "x\u{2028}y\u{2029}z\u{0085}w");
+    assert_eq!(records[1]["id"], "second\u{2028}");
 }

@@ -275,7 +275,14 @@ pub fn start_with(
         paths,
         ToolCatalog::builtin(),
     ));
-    let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
+    // Every session's log is anchored in the state database as it grows, so `audit verify`
+    // can tell a log cut or recomputed next to its head file.
+    let anchor = crate::store::db::DbAnchor::open(&super::park::db_path())?;
+    let audit = Arc::new(AuditLog::open_anchored(
+        &store::audit_dir(&state),
+        &session,
+        Box::new(anchor),
+    )?);
     let runs = store::runs::runs_dir(&state);
     let tools = Arc::new(ToolRegistry::new(
         workspace.clone(),

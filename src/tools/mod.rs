@@ -163,26 +163,34 @@ impl Previewer for ToolRegistry {
             "write_file" => {
                 let raw = text("path")?;
                 let path = files::resolve(&self.workspace, &self.home, raw);
-                let old = std::fs::read_to_string(&path).unwrap_or_default();
-                Some(diff::unified(raw, &old, text("content")?))
+                Some(diff::write_preview(raw, &path, text("content")?))
             }
             "edit_file" => {
                 let raw = text("path")?;
                 let path = files::resolve(&self.workspace, &self.home, raw);
-                let current = match std::fs::read_to_string(&path) {
+                // Read only a regular file of bounded size: a FIFO would block the gate, a
+                // device or a huge file would exhaust memory.
+                let current = match std::fs::metadata(&path) {
+                    Ok(meta) if !meta.is_file() => Err(format!("{raw} is not a regular file")),
+                    Ok(meta) if meta.len() > diff::MAX_READ => Err(format!(
+                        "{raw} is {} bytes, larger than an edit can be previewed ({} bytes)",
+                        meta.len(),
+                        diff::MAX_READ
+                    )),
+                    Ok(_) => std::fs::read_to_string(&path)
+                        .map_err(|e| format!("cannot read {raw}: {e}")),
+                    Err(e) => Err(format!("cannot read {raw}: {e}")),
+                };
+                let current = match current {
                     Ok(c) => c,
-                    Err(e) => {
-                        return Some(Preview::Error {
-                            message: format!("cannot read {raw}: {e}"),
-                        });
-                    }
+                    Err(message) => return Some(Preview::Error { message }),
                 };
                 let replace_all = args
                     .get("replace_all")
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 match files::apply_edit(&current, text("old")?, text("new")?, replace_all) {
-                    Ok(updated) => Some(diff::unified(raw, &current, &updated)),
+                    Ok(updated) => Some(diff::file_change(raw, Some(current.as_bytes()), &updated)),
                     Err(message) => Some(Preview::Error { message }),
                 }
             }

@@ -3,12 +3,21 @@
 //! Every record carries the SHA-256 of the record before it, so editing, removing or
 //! reordering a record breaks the chain, and `verify` reports where. A small head file next
 //! to the log remembers the last record, which is what lets `verify` notice whole records cut
-//! off the end. This module owns the on-disk format, appending, verification and reading.
+//! off the end. Both sit in one directory, so a writer opened with [`AuditLog::open_anchored`]
+//! also records the chain's end in the state database as it appends (see `anchor`), and
+//! [`verify_against`] compares the log with that anchor. This module owns the on-disk format
+//! and appending; `verify` reads and checks the chain, `anchor` the comparison with the database.
+
+mod anchor;
+mod verify;
+
+pub use anchor::{Anchor, AnchorMatch, ChainAnchor, ChainEnd, session_of};
+use verify::{for_each_line, parse_line, verify_full};
 
 use crate::approval::gate::now_ms;
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -77,6 +86,16 @@ pub enum AuditError {
     )]
     Unusable { path: PathBuf, reason: String },
 
+    /// The log does not end where the state database's anchor says it must.
+    #[error("audit log does not match its anchor in {place}: {problem}")]
+    AnchorMismatch { place: String, problem: String },
+
+    /// The anchor could not be read or written (when appending: nothing was appended).
+    #[error(
+        "the audit anchor in {place}: {reason} (check that the state database is readable and writable, and that no other airlock writes this session)"
+    )]
+    Anchor { place: String, reason: String },
+
     /// A record could not be encoded as JSON.
     #[error("could not encode audit record of kind {kind:?} as JSON: {reason}")]
     Encode { kind: String, reason: String },
@@ -98,6 +117,17 @@ pub struct VerifyReport {
     pub last_hash: Option<String>,
 }
 
+/// The result of [`verify_against`]: the chain, the head file and what the anchor said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnchoredReport {
+    pub records: u64,
+    pub last_hash: Option<String>,
+    /// The log holds one record more than its head file names (a crash between the two writes).
+    pub past_head: bool,
+    /// Where the anchor was looked for, and how the log matched it; `None`: no anchor found.
+    pub anchor: Option<(String, AnchorMatch)>,
+}
+
 /// Contents of the head file: the seq and hash of the last record, both `None` when the log
 /// holds no records.
 #[derive(Debug, Serialize, Deserialize)]
@@ -114,6 +144,7 @@ struct State {
     last_hash: String,
     /// Set when a failed write may have left a partial line behind.
     broken: Option<String>,
+    anchor: Option<Box<dyn ChainAnchor>>,
 }
 
 /// An open, append-only audit log for one session. Share it between threads by reference or
@@ -136,19 +167,68 @@ impl std::fmt::Debug for AuditLog {
 }
 
 impl AuditLog {
-    /// Opens (creating if needed) the log `<dir>/<session_id>.jsonl`. An existing log is
-    /// verified first, and appends continue its chain; a log that does not verify is refused.
+    /// Opens (creating if needed) the log `<dir>/<session_id>.jsonl`, without an anchor: for
+    /// tests and tools. Every airlock session writes through [`AuditLog::open_anchored`].
+    /// An existing log is verified first, and appends continue its chain; a log that does not
+    /// verify is refused.
     pub fn open(dir: &Path, session_id: &str) -> Result<AuditLog, AuditError> {
+        Self::open_with(dir, session_id, None)
+    }
+
+    /// Like [`AuditLog::open`], and every append is anchored in `anchor` (the state database)
+    /// first. An existing log must also match its anchor; a log file that is gone while its
+    /// anchor remains is refused.
+    pub fn open_anchored(
+        dir: &Path,
+        session_id: &str,
+        anchor: Box<dyn ChainAnchor>,
+    ) -> Result<AuditLog, AuditError> {
+        Self::open_with(dir, session_id, Some(anchor))
+    }
+
+    fn open_with(
+        dir: &Path,
+        session_id: &str,
+        mut anchor: Option<Box<dyn ChainAnchor>>,
+    ) -> Result<AuditLog, AuditError> {
         validate_session_id(session_id)?;
         fs::create_dir_all(dir).map_err(|source| io_err(dir, source))?;
         let path = dir.join(format!("{session_id}.jsonl"));
         let head_path = head_path_for(&path);
+        let broken = |source: AuditError| AuditError::BrokenChain {
+            path: path.clone(),
+            source: Box::new(source),
+        };
+        let anchored = match anchor.as_mut() {
+            Some(a) => a
+                .load(session_id)
+                .map_err(|reason| AuditError::Anchor {
+                    place: a.place(),
+                    reason,
+                })?
+                .map(|found| (found, a.place())),
+            None => None,
+        };
 
-        let (next_seq, last_hash) = if path.exists() || head_path.exists() {
-            let checked = verify_full(&path).map_err(|source| AuditError::BrokenChain {
-                path: path.clone(),
-                source: Box::new(source),
-            })?;
+        let (next_seq, last_hash) = if path.exists() || head_path.exists() || anchored.is_some() {
+            let checked = if path.exists() || head_path.exists() {
+                Some(verify_full(&path).map_err(broken)?)
+            } else {
+                None
+            };
+            if let Some((found, place)) = &anchored {
+                let end = checked.as_ref().map(|c| ChainEnd {
+                    records: c.records,
+                    last_hash: c.last_hash.clone(),
+                });
+                anchor::compare(end.as_ref(), found, place).map_err(broken)?;
+            }
+            let checked = checked.unwrap_or(verify::Checked {
+                records: 0,
+                last_hash: None,
+                session: None,
+                past_head: false,
+            });
             if let Some(found) = checked.session
                 && found != session_id
             {
@@ -181,6 +261,7 @@ impl AuditLog {
                 next_seq,
                 last_hash,
                 broken: None,
+                anchor,
             }),
         })
     }
@@ -190,18 +271,21 @@ impl AuditLog {
         &self.path
     }
 
-    /// Appends one record and updates the head file. Returns the record's seq and hash.
+    /// Appends one record: anchors it as pending, writes the line, confirms the anchor, updates
+    /// the head file (see `anchor` for why in this order). Returns the record's seq and hash.
     ///
-    /// If the line is written but the head update fails, the record stays in the log (and the
-    /// chain continues from it) but the error is returned: `verify` will report the log as
-    /// not matching its head until the next successful append rewrites the head.
+    /// If the anchor cannot be written, nothing is appended. If the line is written but the
+    /// confirmation or the head update fails, the record stays in the log (and the chain
+    /// continues from it) but the error is returned; verify accepts the log as it is, and the
+    /// next append brings the anchor and the head up to date.
     pub fn append(&self, kind: &str, body: Value) -> Result<AuditEntry, AuditError> {
         // Encode the body before taking the lock; only the chain fields need the lock held.
         let body_text = canonical_json(&body).map_err(|e| encode_err(kind, e))?;
-        let mut state = self.state.lock().map_err(|_| AuditError::Unusable {
+        let mut guard = self.state.lock().map_err(|_| AuditError::Unusable {
             path: self.path.clone(),
             reason: "a thread panicked while appending".to_owned(),
         })?;
+        let state = &mut *guard;
         if let Some(reason) = &state.broken {
             return Err(AuditError::Unusable {
                 path: self.path.clone(),
@@ -220,15 +304,44 @@ impl AuditLog {
         // `rest_text` is `{"kind":...}`; keys sort as body < hash < kind, so splicing the
         // body in front (and later the hash between them) keeps the line canonical.
         let rest_members = rest_text.strip_prefix('{').unwrap_or(&rest_text);
-        let unhashed = format!("{{\"body\":{body_text},{rest_members}");
-        let hash = hash_hex(&unhashed);
-        let line = format!("{{\"body\":{body_text},\"hash\":\"{hash}\",{rest_members}\n");
+        // Hashed and written in pieces: a body can be a 100 MB write, and each whole-line copy
+        // of it would cost as much again.
+        let mut hasher = Sha256::new();
+        for piece in ["{\"body\":", &body_text, ",", rest_members] {
+            hasher.update(piece.as_bytes());
+        }
+        let hash = hex_of(&hasher.finalize());
+        let hash_member = format!(",\"hash\":\"{hash}\",");
+        let line = [
+            "{\"body\":",
+            body_text.as_str(),
+            &hash_member,
+            rest_members,
+            "\n",
+        ];
 
-        if let Err(source) = state
-            .file
-            .write_all(line.as_bytes())
-            .and_then(|()| state.file.flush())
-        {
+        let next = ChainEnd {
+            records: seq + 1,
+            last_hash: Some(hash.clone()),
+        };
+        if let Some(anchor) = state.anchor.as_mut() {
+            let now = ChainEnd {
+                records: seq,
+                last_hash: (seq > 0).then(|| state.last_hash.clone()),
+            };
+            anchor
+                .intend(&self.session, &now, &next)
+                .map_err(|reason| AuditError::Anchor {
+                    place: anchor.place(),
+                    reason,
+                })?;
+        }
+
+        let written = line
+            .iter()
+            .try_for_each(|piece| state.file.write_all(piece.as_bytes()))
+            .and_then(|()| state.file.flush());
+        if let Err(source) = written {
             state.broken = Some(format!(
                 "writing record seq {seq} failed ({source}), so the log may end in a partial line"
             ));
@@ -241,6 +354,14 @@ impl AuditLog {
             .file
             .sync_data()
             .map_err(|source| io_err(&self.path, source))?;
+        if let Some(anchor) = state.anchor.as_mut() {
+            anchor
+                .confirm(&self.session, &next)
+                .map_err(|reason| AuditError::Anchor {
+                    place: anchor.place(),
+                    reason,
+                })?;
+        }
 
         write_head(
             &self.head_path,
@@ -267,6 +388,61 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
     })
 }
 
+/// Verifies the log at `path` as [`verify`] does, and compares its end with the session's
+/// anchor in `anchor` (the session is the file's name, `<session>.jsonl`, and every record
+/// must name it). Fewer records, a different last hash, records past the anchor, an emptied or
+/// deleted log all fail, naming what differs. With no anchor (`anchor` is `None`, or holds
+/// nothing for the session) only the chain and the head file are checked, and the report
+/// says so.
+pub fn verify_against(
+    path: &Path,
+    anchor: Option<&mut dyn ChainAnchor>,
+) -> Result<AnchoredReport, AuditError> {
+    let named = session_of(path);
+    let found = match (anchor, &named) {
+        (Some(a), Some(session)) => a
+            .load(session)
+            .map_err(|reason| AuditError::Anchor {
+                place: a.place(),
+                reason,
+            })?
+            .map(|found| (found, a.place())),
+        _ => None,
+    };
+    if !path.exists()
+        && let Some((found, place)) = &found
+    {
+        anchor::compare(None, found, place)?;
+    }
+    let checked = verify_full(path)?;
+    if let (Some(found), Some(named)) = (&checked.session, &named)
+        && found != named
+    {
+        return Err(AuditError::Tampered {
+            line: 1,
+            problem: format!(
+                "the file is named for session {named:?} but its records belong to {found:?} (another session's log put in its place? a copy must keep its name, <session>.jsonl)"
+            ),
+        });
+    }
+    let anchor = match &found {
+        Some((found, place)) => {
+            let end = ChainEnd {
+                records: checked.records,
+                last_hash: checked.last_hash.clone(),
+            };
+            Some((place.clone(), anchor::compare(Some(&end), found, place)?))
+        }
+        None => None,
+    };
+    Ok(AnchoredReport {
+        records: checked.records,
+        last_hash: checked.last_hash,
+        past_head: checked.past_head,
+        anchor,
+    })
+}
+
 /// Reads every record of the log as JSON, in file order, without checking the chain (call
 /// `verify` for that). Fails on a line that is not valid JSON. Floats in bodies are read with
 /// serde_json's default parser, which can be one ulp off; fine for display.
@@ -285,257 +461,6 @@ pub fn read_records(path: &Path) -> Result<Vec<Value>, AuditError> {
 pub fn canonical_json(value: &Value) -> Result<String, serde_json::Error> {
     // The same canonical form as frozen calls: one implementation, no sorted copy of the record.
     Ok(crate::approval::frozen::canonical_json(value))
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/// What a full verification learned, including the session for `open`.
-struct Checked {
-    records: u64,
-    last_hash: Option<String>,
-    session: Option<String>,
-}
-
-/// A raw line of the log, without its trailing newline.
-struct Line {
-    bytes: Vec<u8>,
-    terminated: bool,
-}
-
-fn verify_full(path: &Path) -> Result<Checked, AuditError> {
-    let mut records: u64 = 0;
-    let mut last_seq: Option<u64> = None;
-    let mut last_hash: Option<String> = None;
-    let mut session: Option<String> = None;
-
-    for_each_line(path, |line_no, line| {
-        let tampered = |problem: String| AuditError::Tampered {
-            line: line_no,
-            problem,
-        };
-        let value = parse_line(line_no, &line.bytes)?;
-        if !line.terminated {
-            return Err(tampered(
-                "last line has no trailing newline (partial write or edit)".to_owned(),
-            ));
-        }
-        let Value::Object(map) = &value else {
-            return Err(tampered("not a JSON object".to_owned()));
-        };
-        if let Some(extra) = map.keys().find(|k| !RECORD_FIELDS.contains(&k.as_str())) {
-            return Err(tampered(format!(
-                "unexpected field {extra:?} (record edited?)"
-            )));
-        }
-        let seq = field_u64(map, "seq").map_err(&tampered)?;
-        field_u64(map, "ts_ms").map_err(&tampered)?;
-        let rec_session = field_str(map, "session").map_err(&tampered)?;
-        field_str(map, "kind").map_err(&tampered)?;
-        if !map.contains_key("body") {
-            return Err(tampered("missing field \"body\"".to_owned()));
-        }
-        let prev = field_str(map, "prev").map_err(&tampered)?;
-        let hash = field_str(map, "hash").map_err(&tampered)?;
-
-        if hash.len() != 64 || !hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-            return Err(tampered(
-                "field \"hash\" is not 64 lowercase hex digits (record edited?)".to_owned(),
-            ));
-        }
-        match unhashed_text(&line.bytes, hash) {
-            None => {
-                return Err(tampered(
-                    "record is not laid out the way airlock writes it (edited or reformatted?)"
-                        .to_owned(),
-                ));
-            }
-            Some(text) if hash_hex(&text) != hash => {
-                return Err(tampered(
-                    "hash does not match its contents (record edited?)".to_owned(),
-                ));
-            }
-            Some(_) => {}
-        }
-
-        if seq != records {
-            return Err(tampered(match last_seq {
-                None => format!(
-                    "first record has seq {seq}, expected 0 (records removed from the start?)"
-                ),
-                Some(before) => {
-                    format!("seq {seq} follows seq {before} (record removed or reordered?)")
-                }
-            }));
-        }
-        let expected_prev = last_hash.as_deref().unwrap_or(GENESIS_PREV);
-        if prev != expected_prev {
-            return Err(tampered(if line_no == 1 {
-                "first record's prev is not 64 zeros (records removed from the start?)".to_owned()
-            } else {
-                format!(
-                    "prev does not match the hash of line {} (record removed, inserted or reordered?)",
-                    line_no - 1
-                )
-            }));
-        }
-        match &session {
-            None => session = Some(rec_session.to_owned()),
-            Some(first) if first != rec_session => {
-                return Err(tampered(format!(
-                    "session {rec_session:?} differs from {first:?} on line 1 (records from another log spliced in?)"
-                )));
-            }
-            Some(_) => {}
-        }
-
-        records += 1;
-        last_seq = Some(seq);
-        last_hash = Some(hash.to_owned());
-        Ok(())
-    })?;
-
-    check_head(path, records, last_seq, last_hash.as_deref())?;
-    Ok(Checked {
-        records,
-        last_hash,
-        session,
-    })
-}
-
-/// Compares the end of the log with the head file.
-fn check_head(
-    path: &Path,
-    records: u64,
-    last_seq: Option<u64>,
-    last_hash: Option<&str>,
-) -> Result<(), AuditError> {
-    let head_path = head_path_for(path);
-    let line = usize::try_from(records)
-        .unwrap_or(usize::MAX)
-        .saturating_add(1);
-    let tampered = |problem: String| AuditError::Tampered { line, problem };
-
-    let text = match fs::read(&head_path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if records == 0 {
-                return Ok(());
-            }
-            return Err(tampered(format!(
-                "cannot confirm the log is complete: head file {} is missing",
-                head_path.display()
-            )));
-        }
-        Err(source) => return Err(io_err(&head_path, source)),
-    };
-    let head: Head = serde_json::from_slice(&text).map_err(|e| {
-        tampered(format!(
-            "head file {} is not valid ({e}), so the log cannot be confirmed complete",
-            head_path.display()
-        ))
-    })?;
-
-    match (last_seq, head.seq) {
-        (None, None) => Ok(()),
-        (None, Some(want)) => Err(tampered(format!(
-            "log is empty but head file says seq {want} (log truncated?)"
-        ))),
-        (Some(got), None) => Err(tampered(format!(
-            "log ends at seq {got} but head file says the log is empty (head file replaced?)"
-        ))),
-        (Some(got), Some(want)) if got < want => Err(tampered(format!(
-            "log ends at seq {got} but head file says seq {want} (log truncated?)"
-        ))),
-        (Some(got), Some(want)) if got > want => Err(tampered(format!(
-            "log ends at seq {got} but head file says seq {want} (records appended outside airlock, or a crash before the head was updated?)"
-        ))),
-        (Some(got), Some(_)) => {
-            if head.hash.as_deref() == last_hash {
-                Ok(())
-            } else {
-                Err(tampered(format!(
-                    "last record (seq {got}) has a different hash than the head file records (last record replaced?)"
-                )))
-            }
-        }
-    }
-}
-
-/// Calls `f` with each line (1-based number, bytes without the newline) of the file.
-fn for_each_line(
-    path: &Path,
-    mut f: impl FnMut(usize, Line) -> Result<(), AuditError>,
-) -> Result<(), AuditError> {
-    let file = File::open(path).map_err(|source| io_err(path, source))?;
-    let mut reader = BufReader::new(file);
-    let mut line_no = 0usize;
-    loop {
-        let mut bytes = Vec::new();
-        let read = reader
-            .read_until(b'\n', &mut bytes)
-            .map_err(|source| io_err(path, source))?;
-        if read == 0 {
-            return Ok(());
-        }
-        line_no += 1;
-        let terminated = bytes.last() == Some(&b'\n');
-        if terminated {
-            bytes.pop();
-        }
-        f(line_no, Line { bytes, terminated })?;
-    }
-}
-
-fn parse_line(line_no: usize, bytes: &[u8]) -> Result<Value, AuditError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(AuditError::Tampered {
-            line: line_no,
-            problem: "empty line (log edited?)".to_owned(),
-        });
-    }
-    serde_json::from_slice(bytes).map_err(|e| AuditError::Tampered {
-        line: line_no,
-        problem: format!("not valid JSON (partial write or edit): {e}"),
-    })
-}
-
-fn field_u64(map: &Map<String, Value>, name: &str) -> Result<u64, String> {
-    match map.get(name) {
-        None => Err(format!("missing field {name:?}")),
-        Some(v) => v
-            .as_u64()
-            .ok_or_else(|| format!("field {name:?} is not an unsigned integer")),
-    }
-}
-
-fn field_str<'a>(map: &'a Map<String, Value>, name: &str) -> Result<&'a str, String> {
-    match map.get(name) {
-        None => Err(format!("missing field {name:?}")),
-        Some(v) => v
-            .as_str()
-            .ok_or_else(|| format!("field {name:?} is not a string")),
-    }
-}
-
-/// A copy of `value` with every object's keys inserted in sorted order, so it serialises
-/// sorted whether serde_json's map is a BTreeMap or (with `preserve_order`) an IndexMap.
-/// The line's text with its top-level `,"hash":"<hash>"` member cut out: exactly the canonical
-/// JSON that was hashed when the record was appended. The hash is checked against these bytes,
-/// not against a re-encoding of the parsed record, because serde_json's default float parsing
-/// can be one ulp off, so a re-encoded float might not match what was hashed. Hashing the
-/// bytes also means any change at all to a line (even whitespace) counts as an edit.
-///
-/// The member is found by its last occurrence: after the top-level `hash` come only the
-/// strings and integers of `kind`..`ts_ms`, and inside a JSON string a `"` is always escaped,
-/// so `,"hash":"` cannot occur there.
-fn unhashed_text(line: &[u8], hash: &str) -> Option<String> {
-    let text = std::str::from_utf8(line).ok()?;
-    let member = format!(",\"hash\":\"{hash}\"");
-    let at = text.rfind(&member)?;
-    let mut out = String::with_capacity(text.len() - member.len());
-    out.push_str(&text[..at]);
-    out.push_str(&text[at + member.len()..]);
-    Some(out)
 }
 
 fn write_head(head_path: &Path, head: &Head) -> Result<(), AuditError> {
@@ -590,8 +515,19 @@ fn head_path_for(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The first 16 hex digits of a hash, for messages.
+fn short_hash(hash: &str) -> String {
+    match hash.get(..16) {
+        Some(head) if hash.len() > 16 => format!("{head}…"),
+        _ => hash.to_owned(),
+    }
+}
+
 fn hash_hex(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
+    hex_of(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex_of(digest: &[u8]) -> String {
     let mut out = String::with_capacity(64);
     for byte in digest {
         // Writing to a String cannot fail.

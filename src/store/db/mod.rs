@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 
 use crate::approval::frozen::{FrozenCall, hex};
 
+mod anchors;
+pub use anchors::DbAnchor;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the state database {path}: {source}")]
@@ -70,6 +73,17 @@ const MIGRATIONS: &[&str] = &[
         reason TEXT NOT NULL
     );
     CREATE INDEX refusals_run ON refusals(run_id);",
+    // 4 (audit anchors, kept apart from the other tables): where each session's audit log
+    // ends, written by the audit writer around every append (see `anchors`), so a log cut,
+    // emptied or recomputed next to its head file no longer verifies.
+    "CREATE TABLE audit_anchors (
+        session TEXT PRIMARY KEY,
+        records INTEGER NOT NULL,
+        last_hash TEXT,
+        pending_records INTEGER,
+        pending_hash TEXT,
+        updated_ms INTEGER NOT NULL
+    );",
 ];
 
 pub struct Store {
