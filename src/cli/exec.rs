@@ -269,8 +269,17 @@ pub fn start_with(
     let approval_timeout = config.approval_timeout_secs;
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
     let policy = Arc::new(policy_of(&config, paths)?);
-    let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
     let runs = store::runs::runs_dir(&state);
+    // What the agent asked for and every byte its tools printed: for this user's eyes only.
+    for dir in [state.clone(), store::audit_dir(&state), runs.clone()] {
+        store::private_dir(&dir).with_context(|| {
+            format!(
+                "cannot make {} private to you (mode 0700); check its owner",
+                dir.display()
+            )
+        })?;
+    }
+    let audit = Arc::new(AuditLog::open(&store::audit_dir(&state), &session)?);
     let tools = Arc::new(ToolRegistry::new(
         workspace.clone(),
         home,
