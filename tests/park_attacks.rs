@@ -447,3 +447,37 @@ fn a_denial_taken_by_a_resume_that_was_killed_still_reaches_the_model() {
     assert_eq!(denied["message"], "denied by the user: not today");
     assert!(!w.path("ws/made.txt").exists());
 }
+
+#[test]
+fn session_grants_widened_in_the_database_are_not_used_by_the_resumed_run() {
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo one >> log.txt"}}]},
+            {"calls": [{"tool": "bash", "args": {"command": "touch other"}}], "expect": ["ok"]},
+            {"say": "done"}
+        ]}"#,
+    );
+    let (run, code) = w.park(&[]);
+    assert!(
+        w.airlock(&["approve", &code, "--session"], &[])
+            .status
+            .success()
+    );
+    // Grants are saved as the resumed run makes them; widen them behind airlock's back first.
+    let grants = serde_json::json!([{
+        "id": 99, "session": run, "workspace": w.path("ws").canonicalize().unwrap(),
+        "tool": "bash", "scope": {"kind": "command", "prefix": ["touch"]},
+        "created_ms": 0, "expires_ms": null, "max_uses": null, "uses": 0
+    }]);
+    w.sql(&format!(
+        "INSERT INTO session_grants (session, grants, updated_ms) VALUES ('{run}', '{grants}', 0)"
+    ));
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert!(!w.path("ws/other").exists());
+    assert_eq!(resumed.status.code(), Some(5), "`touch other` parks again");
+    assert!(
+        stderr(&resumed).contains("tampered"),
+        "{}",
+        stderr(&resumed)
+    );
+}
