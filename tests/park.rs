@@ -1,81 +1,12 @@
 //! Parking, deciding from another process, and resuming, with the real binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Command;
+
+use common::World;
 use serde_json::Value;
-
-struct World {
-    dir: tempfile::TempDir,
-}
-
-impl World {
-    fn new(scenario: &str) -> World {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["ws", "home", "state"] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        std::fs::write(dir.path().join("s.json"), scenario).unwrap();
-        std::fs::write(dir.path().join("ws/calc.py"), "return a - b\n").unwrap();
-        World { dir }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.dir.path().join(p)
-    }
-
-    fn airlock(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_airlock"))
-            .current_dir(self.dir.path())
-            .args(args)
-            .env("HOME", self.path("home"))
-            .env("AIRLOCK_HOME", self.path("state"))
-            .env("XDG_CONFIG_HOME", self.path("home/.config"))
-            .env_remove("AIRLOCK_PROVIDER")
-            .envs(env.iter().copied())
-            .output()
-            .unwrap()
-    }
-
-    /// Runs the scenario with `--approvals park`; returns (run id, code).
-    fn park(&self, env: &[(&str, &str)]) -> (String, String) {
-        let out = self.airlock(
-            &[
-                "exec",
-                "--scenario",
-                "s.json",
-                "--workspace",
-                "ws",
-                "--approvals",
-                "park",
-            ],
-            env,
-        );
-        assert_eq!(
-            out.status.code(),
-            Some(5),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let parked: Value = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .find(|e| e["event"] == "parked")
-            .expect("a parked event");
-        (
-            parked["run"].as_str().unwrap().into(),
-            parked["code"].as_str().unwrap().into(),
-        )
-    }
-
-    fn events(out: &Output) -> Vec<Value> {
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-}
 
 const TOUCH: &str = r#"{"name": "p", "prompt": "go", "steps": [
     {"calls": [{"tool": "bash", "args": {"command": "echo ran >> made.txt"}}]},

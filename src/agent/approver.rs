@@ -111,7 +111,7 @@ impl Approver for ChannelApprover {
                         let now = crate::approval::gate::now_ms();
                         return match store.decide(&code, &decision_json(&decision), now) {
                             Ok(_) => Ok(decision),
-                            Err(_) => match store.approval_by_code(&code).ok().flatten().and_then(|row| stored_decision(&row.state, row.decision.as_deref())) {
+                            Err(_) => match store.approval_by_code(&code).ok().flatten().filter(|row| row.signed).and_then(|row| stored_decision(&row.state, row.decision.as_deref())) {
                                 Some(remote) => {
                                     let _ = self.events.send(AgentEvent::Error {
                                         message: format!("{call_id} was already decided from another terminal; that answer stands"),
@@ -123,7 +123,9 @@ impl Approver for ChannelApprover {
                         };
                     }
                     _ = tokio::time::sleep(Duration::from_millis(300)) => {
-                        let row = store.approval_by_code(&code).ok().flatten();
+                        // Only an answer airlock signed counts: a row set to approved with
+                        // sqlite3 is not one.
+                        let row = store.approval_by_code(&code).ok().flatten().filter(|row| row.signed);
                         if let Some(decision) = row.and_then(|row| stored_decision(&row.state, row.decision.as_deref())) {
                             lock(&self.control.pending).remove(&call_id);
                             let _ = self.events.send(AgentEvent::ApprovalSettled {

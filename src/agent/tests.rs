@@ -554,6 +554,47 @@ async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_mod
     assert!(exists(&rig.workspace, "remote"));
 }
 
+#[tokio::test]
+async fn an_approval_set_to_approved_behind_airlocks_back_is_not_taken_as_an_answer() {
+    let mut rig = rig_with_remote(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch remote")]},
+            {"say": "ok", "expect": ["denied"]}
+        ]}),
+        Approvals::Driver,
+        true,
+    );
+    let db = rig._dir.path().join("state/airlock.db");
+    rig.submit();
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { .. } => {
+                let changed = rusqlite::Connection::open(&db)
+                    .unwrap()
+                    .execute(
+                        r#"UPDATE approvals SET state = 'approved', decision = '{"decision":"allow_once"}'"#,
+                        [],
+                    )
+                    .unwrap();
+                assert_eq!(changed, 1);
+                // Several polls of the database go by: none may take the forged answer.
+                tokio::time::sleep(Duration::from_millis(1000)).await;
+                rig.op(Op::Decide {
+                    call_id: "c1".into(),
+                    decision: Decision::Deny { reason: None },
+                });
+            }
+            AgentEvent::ApprovalSettled { .. } => panic!("a forged answer settled the request"),
+            AgentEvent::TurnFinished { outcome, .. } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(!exists(&rig.workspace, "remote"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shutdown_sent_right_behind_the_prompt_ends_the_session_before_anything_runs() {
     // The agent may see the ops before the turn has taken its first step: the interrupt must

@@ -1,4 +1,7 @@
-//! `airlock audit show [RUN]`: a session's decisions, readably.
+//! `airlock audit show [RUN]`: a session's decisions, readably. Every line holds text from a
+//! model (commands, tool names, arguments), a file name or the database (refusal reasons), so
+//! each is printed through `visible_line`: an escape sequence in a parked command cannot redraw
+//! the listing, and a bidi control cannot reorder it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,13 +10,18 @@ use anyhow::{Context, Result, bail};
 
 use crate::approval::audit;
 use crate::store::db::Store;
+use crate::visible::visible_line;
 
 /// The log of a run (session), or the newest log when none is named.
 pub fn log_path(dir: &Path, run: Option<&str>) -> Result<PathBuf> {
     if let Some(run) = run {
         let path = dir.join(format!("{run}.jsonl"));
         if !path.exists() {
-            bail!("no audit log for {run} in {}", dir.display());
+            bail!(
+                "no audit log for {} in {}",
+                visible_line(run),
+                visible_line(&dir.display().to_string())
+            );
         }
         return Ok(path);
     }
@@ -32,10 +40,10 @@ pub fn log_path(dir: &Path, run: Option<&str>) -> Result<PathBuf> {
 /// the state database, since they come from other processes: `db`, when there is one).
 pub fn run(dir: &Path, run: Option<&str>, db: Option<&Path>, out: &mut impl Write) -> Result<()> {
     let path = log_path(dir, run)?;
-    writeln!(out, "{}", path.display())?;
+    writeln!(out, "{}", visible_line(&path.display().to_string()))?;
     for record in audit::read_records(&path)? {
         if let Some(l) = audit::summary_line(&record) {
-            writeln!(out, "{l}")?;
+            writeln!(out, "{}", visible_line(&l))?;
         }
     }
     let Some(db) = db.filter(|p| p.exists()) else {
@@ -46,9 +54,9 @@ pub fn run(dir: &Path, run: Option<&str>, db: Option<&Path>, out: &mut impl Writ
         writeln!(
             out,
             "refused  {} {}: {}",
-            r.action,
-            r.call_id.as_deref().unwrap_or("-"),
-            r.reason
+            visible_line(&r.action),
+            visible_line(r.call_id.as_deref().unwrap_or("-")),
+            visible_line(&r.reason)
         )?;
     }
     Ok(())

@@ -266,15 +266,19 @@ pub fn start_with(
         };
         (Arc::new(ScriptedModel::new(scenario)), prompt)
     };
-    let rules = config.load_rules()?;
     let approval_timeout = config.approval_timeout_secs;
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
-    let policy = Arc::new(Policy::new(
-        config.mode.value,
-        rules,
-        paths,
-        ToolCatalog::builtin(),
-    ));
+    let policy = Arc::new(policy_of(&config, paths)?);
+    let runs = store::runs::runs_dir(&state);
+    // What the agent asked for and every byte its tools printed: for this user's eyes only.
+    for dir in [state.clone(), store::audit_dir(&state), runs.clone()] {
+        store::private_dir(&dir).with_context(|| {
+            format!(
+                "cannot make {} private to you (mode 0700); check its owner",
+                dir.display()
+            )
+        })?;
+    }
     // Every session's log is anchored in the state database as it grows, so `audit verify`
     // can tell a log cut or recomputed next to its head file.
     let anchor = crate::store::db::DbAnchor::open(&super::park::db_path())?;
@@ -283,7 +287,6 @@ pub fn start_with(
         &session,
         Box::new(anchor),
     )?);
-    let runs = store::runs::runs_dir(&state);
     let tools = Arc::new(ToolRegistry::new(
         workspace.clone(),
         home,
@@ -305,8 +308,16 @@ pub fn start_with(
     // Session grants live in the state database too, so a resumed run keeps them.
     let grants = Arc::new(GrantStore::new());
     let db_path = super::park::db_path();
+    let mut notices = notices;
     if let Ok(db) = crate::store::db::Store::open(&db_path) {
-        if let Ok(Some(saved)) = db.grants(&session) {
+        let saved = db.grants(&session).unwrap_or_else(|e| {
+            if headless.is_some() {
+                eprintln!("airlock: {e}");
+            }
+            notices.push(e.to_string());
+            None
+        });
+        if let Some(saved) = saved {
             let now = crate::approval::gate::now_ms();
             let saved: Vec<crate::approval::grants::Grant> =
                 serde_json::from_str(&saved).unwrap_or_default();
@@ -381,6 +392,30 @@ pub fn start_with(
         mode: config.mode.value,
         notices,
     })
+}
+
+/// The policy a session judges calls by: the mode and rules in force, on `paths`.
+fn policy_of(config: &crate::config::Resolved, paths: PathContext) -> Result<Policy> {
+    Ok(Policy::new(
+        config.mode.value,
+        config.load_rules()?,
+        paths,
+        ToolCatalog::builtin(),
+    ))
+}
+
+/// The policy a session of `args` on `workspace` would judge calls by now (config, rules and
+/// the filesystem read afresh), without starting anything: for judging a parked call again.
+pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy> {
+    let state = store::state_dir();
+    let config = resolve(workspace, &args.config, &ProcessEnv, &state)?;
+    let paths = PathContext::new(workspace, &store::home_dir(), &state).with_context(|| {
+        format!(
+            "the workspace {} does not exist or cannot be read",
+            workspace.display()
+        )
+    })?;
+    policy_of(&config, paths)
 }
 
 pub fn headless_approver(approvals: HeadlessApprovals) -> Arc<dyn Approver> {

@@ -1,11 +1,51 @@
-//! The state directory: where airlock keeps what must outlive a process (audit logs now; sessions,
-//! checkpoints and pending approvals later). `$AIRLOCK_HOME` wins; otherwise the XDG state
-//! directory (`$XDG_STATE_HOME/airlock`, by default `~/.local/state/airlock`).
+//! The state directory: where airlock keeps what must outlive a process (audit logs, run logs,
+//! the state database with checkpoints, pending approvals and grants, and the key that signs
+//! them). `$AIRLOCK_HOME` wins; otherwise the XDG state directory (`$XDG_STATE_HOME/airlock`, by
+//! default `~/.local/state/airlock`). Its directories are 0700 and its files 0600: nobody else
+//! on the machine reads a parked command or forges an approval.
 
 pub mod db;
+pub mod key;
 pub mod runs;
 
-use std::path::PathBuf;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Makes `dir` (and any missing parent) with mode 0700; an existing one of this user is
+/// tightened to 0700.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::other("it is not a directory"));
+    }
+    if meta.uid() == nix::unistd::geteuid().as_raw() && meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Makes `path` an existing regular file with mode 0600 (created empty if missing, never
+/// through a symlink); an existing one is tightened to 0600.
+pub fn private_file(path: &Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    if meta.mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
+}
 
 /// The state directory, from the environment. Not created here.
 pub fn state_dir() -> PathBuf {
@@ -44,6 +84,34 @@ pub fn audit_dir(state: &std::path::Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_directories_and_files_are_private_to_the_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("a/state");
+        private_dir(&state).unwrap();
+        assert_eq!(std::fs::metadata(&state).unwrap().mode() & 0o777, 0o700);
+        let loose = dir.path().join("loose");
+        std::fs::create_dir(&loose).unwrap();
+        std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&loose).unwrap();
+        assert_eq!(std::fs::metadata(&loose).unwrap().mode() & 0o777, 0o700);
+        let file = state.join("f");
+        std::fs::write(&file, "x").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        private_file(&file).unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    }
+
+    #[test]
+    fn a_state_file_that_is_a_symlink_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("db"), "").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("db"), dir.path().join("db")).unwrap();
+        assert!(private_file(&dir.path().join("db")).is_err());
+    }
 
     #[test]
     fn airlock_home_wins_then_xdg_state_then_the_default_under_home() {

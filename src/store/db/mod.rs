@@ -2,6 +2,11 @@
 //! with their one-time codes. Safe for several processes at once (the cockpit, a headless run,
 //! `airlock approve` from another terminal): every decision is one conditional UPDATE, never a
 //! read followed by a write.
+//!
+//! Every run, approval and grant list is signed with the state key (`super::key`) when written,
+//! and checked when read: rows come back with `signed`, and the callers that act on them (approve,
+//! deny, resume, the cockpit's remote answers) refuse what does not verify. The database, its
+//! WAL and SHM files and the key are 0600, the state directory 0700.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,7 +14,12 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use crate::approval::frozen::{FrozenCall, hex};
+use super::key::StateKey;
+use crate::approval::frozen::hex;
+
+mod approvals;
+
+pub use approvals::{ApprovalRow, code_hash, new_code};
 
 mod anchors;
 pub use anchors::DbAnchor;
@@ -25,6 +35,10 @@ pub enum StoreError {
     Refused(String),
     #[error("{0}")]
     Corrupt(String),
+    #[error("the state key {path}: {why}")]
+    Key { path: PathBuf, why: String },
+    #[error("{0}")]
+    Tampered(String),
 }
 
 /// Schema versions, applied in order; `PRAGMA user_version` says how far a database is.
@@ -84,11 +98,19 @@ const MIGRATIONS: &[&str] = &[
         pending_hash TEXT,
         updated_ms INTEGER NOT NULL
     );",
+    // 5: signatures (HMAC under the state key) on runs, approvals and grants; which process owns
+    // a running or resuming run ("pid:start time"); the run spec an approval was made for.
+    "ALTER TABLE runs ADD COLUMN mac TEXT;
+    ALTER TABLE runs ADD COLUMN owner TEXT;
+    ALTER TABLE approvals ADD COLUMN spec_hash TEXT;
+    ALTER TABLE approvals ADD COLUMN mac TEXT;
+    ALTER TABLE session_grants ADD COLUMN mac TEXT;",
 ];
 
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    key: StateKey,
 }
 
 /// A run as stored.
@@ -98,6 +120,18 @@ pub struct RunRow {
     pub workspace: PathBuf,
     pub state: String,
     pub checkpoint: Option<String>,
+    /// The process running or resuming it, as `pid:start time` (see `cli::park::owner`).
+    pub owner: Option<String>,
+    /// Its signature verifies: id, session, workspace and checkpoint are as airlock wrote them.
+    pub signed: bool,
+}
+
+/// The SHA-256 of a run's checkpoint as stored, which an approval made for it is bound to.
+pub fn spec_hash(checkpoint: Option<&str>) -> String {
+    match checkpoint {
+        Some(text) => hex(&Sha256::digest(text.as_bytes())),
+        None => "none".into(),
+    }
 }
 
 /// An answer or resume that was refused.
@@ -109,59 +143,29 @@ pub struct Refusal {
     pub reason: String,
 }
 
-/// A pending (or decided) approval as listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRow {
-    pub id: i64,
-    pub run_id: String,
-    pub session: String,
-    pub call_id: String,
-    pub tool: String,
-    pub digest: String,
-    pub frozen: FrozenCall,
-    /// What a person reads: risk, reasons, preview (JSON).
-    pub summary: String,
-    pub created_ms: u64,
-    pub expires_ms: u64,
-    pub state: String,
-    pub decision: Option<String>,
-}
-
-pub fn code_hash(code: &str) -> String {
-    let normal: String = code
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect::<String>()
-        .to_ascii_uppercase();
-    hex(&Sha256::digest(normal.as_bytes()))
-}
-
-/// A fresh one-time code, `XXXX-XXXX` from an alphabet without look-alikes.
-pub fn new_code() -> Result<String, StoreError> {
-    use std::io::Read;
-    const ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
-    let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| {
-            StoreError::Refused(format!("cannot read /dev/urandom for a one-time code: {e}"))
-        })?;
-    let chars: String = bytes
-        .iter()
-        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
-        .collect();
-    Ok(format!("{}-{}", &chars[..4], &chars[4..]))
-}
-
 impl Store {
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let sqlite = |source| StoreError::Sqlite {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let private = |what: &Path, e: std::io::Error| {
+            StoreError::Corrupt(format!(
+                "cannot make {} private to you: {e}; check its owner and permissions",
+                what.display()
+            ))
+        };
+        super::private_dir(dir).map_err(|e| private(dir, e))?;
+        // SQLite gives the WAL and SHM files the database file's permissions.
+        super::private_file(path).map_err(|e| private(path, e))?;
+        for suffix in ["-wal", "-shm"] {
+            let side = PathBuf::from(format!("{}{suffix}", path.display()));
+            if side.exists() {
+                super::private_file(&side).map_err(|e| private(&side, e))?;
+            }
         }
+        let key = StateKey::load_or_create(dir)?;
         let mut conn = Connection::open(path).map_err(sqlite)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -188,6 +192,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            key,
         })
     }
 
@@ -198,6 +203,18 @@ impl Store {
         }
     }
 
+    fn run_mac(
+        &self,
+        id: &str,
+        session: &str,
+        workspace: &str,
+        checkpoint: Option<&str>,
+    ) -> String {
+        self.key
+            .mac("run", &run_fields(id, session, workspace, checkpoint))
+    }
+
+    /// Stores a run in `state` with its checkpoint, signed; no process owns it.
     pub fn save_run(
         &self,
         id: &str,
@@ -207,59 +224,127 @@ impl Store {
         checkpoint: Option<&str>,
         now: u64,
     ) -> Result<(), StoreError> {
+        let workspace = workspace.display().to_string();
+        let mac = self.run_mac(id, session, &workspace, checkpoint);
         self.conn
             .execute(
-                "INSERT INTO runs (id, session, workspace, state, created_ms, updated_ms, checkpoint)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
-                 ON CONFLICT(id) DO UPDATE SET state = ?4, updated_ms = ?5, checkpoint = ?6",
-                params![id, session, workspace.display().to_string(), state, now as i64, checkpoint],
+                "INSERT INTO runs (id, session, workspace, state, created_ms, updated_ms, checkpoint, mac)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
+                 ON CONFLICT(id) DO UPDATE SET session = ?2, workspace = ?3, state = ?4,
+                    updated_ms = ?5, checkpoint = ?6, mac = ?7, owner = NULL",
+                params![id, session, workspace, state, now as i64, checkpoint, mac],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// Stores the latest checkpoint of a run that `owner` is running: a new run is `running`; a
+    /// run being resumed stays `resuming` (so a resume killed mid-turn is seen as one).
+    pub fn save_checkpoint(
+        &self,
+        id: &str,
+        session: &str,
+        workspace: &Path,
+        checkpoint: &str,
+        owner: &str,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let workspace = workspace.display().to_string();
+        let mac = self.run_mac(id, session, &workspace, Some(checkpoint));
+        self.conn
+            .execute(
+                "INSERT INTO runs (id, session, workspace, state, created_ms, updated_ms, checkpoint, mac, owner)
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(id) DO UPDATE SET session = ?2, workspace = ?3,
+                    state = CASE WHEN runs.state = 'resuming' THEN 'resuming' ELSE 'running' END,
+                    updated_ms = ?4, checkpoint = ?5, mac = ?6, owner = ?7",
+                params![id, session, workspace, now as i64, checkpoint, mac, owner],
             )
             .map(|_| ())
             .map_err(|e| self.sqlite(e))
     }
 
     pub fn run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
-        self.conn
+        let row = self
+            .conn
             .query_row(
-                "SELECT session, workspace, state, checkpoint FROM runs WHERE id = ?1",
+                "SELECT session, workspace, state, checkpoint, owner, mac FROM runs WHERE id = ?1",
                 params![id],
                 |r| {
-                    Ok(RunRow {
-                        session: r.get(0)?,
-                        workspace: PathBuf::from(r.get::<_, String>(1)?),
-                        state: r.get(2)?,
-                        checkpoint: r.get(3)?,
-                    })
+                    Ok((
+                        RunRow {
+                            session: r.get(0)?,
+                            workspace: PathBuf::from(r.get::<_, String>(1)?),
+                            state: r.get(2)?,
+                            checkpoint: r.get(3)?,
+                            owner: r.get(4)?,
+                            signed: false,
+                        },
+                        r.get::<_, Option<String>>(5)?,
+                    ))
                 },
             )
             .optional()
-            .map_err(|e| self.sqlite(e))
+            .map_err(|e| self.sqlite(e))?;
+        Ok(row.map(|(mut row, mac)| {
+            let workspace = row.workspace.display().to_string();
+            row.signed = self.key.verify(
+                "run",
+                &run_fields(id, &row.session, &workspace, row.checkpoint.as_deref()),
+                mac.as_deref(),
+            );
+            row
+        }))
     }
 
-    /// Sets a run's state whatever it was (the run's own process finishing it).
+    /// Sets a run's state whatever it was (the run's own process finishing it); nobody owns it
+    /// any more.
     pub fn set_run_state(&self, id: &str, state: &str, now: u64) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "UPDATE runs SET state = ?2, updated_ms = ?3 WHERE id = ?1",
+                "UPDATE runs SET state = ?2, updated_ms = ?3, owner = NULL WHERE id = ?1",
                 params![id, state, now as i64],
             )
             .map(|_| ())
             .map_err(|e| self.sqlite(e))
     }
 
-    /// Moves a run from one state to another, only if it is in the first: `false` if it was not.
+    /// Moves a run from one state to another, only if it is in the first, and gives it to
+    /// `owner`: `false` if it was not in `from`.
     pub fn transition_run(
         &self,
         id: &str,
         from: &str,
         to: &str,
+        owner: Option<&str>,
         now: u64,
     ) -> Result<bool, StoreError> {
         let n = self
             .conn
             .execute(
-                "UPDATE runs SET state = ?3, updated_ms = ?4 WHERE id = ?1 AND state = ?2",
-                params![id, from, to, now as i64],
+                "UPDATE runs SET state = ?3, updated_ms = ?4, owner = ?5 WHERE id = ?1 AND state = ?2",
+                params![id, from, to, now as i64, owner],
+            )
+            .map_err(|e| self.sqlite(e))?;
+        Ok(n == 1)
+    }
+
+    /// Takes a run in `state` over from `dead` (its owner, whose process is gone): only one
+    /// caller wins; `false` for the others, or if the run moved on meanwhile.
+    pub fn take_over(
+        &self,
+        id: &str,
+        state: &str,
+        dead: Option<&str>,
+        owner: &str,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET owner = ?4, updated_ms = ?5
+                 WHERE id = ?1 AND state = ?2 AND owner IS ?3",
+                params![id, state, dead, owner, now as i64],
             )
             .map_err(|e| self.sqlite(e))?;
         Ok(n == 1)
@@ -272,218 +357,59 @@ impl Store {
         grants_json: &str,
         now: u64,
     ) -> Result<(), StoreError> {
+        let mac = self
+            .key
+            .mac("grants", &[session.as_bytes(), grants_json.as_bytes()]);
         self.conn
             .execute(
-                "INSERT INTO session_grants (session, grants, updated_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(session) DO UPDATE SET grants = ?2, updated_ms = ?3",
-                params![session, grants_json, now as i64],
+                "INSERT INTO session_grants (session, grants, updated_ms, mac) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(session) DO UPDATE SET grants = ?2, updated_ms = ?3, mac = ?4",
+                params![session, grants_json, now as i64, mac],
             )
             .map(|_| ())
             .map_err(|e| self.sqlite(e))
     }
 
+    /// A session's stored grants; refused as tampered when their signature does not verify.
     pub fn grants(&self, session: &str) -> Result<Option<String>, StoreError> {
-        self.conn
+        let row: Option<(String, Option<String>)> = self
+            .conn
             .query_row(
-                "SELECT grants FROM session_grants WHERE session = ?1",
+                "SELECT grants, mac FROM session_grants WHERE session = ?1",
                 params![session],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
-            .map_err(|e| self.sqlite(e))
-    }
-
-    /// Records a pending approval; returns its one-time code (only its hash is stored).
-    #[allow(clippy::too_many_arguments)]
-    pub fn add_approval(
-        &self,
-        run_id: &str,
-        session: &str,
-        call_id: &str,
-        frozen: &FrozenCall,
-        summary: &str,
-        now: u64,
-        ttl_ms: u64,
-    ) -> Result<String, StoreError> {
-        let code = new_code()?;
-        let frozen_json =
-            serde_json::to_string(frozen).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        self.conn
-            .execute(
-                "INSERT INTO approvals (run_id, session, call_id, tool, digest, frozen, summary, code_hash, created_ms, expires_ms, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending')",
-                params![run_id, session, call_id, frozen.tool, frozen.digest, frozen_json, summary, code_hash(&code), now as i64, (now + ttl_ms) as i64],
-            )
             .map_err(|e| self.sqlite(e))?;
-        Ok(code)
-    }
-
-    fn row(r: &rusqlite::Row) -> rusqlite::Result<ApprovalRow> {
-        let frozen: String = r.get(6)?;
-        Ok(ApprovalRow {
-            id: r.get(0)?,
-            run_id: r.get(1)?,
-            session: r.get(2)?,
-            call_id: r.get(3)?,
-            tool: r.get(4)?,
-            digest: r.get(5)?,
-            frozen: serde_json::from_str(&frozen).unwrap_or(FrozenCall {
-                tool: String::new(),
-                canonical: frozen,
-                digest: String::new(),
-            }),
-            summary: r.get(7)?,
-            created_ms: r.get::<_, i64>(8)? as u64,
-            expires_ms: r.get::<_, i64>(9)? as u64,
-            state: r.get(10)?,
-            decision: r.get(11)?,
-        })
-    }
-
-    const COLUMNS: &'static str = "id, run_id, session, call_id, tool, digest, frozen, summary, created_ms, expires_ms, state, decision";
-
-    pub fn pending(&self, now: u64) -> Result<Vec<ApprovalRow>, StoreError> {
-        let sql = format!(
-            "SELECT {} FROM approvals WHERE state = 'pending' AND expires_ms > ?1 ORDER BY id",
-            Self::COLUMNS
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sqlite(e))?;
-        let rows = stmt
-            .query_map(params![now as i64], Self::row)
-            .map_err(|e| self.sqlite(e))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.sqlite(e))
-    }
-
-    pub fn approval_for_run(&self, run_id: &str) -> Result<Option<ApprovalRow>, StoreError> {
-        let sql = format!(
-            "SELECT {} FROM approvals WHERE run_id = ?1 ORDER BY id DESC LIMIT 1",
-            Self::COLUMNS
-        );
-        self.conn
-            .query_row(&sql, params![run_id], Self::row)
-            .optional()
-            .map_err(|e| self.sqlite(e))
-    }
-
-    pub fn approval_by_code(&self, code: &str) -> Result<Option<ApprovalRow>, StoreError> {
-        let sql = format!(
-            "SELECT {} FROM approvals WHERE code_hash = ?1",
-            Self::COLUMNS
-        );
-        self.conn
-            .query_row(&sql, params![code_hash(code)], Self::row)
-            .optional()
-            .map_err(|e| self.sqlite(e))
-    }
-
-    /// Decides a pending approval by its code, in one conditional UPDATE: only one caller can ever
-    /// win. A refusal says why (unknown, expired, already decided).
-    pub fn decide(&self, code: &str, decision: &str, now: u64) -> Result<ApprovalRow, StoreError> {
-        let state = if decision.contains("\"deny\"") {
-            "denied"
-        } else {
-            "approved"
+        let Some((grants, mac)) = row else {
+            return Ok(None);
         };
-        let n = self
-            .conn
-            .execute(
-                "UPDATE approvals SET state = ?2, decision = ?3, decided_ms = ?4
-                 WHERE code_hash = ?1 AND state = 'pending' AND expires_ms > ?4",
-                params![code_hash(code), state, decision, now as i64],
-            )
-            .map_err(|e| self.sqlite(e))?;
-        let row = self.approval_by_code(code)?;
-        let action = if state == "denied" { "deny" } else { "approve" };
-        let (row, why) = match (n, row) {
-            (1, Some(row)) => return Ok(row),
-            (_, None) => (
-                None,
-                "no approval has this code; check it and try again".to_string(),
-            ),
-            (_, Some(row)) if row.state == "pending" => {
-                let why = format!(
-                    "the approval for {} expired; nothing was decided",
-                    row.call_id
-                );
-                (Some(row), why)
-            }
-            (_, Some(row)) => {
-                let why = format!(
-                    "the approval for {} was already decided ({}); this answer changes nothing",
-                    row.call_id, row.state
-                );
-                (Some(row), why)
-            }
-        };
-        self.record_refusal(
-            row.as_ref().map(|r| r.run_id.as_str()),
-            row.as_ref().map(|r| r.call_id.as_str()),
-            action,
-            &why,
-            now,
-        )?;
-        Err(StoreError::Refused(why))
-    }
-
-    /// Puts an attempt that was refused on record.
-    pub fn record_refusal(
-        &self,
-        run_id: Option<&str>,
-        call_id: Option<&str>,
-        action: &str,
-        reason: &str,
-        now: u64,
-    ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO refusals (at_ms, run_id, call_id, action, reason)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![now as i64, run_id, call_id, action, reason],
-            )
-            .map(|_| ())
-            .map_err(|e| self.sqlite(e))
-    }
-
-    /// The refusals on record for a run, oldest first.
-    pub fn refusals(&self, run_id: &str) -> Result<Vec<Refusal>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT at_ms, call_id, action, reason FROM refusals WHERE run_id = ?1 ORDER BY id",
-            )
-            .map_err(|e| self.sqlite(e))?;
-        let rows = stmt
-            .query_map(params![run_id], |r| {
-                Ok(Refusal {
-                    at_ms: r.get::<_, i64>(0)? as u64,
-                    call_id: r.get(1)?,
-                    action: r.get(2)?,
-                    reason: r.get(3)?,
-                })
-            })
-            .map_err(|e| self.sqlite(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sqlite(e))
-    }
-
-    /// Takes a decided approval for execution, exactly once.
-    pub fn consume(&self, id: i64, now: u64) -> Result<(), StoreError> {
-        let n = self
-            .conn
-            .execute(
-                "UPDATE approvals SET state = state || '+consumed', decided_ms = COALESCE(decided_ms, ?2)
-                 WHERE id = ?1 AND state IN ('approved', 'denied')",
-                params![id, now as i64],
-            )
-            .map_err(|e| self.sqlite(e))?;
-        if n == 1 {
-            Ok(())
-        } else {
-            Err(StoreError::Refused(
-                "this approval was already used; nothing runs twice".into(),
-            ))
+        if !self.key.verify(
+            "grants",
+            &[session.as_bytes(), grants.as_bytes()],
+            mac.as_deref(),
+        ) {
+            return Err(StoreError::Tampered(format!(
+                "the stored session grants of {session} were changed outside airlock (tampered): their signature does not verify, so none of them is used"
+            )));
         }
+        Ok(Some(grants))
     }
+}
+
+fn run_fields<'a>(
+    id: &'a str,
+    session: &'a str,
+    workspace: &'a str,
+    checkpoint: Option<&'a str>,
+) -> [&'a [u8]; 5] {
+    [
+        id.as_bytes(),
+        session.as_bytes(),
+        workspace.as_bytes(),
+        if checkpoint.is_some() { b"1" } else { b"0" },
+        checkpoint.unwrap_or("").as_bytes(),
+    ]
 }
 
 #[cfg(test)]

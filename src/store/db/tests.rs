@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::approval::frozen::FrozenCall;
 
 fn frozen() -> FrozenCall {
     FrozenCall::freeze("bash", &json!({"command": "cargo test"}))
@@ -80,14 +81,15 @@ fn a_decided_approval_is_consumed_exactly_once() {
     let code = s
         .add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
         .unwrap();
+    let pending = s.approval_by_code(&code).unwrap().unwrap();
     assert!(
-        s.consume(1, 2).is_err(),
+        s.consume(&pending, 2).is_err(),
         "a pending approval cannot be consumed"
     );
     let row = s.decide(&code, r#"{"decision":"allow_once"}"#, 5).unwrap();
-    s.consume(row.id, 6).unwrap();
+    s.consume(&row, 6).unwrap();
     assert!(
-        s.consume(row.id, 7)
+        s.consume(&row, 7)
             .unwrap_err()
             .to_string()
             .contains("already used")
@@ -157,4 +159,249 @@ fn a_replayed_or_expired_answer_is_refused_and_put_on_record() {
     assert_eq!(refusals[1].call_id.as_deref(), Some("c2"));
     assert_eq!(refusals[1].action, "deny");
     assert!(refusals[1].reason.contains("expired"));
+}
+
+fn raw(dir: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(dir.join("state.db")).unwrap()
+}
+
+#[test]
+fn what_airlock_writes_verifies_and_stays_verified_through_decision_and_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_run(
+        "r1",
+        "s",
+        Path::new("/w"),
+        "parked",
+        Some("{\"spec\":1}"),
+        1,
+    )
+    .unwrap();
+    assert!(s.run("r1").unwrap().unwrap().signed);
+    let code = s
+        .add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
+        .unwrap();
+    let row = s.approval_by_code(&code).unwrap().unwrap();
+    assert!(row.signed);
+    assert_eq!(s.tampering(&row).unwrap(), None);
+    let row = s.decide(&code, r#"{"decision":"allow_once"}"#, 5).unwrap();
+    assert!(row.signed, "re-signed with its decision");
+    s.consume(&row, 6).unwrap();
+    let used = s.approval_by_code(&code).unwrap().unwrap();
+    assert!(used.signed && used.consumed());
+    assert_eq!(used.decided_state(), "approved");
+}
+
+#[test]
+fn every_kind_of_change_to_a_pending_approval_makes_approve_refuse_it_as_tampered() {
+    let changes = [
+        "UPDATE approvals SET frozen = replace(frozen, 'cargo test', 'rm -rf ~')",
+        "UPDATE approvals SET expires_ms = expires_ms + 100000000",
+        "UPDATE approvals SET summary = '{\"preview\":\"harmless\"}'",
+        "UPDATE approvals SET call_id = 'c9'",
+        "UPDATE approvals SET run_id = 'r2'",
+        "UPDATE approvals SET mac = NULL",
+        "UPDATE runs SET checkpoint = replace(checkpoint, 'park', 'dangerously-allow-all') WHERE id = 'r1'",
+    ];
+    for change in changes {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        for run in ["r1", "r2"] {
+            s.save_run(
+                run,
+                "s",
+                Path::new("/w"),
+                "parked",
+                Some(r#"{"approvals":"park"}"#),
+                1,
+            )
+            .unwrap();
+        }
+        let code = s
+            .add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
+            .unwrap();
+        assert_eq!(raw(dir.path()).execute(change, []).unwrap(), 1, "{change}");
+        let err = s
+            .decide(&code, r#"{"decision":"allow_once"}"#, 5)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tampered"), "{change}: {err}");
+        let row = s.approval_by_code(&code).unwrap().unwrap();
+        assert_eq!(row.state, "pending", "{change}: nothing was decided");
+    }
+}
+
+#[test]
+fn a_state_set_to_approved_behind_airlocks_back_does_not_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_run("r1", "s", Path::new("/w"), "parked", Some("{}"), 1)
+        .unwrap();
+    let code = s
+        .add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
+        .unwrap();
+    raw(dir.path())
+        .execute(
+            r#"UPDATE approvals SET state = 'approved', decision = '{"decision":"allow_once"}'"#,
+            [],
+        )
+        .unwrap();
+    let row = s.approval_by_code(&code).unwrap().unwrap();
+    assert!(!row.signed);
+    assert!(s.tampering(&row).unwrap().unwrap().contains("tampered"));
+}
+
+#[test]
+fn an_approval_copied_with_its_signature_onto_another_run_does_not_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    for run in ["r1", "r2"] {
+        s.save_run(run, "s", Path::new("/w"), "parked", Some("{}"), 1)
+            .unwrap();
+    }
+    s.add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
+        .unwrap();
+    raw(dir.path())
+        .execute(
+            "INSERT INTO approvals (run_id, session, call_id, tool, digest, frozen, summary, code_hash, created_ms, expires_ms, state, spec_hash, mac)
+             SELECT 'r2', session, call_id, tool, digest, frozen, summary, 'other', created_ms, expires_ms, state, spec_hash, mac FROM approvals",
+            [],
+        )
+        .unwrap();
+    assert!(!s.approval_for_run("r2").unwrap().unwrap().signed);
+}
+
+#[test]
+fn a_run_checkpoint_changed_behind_airlocks_back_does_not_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_run(
+        "r1",
+        "s",
+        Path::new("/w"),
+        "parked",
+        Some(r#"{"approvals":"park"}"#),
+        1,
+    )
+    .unwrap();
+    raw(dir.path())
+        .execute(
+            "UPDATE runs SET checkpoint = '{\"approvals\":\"dangerously-allow-all\"}'",
+            [],
+        )
+        .unwrap();
+    assert!(!s.run("r1").unwrap().unwrap().signed);
+    raw(dir.path())
+        .execute(
+            "UPDATE runs SET checkpoint = '{\"approvals\":\"park\"}', workspace = '/'",
+            [],
+        )
+        .unwrap();
+    assert!(
+        !s.run("r1").unwrap().unwrap().signed,
+        "the workspace is signed too"
+    );
+}
+
+#[test]
+fn grants_added_behind_airlocks_back_are_refused_as_tampered() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_grants("s", "[]", 1).unwrap();
+    assert_eq!(s.grants("s").unwrap().as_deref(), Some("[]"));
+    raw(dir.path())
+        .execute(
+            r#"UPDATE session_grants SET grants = '[{"scope":{"kind":"directory","path":"/"}}]'"#,
+            [],
+        )
+        .unwrap();
+    let err = s.grants("s").unwrap_err().to_string();
+    assert!(err.contains("tampered"), "{err}");
+    assert_eq!(s.grants("nobody").unwrap(), None);
+}
+
+#[test]
+fn a_consumed_approval_given_back_can_be_consumed_once_more_and_only_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_run("r1", "s", Path::new("/w"), "parked", Some("{}"), 1)
+        .unwrap();
+    let code = s
+        .add_approval("r1", "s", "c1", &frozen(), "{}", 1, 1000)
+        .unwrap();
+    let row = s.decide(&code, r#"{"decision":"allow_once"}"#, 5).unwrap();
+    s.consume(&row, 6).unwrap();
+    assert!(s.unconsume(&row).unwrap());
+    assert!(!s.unconsume(&row).unwrap(), "nothing to give back twice");
+    let back = s.approval_by_code(&code).unwrap().unwrap();
+    assert!(back.signed && !back.consumed());
+    s.consume(&back, 7).unwrap();
+    assert!(s.consume(&back, 8).is_err());
+}
+
+#[test]
+fn a_checkpoint_saved_while_resuming_keeps_the_run_resuming_and_names_its_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_checkpoint("r1", "s", Path::new("/w"), "{}", "1:1", 1)
+        .unwrap();
+    let run = s.run("r1").unwrap().unwrap();
+    assert_eq!(
+        (run.state.as_str(), run.owner.as_deref()),
+        ("running", Some("1:1"))
+    );
+    assert!(run.signed);
+    assert!(
+        s.transition_run("r1", "running", "resuming", Some("2:2"), 2)
+            .unwrap()
+    );
+    s.save_checkpoint("r1", "s", Path::new("/w"), "{}", "2:2", 3)
+        .unwrap();
+    assert_eq!(s.run("r1").unwrap().unwrap().state, "resuming");
+}
+
+#[test]
+fn of_two_processes_taking_over_a_dead_owners_run_only_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    s.save_checkpoint("r1", "s", Path::new("/w"), "{}", "dead:1", 1)
+        .unwrap();
+    assert!(
+        s.take_over("r1", "running", Some("dead:1"), "a:1", 2)
+            .unwrap()
+    );
+    assert!(
+        !s.take_over("r1", "running", Some("dead:1"), "b:1", 2)
+            .unwrap()
+    );
+    assert_eq!(s.run("r1").unwrap().unwrap().owner.as_deref(), Some("a:1"));
+}
+
+#[test]
+fn the_database_its_wal_and_shm_and_the_key_are_private_to_the_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = Store::open(&state.join("airlock.db")).unwrap();
+    s.save_run("r1", "s", Path::new("/w"), "parked", None, 1)
+        .unwrap();
+    let mode = |name: &str| {
+        std::fs::metadata(state.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("."), 0o700);
+    for file in [
+        "airlock.db",
+        "airlock.db-wal",
+        "airlock.db-shm",
+        "airlock.key",
+    ] {
+        assert_eq!(mode(file), 0o600, "{file}");
+    }
 }

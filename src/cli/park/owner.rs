@@ -1,0 +1,66 @@
+//! Which process owns a running or resuming run: `pid:start time` (the start time in clock ticks
+//! since boot, from `/proc/PID/stat`), so a pid reused by another process is not taken for the
+//! owner still being alive.
+
+/// This process, as an owner.
+pub fn me() -> String {
+    let pid = std::process::id();
+    format!("{pid}:{}", start_time(pid).unwrap_or_default())
+}
+
+/// The start time of process `pid`, or `None` if there is no such living process.
+fn start_time(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold anything; fields after it are
+    // space-separated: the state (field 3) first, the start time (field 22) twentieth.
+    let rest = stat.rsplit_once(')')?.1;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    if state.starts_with('Z') || state.starts_with('X') {
+        return None;
+    }
+    fields.nth(18).map(str::to_string)
+}
+
+/// Whether the process named by `owner` still runs. A run without an owner has none alive.
+pub fn alive(owner: Option<&str>) -> bool {
+    let Some((pid, start)) = owner.and_then(|o| o.split_once(':')) else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    start_time(pid).is_some_and(|now| start.is_empty() || now == start)
+}
+
+/// The pid part of an owner, for messages.
+pub fn pid(owner: Option<&str>) -> &str {
+    owner.and_then(|o| o.split(':').next()).unwrap_or("unknown")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_alive_and_a_reused_pid_or_a_dead_one_is_not() {
+        let me = me();
+        assert!(alive(Some(&me)));
+        let pid = std::process::id();
+        assert!(
+            !alive(Some(&format!("{pid}:1"))),
+            "same pid, other start time"
+        );
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let owner = format!("{}:{}", child.id(), start_time(child.id()).unwrap());
+        assert!(alive(Some(&owner)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!alive(Some(&owner)), "killed and reaped");
+        assert!(!alive(None));
+        assert!(!alive(Some("garbage")));
+    }
+}

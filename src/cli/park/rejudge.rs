@@ -1,0 +1,186 @@
+//! Judging a parked call again at resume. A human approved the call as it stood when it parked;
+//! by the time it resumes, the filesystem may have changed under it (a directory swapped for a
+//! symlink that leads out of the workspace), or the rules and mode may have. So the frozen call is
+//! assessed again against the world as it is now, and refused if the verdict got stricter.
+//!
+//! "Stricter" is: a higher ruling (allow < ask < deny), or any ask or deny reason (by its code)
+//! that the parked verdict did not have at least as strongly: the human never saw it. A verdict
+//! that got milder runs: what was approved is still what runs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::approval::verdict::Verdict;
+
+/// A verdict as stored in the signed checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParkedVerdict {
+    /// `allow`, `ask` or `deny`.
+    pub ruling: String,
+    pub reasons: Vec<ParkedReason>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParkedReason {
+    pub ruling: String,
+    /// The reason's stable name (`writes_outside_workspace`, ...).
+    pub code: String,
+    pub message: String,
+}
+
+/// The name serde gives a value (`"ask"`, `"writes_workspace"`).
+fn name_of(value: impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "unknown".into(),
+    }
+}
+
+/// allow 0, ask 1, deny 2; anything else is taken as the strictest.
+fn rank(ruling: &str) -> u8 {
+    match ruling {
+        "allow" => 0,
+        "ask" => 1,
+        _ => 2,
+    }
+}
+
+impl ParkedVerdict {
+    pub fn of(verdict: &Verdict) -> ParkedVerdict {
+        ParkedVerdict {
+            ruling: name_of(verdict.ruling),
+            reasons: verdict
+                .reasons
+                .iter()
+                .map(|r| ParkedReason {
+                    ruling: name_of(r.ruling),
+                    code: name_of(r.code),
+                    message: r.message.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Why `now` is stricter than `parked`, if it is: one sentence with the reasons that are new.
+pub fn stricter(parked: &ParkedVerdict, now: &ParkedVerdict) -> Option<String> {
+    let new: Vec<&ParkedReason> = now
+        .reasons
+        .iter()
+        .filter(|r| rank(&r.ruling) >= 1)
+        .filter(|r| {
+            !parked
+                .reasons
+                .iter()
+                .any(|p| p.code == r.code && rank(&p.ruling) >= rank(&r.ruling))
+        })
+        .collect();
+    let listed = |reasons: &[&ParkedReason]| {
+        reasons
+            .iter()
+            .map(|r| format!("{}: {}", r.ruling, r.message))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if rank(&now.ruling) > rank(&parked.ruling) {
+        let deciding: Vec<&ParkedReason> = now
+            .reasons
+            .iter()
+            .filter(|r| r.ruling == now.ruling)
+            .collect();
+        return Some(format!(
+            "it would now be {} ({}), where it was {} when it was approved",
+            now.ruling,
+            listed(&deciding),
+            parked.ruling
+        ));
+    }
+    (!new.is_empty()).then(|| {
+        format!(
+            "it now has reasons it did not have when it was approved ({})",
+            listed(&new)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(ruling: &str, reasons: &[(&str, &str)]) -> ParkedVerdict {
+        ParkedVerdict {
+            ruling: ruling.into(),
+            reasons: reasons
+                .iter()
+                .map(|(r, c)| ParkedReason {
+                    ruling: (*r).into(),
+                    code: (*c).into(),
+                    message: format!("{c} here"),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn ask_turned_deny_is_stricter_and_says_the_deny_reason() {
+        let parked = verdict("ask", &[("ask", "writes_workspace")]);
+        let now = verdict("deny", &[("deny", "writes_outside_workspace")]);
+        let why = stricter(&parked, &now).unwrap();
+        assert!(
+            why.contains("deny (deny: writes_outside_workspace here)"),
+            "{why}"
+        );
+        assert!(why.contains("where it was ask"), "{why}");
+    }
+
+    #[test]
+    fn the_same_verdict_or_a_milder_one_is_not_stricter() {
+        let parked = verdict("ask", &[("ask", "writes_workspace"), ("ask", "runs_code")]);
+        assert_eq!(stricter(&parked, &parked), None);
+        assert_eq!(
+            stricter(&parked, &verdict("ask", &[("ask", "runs_code")])),
+            None
+        );
+        assert_eq!(
+            stricter(&parked, &verdict("allow", &[("allow", "rule_allow")])),
+            None
+        );
+    }
+
+    #[test]
+    fn a_new_ask_reason_the_human_never_saw_is_stricter_at_the_same_ruling() {
+        let parked = verdict("ask", &[("ask", "writes_workspace")]);
+        let now = verdict(
+            "ask",
+            &[
+                ("ask", "writes_workspace"),
+                ("ask", "writes_sensitive_file"),
+            ],
+        );
+        let why = stricter(&parked, &now).unwrap();
+        assert!(why.contains("writes_sensitive_file here"), "{why}");
+        assert!(!why.contains("writes_workspace here"), "{why}");
+    }
+
+    #[test]
+    fn a_reason_that_went_from_ask_to_deny_is_stricter_even_if_the_code_is_the_same() {
+        let parked = verdict(
+            "deny",
+            &[("deny", "credential_material"), ("ask", "network")],
+        );
+        let now = verdict(
+            "deny",
+            &[("deny", "credential_material"), ("deny", "network")],
+        );
+        assert!(
+            stricter(&parked, &now)
+                .unwrap()
+                .contains("deny: network here")
+        );
+    }
+
+    #[test]
+    fn an_unknown_ruling_counts_as_the_strictest() {
+        let parked = verdict("ask", &[]);
+        assert!(stricter(&parked, &verdict("weird", &[])).is_some());
+    }
+}
