@@ -1,6 +1,7 @@
 //! The file tools: read, list, search, write, edit. Paths are taken as the policy judged them:
 //! relative to the workspace, `~` as the home directory, no other expansion.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -29,18 +30,53 @@ pub const MAX_READ_BYTES: usize = 256 * 1024;
 pub fn read_file(workspace: &Path, home: &Path, args: &Value) -> Result<ToolOutcome, ToolError> {
     let raw = string(args, "path", "read_file")?;
     let path = resolve(workspace, home, raw);
-    let bytes =
-        std::fs::read(&path).map_err(|e| ToolError::Io(format!("cannot read {raw}: {e}")))?;
+    let (file, size) = open_regular(&path, raw)?;
+    let mut bytes = Vec::with_capacity(size.min(MAX_READ_BYTES as u64) as usize);
+    // Read no more than is shown: a file that grows while it is read cannot grow the read.
+    file.take(MAX_READ_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::Io(format!("cannot read {raw}: {e}")))?;
     let shown = &bytes[..bytes.len().min(MAX_READ_BYTES)];
     let mut text = String::from_utf8_lossy(shown).into_owned();
     if bytes.len() > MAX_READ_BYTES {
+        let total = size.max(bytes.len() as u64);
         text.push_str(&format!(
             "\n… {} more bytes not shown (file is {} bytes)\n",
-            bytes.len() - MAX_READ_BYTES,
-            bytes.len()
+            total - MAX_READ_BYTES as u64,
+            total
         ));
     }
     Ok(ToolOutcome::text(text))
+}
+
+/// Largest file `edit_file` reads to change.
+pub const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Opens a file only if it is a regular file. A terminal, FIFO, socket or device would block the
+/// tool (a FIFO waits for a writer, `/dev/tty` swallows the cockpit's keys) or never end
+/// (`/dev/zero`), so they are refused before anything is read; `O_NONBLOCK` keeps the open itself
+/// from waiting on a FIFO.
+fn open_regular(path: &Path, raw: &str) -> Result<(std::fs::File, u64), ToolError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|e| ToolError::Io(format!("cannot read {raw}: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::Io(format!("cannot read {raw}: {e}")))?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory (use list_dir)"
+        } else {
+            "not a regular file (a terminal, FIFO, socket or device)"
+        };
+        return Err(ToolError::Failed(format!(
+            "{raw} is {kind}: the file tools read and change regular files only"
+        )));
+    }
+    Ok((file, meta.len()))
 }
 
 pub fn list_dir(workspace: &Path, home: &Path, args: &Value) -> Result<ToolOutcome, ToolError> {
@@ -182,7 +218,15 @@ pub fn edit_file(workspace: &Path, home: &Path, args: &Value) -> Result<ToolOutc
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let path = resolve(workspace, home, raw);
-    let current = std::fs::read_to_string(&path)
+    let (file, size) = open_regular(&path, raw)?;
+    if size > MAX_EDIT_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{raw} is {size} bytes; edit_file changes files up to {MAX_EDIT_BYTES} bytes (use bash with a streaming tool such as sed for bigger ones)"
+        )));
+    }
+    let mut current = String::new();
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_string(&mut current)
         .map_err(|e| ToolError::Io(format!("cannot read {raw}: {e}")))?;
     let updated = apply_edit(&current, old, new, replace_all)
         .map_err(|why| ToolError::Failed(format!("{raw}: {why}")))?;
@@ -246,5 +290,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.content, "a.rs:2: fn needle() {}\n");
+    }
+
+    #[test]
+    fn read_file_refuses_a_fifo_a_device_and_a_directory_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for raw in ["pipe", "/dev/zero", "/dev/null", "."] {
+            let err = read_file(dir.path(), dir.path(), &serde_json::json!({"path": raw}))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("regular files only"), "{raw}: {err}");
+        }
+    }
+
+    #[test]
+    fn edit_file_refuses_a_fifo_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        nix::unistd::mkfifo(&dir.path().join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let args = serde_json::json!({"path": "pipe", "old": "a", "new": "b"});
+        let err = edit_file(dir.path(), dir.path(), &args)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn read_file_reads_only_what_it_shows_of_a_big_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big"), vec![b'x'; MAX_READ_BYTES + 10]).unwrap();
+        let out = read_file(dir.path(), dir.path(), &serde_json::json!({"path": "big"})).unwrap();
+        assert!(out.content.ends_with(&format!(
+            "… 10 more bytes not shown (file is {} bytes)\n",
+            MAX_READ_BYTES + 10
+        )));
     }
 }
