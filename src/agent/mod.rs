@@ -477,14 +477,13 @@ impl Agent {
         let mut results = checkpoint.results.clone();
         for &index in &checkpoint.started {
             if let (Some(slot), Some(call)) = (results.get_mut(index), checkpoint.calls.get(index))
+                && slot.is_none()
             {
-                if slot.is_none() {
-                    *slot = Some(tool_message(
+                *slot = Some(tool_message(
                         call,
                         CallResult::Failed,
                         "interrupted: the process running this call was stopped; its result is unknown, and it was not run again".into(),
                     ));
-                }
             }
         }
         let cancel = CancellationToken::new();

@@ -432,17 +432,18 @@ async fn cancelling_one_tool_kills_its_process_group_and_leaves_the_others_runni
     let mut events = Vec::new();
     loop {
         let event = rig.next().await;
-        if let AgentEvent::ToolOutput { call_id, text, .. } = &event {
-            if call_id == "c1" && text.contains("started") {
-                rig.op(Op::CancelTool {
-                    call_id: "c1".into(),
-                });
-            }
+        if let AgentEvent::ToolOutput { call_id, text, .. } = &event
+            && call_id == "c1"
+            && text.contains("started")
+        {
+            rig.op(Op::CancelTool {
+                call_id: "c1".into(),
+            });
         }
-        if let AgentEvent::ToolFinished { call_id, .. } = &event {
-            if call_id == "c1" {
-                std::fs::write(rig.workspace.join("go"), "").unwrap();
-            }
+        if let AgentEvent::ToolFinished { call_id, .. } = &event
+            && call_id == "c1"
+        {
+            std::fs::write(rig.workspace.join("go"), "").unwrap();
         }
         let done = matches!(event, AgentEvent::TurnFinished { .. });
         events.push(event);

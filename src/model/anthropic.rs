@@ -48,11 +48,11 @@ impl MessageStream {
                 let block = &event["content_block"];
                 let b = match block.get("type").and_then(Value::as_str) {
                     Some("text") => {
-                        if let Some(t) = block.get("text").and_then(Value::as_str) {
-                            if !t.is_empty() {
-                                self.text.push_str(t);
-                                let _ = deltas.send(t.to_string());
-                            }
+                        if let Some(t) = block.get("text").and_then(Value::as_str)
+                            && !t.is_empty()
+                        {
+                            self.text.push_str(t);
+                            let _ = deltas.send(t.to_string());
                         }
                         Block::Text
                     }

@@ -55,11 +55,11 @@ impl ChatStream {
             return Ok(()); // usage-only chunks, keep-alives
         };
         let delta = &choice["delta"];
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            if !text.is_empty() {
-                self.text.push_str(text);
-                let _ = deltas.send(text.to_string());
-            }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.text.push_str(text);
+            let _ = deltas.send(text.to_string());
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {

@@ -195,10 +195,10 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     };
     let mut content = format!("{headline}\n");
     content.push_str(&output.render());
-    if output.omitted_lines() > 0 {
-        if let Some(path) = &spec.log {
-            content.push_str(&format!("(full output: {})\n", path.display()));
-        }
+    if output.omitted_lines() > 0
+        && let Some(path) = &spec.log
+    {
+        content.push_str(&format!("(full output: {})\n", path.display()));
     }
     Ok(ToolOutcome {
         status,

@@ -256,26 +256,24 @@ impl Gate {
         if allow {
             // Allowed for the session: the same scopes the modal would have offered.
             let mut granted = Vec::new();
-            if session_grant {
-                if let Ok(args) = frozen.verified_args() {
-                    let verdict = self.policy.assess(&frozen.tool, &args).verdict;
-                    let now = (self.clock)();
-                    for scope in verdict.session_scopes().unwrap_or_default() {
-                        let grant = self.grants.add(
-                            NewGrant {
-                                session: self.config.session.clone(),
-                                workspace: self.workspace(),
-                                tool: frozen.tool.clone(),
-                                scope,
-                                ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
-                                max_uses: None,
-                            },
-                            now,
-                        );
-                        granted.push(grant.id);
-                    }
-                    self.log_grants();
+            if session_grant && let Ok(args) = frozen.verified_args() {
+                let verdict = self.policy.assess(&frozen.tool, &args).verdict;
+                let now = (self.clock)();
+                for scope in verdict.session_scopes().unwrap_or_default() {
+                    let grant = self.grants.add(
+                        NewGrant {
+                            session: self.config.session.clone(),
+                            workspace: self.workspace(),
+                            tool: frozen.tool.clone(),
+                            scope,
+                            ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
+                            max_uses: None,
+                        },
+                        now,
+                    );
+                    granted.push(grant.id);
                 }
+                self.log_grants();
             }
             let decision = if session_grant {
                 "allow_session"
@@ -374,13 +372,12 @@ impl Gate {
         // A call that could not be granted for the session cannot be covered by a grant either:
         // `sudo cargo test` runs the same argv as `cargo test`, but it is not the same request.
         let grantable = verdict.no_session_grant.is_none();
-        if let Some(subjects) = verdict.asking_subjects().filter(|_| grantable) {
-            if let Some(ids) =
+        if let Some(subjects) = verdict.asking_subjects().filter(|_| grantable)
+            && let Some(ids) =
                 self.grants
                     .cover(&self.config.session, &workspace, &call.tool, &subjects, now)
-            {
-                return self.approve(&call, frozen, DecisionSource::Grant, json!({"grants": ids}));
-            }
+        {
+            return self.approve(&call, frozen, DecisionSource::Grant, json!({"grants": ids}));
         }
         let session_scopes = verdict.session_scopes();
         let directory_scope = match (&session_scopes, verdict.parts.as_slice()) {

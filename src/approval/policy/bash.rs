@@ -283,13 +283,13 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             continue;
         }
         let target = judge::target(ctx, &redirect.cwd, &redirect.target);
-        if let Target::Paths(paths) = &target {
-            if paths.iter().all(|p| {
+        if let Target::Paths(paths) = &target
+            && paths.iter().all(|p| {
                 p.location == crate::approval::paths::Location::Device
                     && !p.sensitivity.contains(&Sensitivity::DiskDevice)
-            }) {
-                continue;
-            }
+            })
+        {
+            continue;
         }
         let (subject, scope) = match &target {
             Target::Paths(paths) if paths.len() == 1 && access == Access::Write => (

@@ -326,18 +326,19 @@ impl Policy {
                     Action::Allow => {}
                 }
             }
-            if part.ruling == Ruling::Ask && !asked {
-                if let Some(rule) = matching.iter().find(|r| r.action == Action::Allow) {
-                    part.ruling = Ruling::Allow;
-                    for r in reasons
-                        .iter_mut()
-                        .filter(|r| r.part == Some(index) && r.ruling == Ruling::Ask)
-                    {
-                        r.ruling = Ruling::Allow;
-                        r.message = format!("{} (allowed by the rule `{}`)", r.message, rule.name);
-                    }
-                    reasons.push(rule_reason(Ruling::Allow, ReasonCode::RuleAllow, rule));
+            if part.ruling == Ruling::Ask
+                && !asked
+                && let Some(rule) = matching.iter().find(|r| r.action == Action::Allow)
+            {
+                part.ruling = Ruling::Allow;
+                for r in reasons
+                    .iter_mut()
+                    .filter(|r| r.part == Some(index) && r.ruling == Ruling::Ask)
+                {
+                    r.ruling = Ruling::Allow;
+                    r.message = format!("{} (allowed by the rule `{}`)", r.message, rule.name);
                 }
+                reasons.push(rule_reason(Ruling::Allow, ReasonCode::RuleAllow, rule));
             }
         }
     }

@@ -98,10 +98,10 @@ impl<'a> Args<'a> {
                 if long.iter().any(|l| long_matches(name, l)) {
                     return true;
                 }
-            } else if let Some(cluster) = s.strip_prefix('-') {
-                if cluster.chars().any(|c| short.contains(&c)) {
-                    return true;
-                }
+            } else if let Some(cluster) = s.strip_prefix('-')
+                && cluster.chars().any(|c| short.contains(&c))
+            {
+                return true;
             }
         }
         false
@@ -147,25 +147,25 @@ impl<'a> Args<'a> {
                         }
                     }
                     None => {
-                        if long.iter().any(|l| long_matches(name, l)) {
-                            if let Some(v) = self.words.get(i + 1) {
-                                out.push(v.clone());
-                                i += 1;
-                            }
-                        }
-                    }
-                }
-            } else if let Some(cluster) = s.strip_prefix('-').filter(|c| !c.is_empty()) {
-                if let Some(at) = cluster.char_indices().find(|(_, c)| letters.contains(c)) {
-                    let rest = &cluster[at.0 + at.1.len_utf8()..];
-                    if rest.is_empty() {
-                        if let Some(v) = self.words.get(i + 1) {
+                        if long.iter().any(|l| long_matches(name, l))
+                            && let Some(v) = self.words.get(i + 1)
+                        {
                             out.push(v.clone());
                             i += 1;
                         }
-                    } else {
-                        out.push(Word::lit(rest));
                     }
+                }
+            } else if let Some(cluster) = s.strip_prefix('-').filter(|c| !c.is_empty())
+                && let Some(at) = cluster.char_indices().find(|(_, c)| letters.contains(c))
+            {
+                let rest = &cluster[at.0 + at.1.len_utf8()..];
+                if rest.is_empty() {
+                    if let Some(v) = self.words.get(i + 1) {
+                        out.push(v.clone());
+                        i += 1;
+                    }
+                } else {
+                    out.push(Word::lit(rest));
                 }
             }
             i += 1;

@@ -438,10 +438,10 @@ pub(super) fn jq(args: &Args) -> Vec<Effect> {
         let s = lit(&words[i]);
         match s {
             Some(o) if value_opts_2.contains(&o) => {
-                if matches!(o, "--slurpfile" | "--rawfile") {
-                    if let Some(f) = words.get(i + 2) {
-                        files.push(f.clone());
-                    }
+                if matches!(o, "--slurpfile" | "--rawfile")
+                    && let Some(f) = words.get(i + 2)
+                {
+                    files.push(f.clone());
                 }
                 i += 3;
                 continue;

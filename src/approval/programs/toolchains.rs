@@ -260,10 +260,10 @@ pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
             for v in args.values_of(&[], &["data-urlencode"]) {
                 match lit(&v) {
                     Some(s) => {
-                        if let Some((name, file)) = s.split_once('@') {
-                            if !name.contains('=') {
-                                e.push(Effect::Read(Word::lit(file)));
-                            }
+                        if let Some((name, file)) = s.split_once('@')
+                            && !name.contains('=')
+                        {
+                            e.push(Effect::Read(Word::lit(file)));
                         }
                     }
                     None => e.push(computed()),
@@ -272,13 +272,12 @@ pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
             for v in args.values_of(&["-F"], &["form", "form-string"]) {
                 match lit(&v) {
                     Some(s) => {
-                        if let Some((_, value)) = s.split_once('=') {
-                            if let Some(file) =
+                        if let Some((_, value)) = s.split_once('=')
+                            && let Some(file) =
                                 value.strip_prefix('@').or_else(|| value.strip_prefix('<'))
-                            {
-                                let file = file.split(';').next().unwrap_or(file);
-                                e.push(Effect::Read(Word::lit(file)));
-                            }
+                        {
+                            let file = file.split(';').next().unwrap_or(file);
+                            e.push(Effect::Read(Word::lit(file)));
                         }
                     }
                     None => e.push(computed()),

@@ -155,13 +155,13 @@ async fn resume_parked(
     }
     let allow = approval.state == "approved";
     if allow {
-        if let Some((path, hash)) = &spec.file_hash {
-            if file_hash(path) != *hash {
-                return Err(refused(format!(
-                    "refused: {} changed since the edit was parked; the diff that was approved no longer applies",
-                    path.display()
-                )));
-            }
+        if let Some((path, hash)) = &spec.file_hash
+            && file_hash(path) != *hash
+        {
+            return Err(refused(format!(
+                "refused: {} changed since the edit was parked; the diff that was approved no longer applies",
+                path.display()
+            )));
         }
         rejudged(&spec, &approval, &args).map_err(&refused)?;
     }
@@ -313,12 +313,11 @@ async fn take_over(
     // A command the dead process had started may still be running on its own (it had its own
     // process group). It is reported as interrupted, so it must not go on either: stop it.
     for &index in &spec.checkpoint.started {
-        if let Some(call) = spec.checkpoint.calls.get(index) {
-            if call.tool == "bash" {
-                if let Some(command) = call.args["command"].as_str() {
-                    kill_leftover(command, &spec.workspace);
-                }
-            }
+        if let Some(call) = spec.checkpoint.calls.get(index)
+            && call.tool == "bash"
+            && let Some(command) = call.args["command"].as_str()
+        {
+            kill_leftover(command, &spec.workspace);
         }
     }
     let (args, started) = go_on(spec, row.session.clone(), None).map_err(|e| {

@@ -170,12 +170,12 @@ impl App {
                 }
             }
             KeyCode::Char('x') => {
-                if let Some(run) = self.runs.get(self.selected_run) {
-                    if run.status == RunStatus::Running {
-                        return vec![Op::CancelTool {
-                            call_id: run.call_id.clone(),
-                        }];
-                    }
+                if let Some(run) = self.runs.get(self.selected_run)
+                    && run.status == RunStatus::Running
+                {
+                    return vec![Op::CancelTool {
+                        call_id: run.call_id.clone(),
+                    }];
                 }
             }
             KeyCode::Char('g') => return self.open_grants(),

@@ -234,11 +234,10 @@ impl App {
                 state: s,
                 ..
             } = entry
+                && id == call_id
             {
-                if id == call_id {
-                    *s = state;
-                    return;
-                }
+                *s = state;
+                return;
             }
         }
     }

@@ -124,12 +124,11 @@ impl Walker<'_, '_> {
             None
         } else {
             let mut argv = unwrapped.argv.clone();
-            if let Some(first) = argv.first_mut() {
-                if let Some(n) = unwrap::program_name(first) {
-                    if let Word::Lit { value, .. } = first {
-                        *value = n;
-                    }
-                }
+            if let Some(first) = argv.first_mut()
+                && let Some(n) = unwrap::program_name(first)
+                && let Word::Lit { value, .. } = first
+            {
+                *value = n;
             }
             let is_shell_reading_script = argv
                 .first()
@@ -156,11 +155,9 @@ impl Walker<'_, '_> {
             });
             let index = self.facts.commands.len() - 1;
             self.node_command.insert(node.id(), index);
-            if is_shell_reading_script {
-                if let Stdin::Inline { text: Some(script) } = &stdin {
-                    let script = script.clone();
-                    self.nested(node, &script, Vec::new(), Origin::ShellString, cwd.clone());
-                }
+            if is_shell_reading_script && let Stdin::Inline { text: Some(script) } = &stdin {
+                let script = script.clone();
+                self.nested(node, &script, Vec::new(), Origin::ShellString, cwd.clone());
             }
             Some(index)
         };

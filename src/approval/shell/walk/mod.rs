@@ -457,14 +457,14 @@ impl<'a> Walker<'a, '_> {
         if node.kind() == "variable_name" {
             let name = self.text(node).to_string();
             self.note_env_read(&name, node);
-            if let Some(Some(value)) = self.vars.get(&name) {
-                if value.contains('$') || value.contains('`') {
-                    self.opaque(
-                        node,
-                        None,
-                        format!("arithmetic on `{name}`, whose value holds shell code"),
-                    );
-                }
+            if let Some(Some(value)) = self.vars.get(&name)
+                && (value.contains('$') || value.contains('`'))
+            {
+                self.opaque(
+                    node,
+                    None,
+                    format!("arithmetic on `{name}`, whose value holds shell code"),
+                );
             }
             return;
         }
