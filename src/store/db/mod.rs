@@ -19,7 +19,7 @@ use crate::approval::frozen::hex;
 
 mod approvals;
 
-pub use approvals::{ApprovalRow, code_hash, new_code};
+pub use approvals::{ApprovalRow, Refusal, code_hash, new_code};
 
 mod anchors;
 pub use anchors::DbAnchor;
@@ -132,15 +132,6 @@ pub fn spec_hash(checkpoint: Option<&str>) -> String {
         Some(text) => hex(&Sha256::digest(text.as_bytes())),
         None => "none".into(),
     }
-}
-
-/// An answer or resume that was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub at_ms: u64,
-    pub call_id: Option<String>,
-    pub action: String,
-    pub reason: String,
 }
 
 impl Store {
