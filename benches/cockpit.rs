@@ -97,7 +97,9 @@ fn diffs(c: &mut Criterion) {
                 request: Box::new(request),
             });
             terminal
-                .draw(|frame| render::render(&app, frame))
+                .draw(|frame| {
+                    render::render(&app, frame);
+                })
                 .expect("drawing to a test backend cannot fail");
         })
     });
@@ -116,7 +118,9 @@ fn frames(c: &mut Criterion) {
     group.bench_function("approval modal, 50k-line diff", |b| {
         b.iter(|| {
             terminal
-                .draw(|frame| render::render(black_box(&app), frame))
+                .draw(|frame| {
+                    render::render(black_box(&app), frame);
+                })
                 .is_ok()
         })
     });
@@ -141,7 +145,9 @@ fn frames(c: &mut Criterion) {
     group.bench_function("two flooding runs", |b| {
         b.iter(|| {
             terminal
-                .draw(|frame| render::render(black_box(&app), frame))
+                .draw(|frame| {
+                    render::render(black_box(&app), frame);
+                })
                 .is_ok()
         })
     });

@@ -150,8 +150,7 @@ where
                 let areas = render::layout(frame.area(), app.prompt.lines().len());
                 app.conversation_area = rect_tuple(areas.conversation);
                 app.results_area = rect_tuple(areas.results);
-                render::render(&app, frame);
-                approval_shown = render::approval_view(&app, frame.area());
+                approval_shown = render::render(&app, frame);
             })?;
             // What the approval modal showed counts as seen only once it has been drawn.
             app.approval_drawn(approval_shown);

@@ -28,9 +28,19 @@ fn app(t0: Instant) -> App {
 }
 
 fn draw(app: &App, width: u16, height: u16) -> String {
+    draw_recording(app, width, height).0
+}
+
+/// Draws a frame; returns the screen and what the approval modal showed.
+fn draw_recording(
+    app: &App,
+    width: u16,
+    height: u16,
+) -> (String, Option<(String, crate::ui::preview::View)>) {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|f| render::render(app, f)).unwrap();
-    terminal.backend().to_string()
+    let mut shown = None;
+    terminal.draw(|f| shown = render::render(app, f)).unwrap();
+    (terminal.backend().to_string(), shown)
 }
 
 fn press(app: &mut App, code: crossterm::event::KeyCode, at: Instant) -> Vec<crate::protocol::Op> {
@@ -42,8 +52,7 @@ fn press(app: &mut App, code: crossterm::event::KeyCode, at: Instant) -> Vec<cra
 
 /// Draws a frame as the loop does, recording what the approval modal showed; returns the screen.
 fn frame(app: &mut App, width: u16, height: u16) -> String {
-    let screen = draw(app, width, height);
-    let shown = render::approval_view(app, ratatui::layout::Rect::new(0, 0, width, height));
+    let (screen, shown) = draw_recording(app, width, height);
     app.approval_drawn(shown);
     screen
 }

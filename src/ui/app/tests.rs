@@ -76,11 +76,10 @@ impl Rig {
     fn frame(&mut self) {
         let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
             .expect("a test backend");
+        let mut shown = None;
         terminal
-            .draw(|f| crate::ui::render::render(&self.app, f))
+            .draw(|f| shown = crate::ui::render::render(&self.app, f))
             .expect("a test backend draws");
-        let area = ratatui::layout::Rect::new(0, 0, 100, 30);
-        let shown = crate::ui::render::approval_view(&self.app, area);
         self.app.approval_drawn(shown);
     }
 

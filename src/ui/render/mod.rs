@@ -18,7 +18,6 @@ mod approval;
 mod overlays;
 
 pub use crate::visible::{visible, visible_line};
-pub use approval::approval_view;
 use approval::render_approval;
 use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
 
@@ -88,21 +87,28 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
-pub fn render(app: &App, frame: &mut Frame) {
+/// Draws the whole screen. Returns what the approval modal showed (its request and the size of
+/// its preview) when the modal is the top overlay, so the state can record what was on screen
+/// without laying the modal out a second time.
+pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::preview::View)> {
     let areas = layout(frame.area(), app.prompt.lines().len());
     render_conversation(app, frame, areas.conversation);
     render_results(app, frame, areas.results);
     render_prompt(app, frame, areas.prompt);
     render_status(app, frame, areas.status);
+    let mut approval_shown = None;
     for overlay in &app.overlays {
+        // An overlay drawn over the modal hides it: only the top one counts as seen.
+        approval_shown = None;
         match overlay {
-            Overlay::Approval(a) => render_approval(app, a, frame),
+            Overlay::Approval(a) => approval_shown = render_approval(app, a, frame),
             Overlay::Help => render_help(frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
             Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
             Overlay::ConfirmQuit => render_confirm_quit(app, frame),
         }
     }
+    approval_shown
 }
 
 fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
@@ -384,7 +390,9 @@ mod tests {
         let backend = ratatui::backend::TestBackend::new(120, 30);
         let mut terminal = ratatui::Terminal::new(backend).expect("a test backend");
         terminal
-            .draw(|f| render(app, f))
+            .draw(|f| {
+                render(app, f);
+            })
             .expect("a test backend draws");
         terminal.backend().to_string()
     }

@@ -115,23 +115,14 @@ fn preview_block() -> Block<'static> {
     Block::default().borders(Borders::TOP).border_style(dim())
 }
 
-/// The front request and the size its preview gets on a screen of `screen`, when the modal is
-/// the top overlay (nothing covers it).
-pub fn approval_view(app: &App, screen: Rect) -> Option<(String, View)> {
-    let Some(Overlay::Approval(overlay)) = app.overlays.last() else {
-        return None;
-    };
-    let m = modal(app, overlay, screen)?;
-    Some((overlay.queue.front()?.call_id.clone(), m.view))
-}
-
-pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut Frame) {
-    let Some(m) = modal(app, overlay, frame.area()) else {
-        return;
-    };
-    let Some(request) = overlay.queue.front() else {
-        return;
-    };
+/// Draws the modal; returns the request it showed and the size its preview was drawn at.
+pub(super) fn render_approval(
+    app: &App,
+    overlay: &ApprovalOverlay,
+    frame: &mut Frame,
+) -> Option<(String, View)> {
+    let m = modal(app, overlay, frame.area())?;
+    let request = overlay.queue.front()?;
     frame.render_widget(Clear, m.area);
     let total = overlay.answered + overlay.queue.len();
     let title = if total > 1 {
@@ -167,6 +158,7 @@ pub(super) fn render_approval(app: &App, overlay: &ApprovalOverlay, frame: &mut 
         );
         frame.render_widget(&reason, m.reason);
     }
+    Some((request.call_id.clone(), m.view))
 }
 
 fn title_line(request: &crate::approval::approver::ApprovalRequest) -> Line<'static> {
