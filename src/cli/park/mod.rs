@@ -53,6 +53,23 @@ pub struct ResumeSpec {
     pub verdict: Option<ParkedVerdict>,
 }
 
+impl ResumeSpec {
+    /// A run's spec as `exec` started it (paths made absolute), with nothing parked yet.
+    fn of(args: &ExecArgs, workspace: &Path, checkpoint: &Checkpoint) -> ResumeSpec {
+        let (scenario, config) = absolute_args(args);
+        ResumeSpec {
+            checkpoint: checkpoint.clone(),
+            workspace: workspace.to_path_buf(),
+            scenario,
+            config,
+            approvals: args.approvals,
+            file_hash: None,
+            pid: None,
+            verdict: None,
+        }
+    }
+}
+
 /// The arguments with the scenario and rules paths made absolute, so a resume from another
 /// directory reads the same files.
 fn absolute_args(args: &ExecArgs) -> (Option<PathBuf>, ConfigFlags) {
@@ -73,16 +90,9 @@ pub fn save_running(
     workspace: &Path,
     checkpoint: &Checkpoint,
 ) -> Result<()> {
-    let (scenario, config) = absolute_args(args);
     let spec = ResumeSpec {
-        checkpoint: checkpoint.clone(),
-        workspace: workspace.to_path_buf(),
-        scenario,
-        config,
-        approvals: args.approvals,
-        file_hash: None,
         pid: Some(std::process::id()),
-        verdict: None,
+        ..ResumeSpec::of(args, workspace, checkpoint)
     };
     let db = Store::open(&db_path())?;
     db.save_checkpoint(
@@ -125,19 +135,13 @@ pub fn park(
             .and_then(|a| a["path"].as_str().map(|p| workspace.join(p))),
         _ => None,
     };
-    let (scenario, config) = absolute_args(args);
     let spec = ResumeSpec {
-        checkpoint: checkpoint.clone(),
-        workspace: workspace.to_path_buf(),
-        scenario,
-        config,
-        approvals: args.approvals,
         file_hash: target.map(|p| {
             let h = file_hash(&p);
             (p, h)
         }),
-        pid: None,
         verdict: Some(ParkedVerdict::of(&request.verdict)),
+        ..ResumeSpec::of(args, workspace, checkpoint)
     };
     let db = Store::open(&db_path())?;
     let ttl = std::env::var("AIRLOCK_APPROVAL_TTL_MS")
