@@ -5,6 +5,7 @@
 //!   policy, grants, frozen calls, audit). Pure logic, no UI.
 //! - `store`: the state directory.
 //! - `cli`: the subcommands that need no UI.
+//! - `harden`: airlock's own process kept private from the commands it runs.
 //! - `visible`: hidden characters made visible, for every text a person reads.
 
 pub mod agent;
@@ -12,6 +13,7 @@ pub mod approval;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod harden;
 pub mod model;
 pub mod protocol;
 pub mod store;

@@ -53,6 +53,11 @@ fn trust(workspace: Option<std::path::PathBuf>) -> anyhow::Result<String> {
 }
 
 fn main() -> ExitCode {
+    // Before anything else, so no key read later is ever readable from another process.
+    if let Err(e) = airlock::harden::harden_process() {
+        eprintln!("airlock: {e}");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None if io::stdout().is_terminal() && io::stdin().is_terminal() => {

@@ -190,6 +190,149 @@ fn model_api_keys_never_reach_the_commands_an_agent_runs() {
     assert!(!everything.contains("sk-secret"));
 }
 
+/// Runs one bash command through a scripted scenario under allow-all and returns what it printed.
+fn command_output(root: &Path, command: &str, env: &[(&str, &str)]) -> (String, Run) {
+    let scenario = root.join("one.json");
+    let steps = serde_json::json!([
+        {"calls": [{"tool": "bash", "args": {"command": command}}]},
+        {"say": "done"}
+    ]);
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "one", "prompt": "go", "steps": steps}).to_string(),
+    )
+    .unwrap();
+    let workspace = root.join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let run = exec_with_env(
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--workspace",
+            workspace.to_str().unwrap(),
+            "--approvals",
+            "dangerously-allow-all",
+        ],
+        root,
+        env,
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let output = of_kind(&run.events, "tool_output")
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    (output, run)
+}
+
+#[test]
+fn a_key_in_a_custom_api_key_env_and_airlock_home_never_reach_a_command() {
+    let root = root();
+    let config = root.path().join("home/.config/airlock");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "provider = \"openai\"\napi_key_env = \"CORP_LLM_TOKEN\"\n",
+    )
+    .unwrap();
+    let (output, run) = command_output(
+        root.path(),
+        "echo \"[${CORP_LLM_TOKEN-unset}] [${AIRLOCK_HOME-unset}]\"",
+        &[("CORP_LLM_TOKEN", "sk-corp-secret")],
+    );
+    assert_eq!(output, "[unset] [unset]\n");
+    assert!(
+        !serde_json::to_string(&run.events)
+            .unwrap()
+            .contains("sk-corp-secret")
+    );
+}
+
+#[test]
+fn a_command_cannot_read_the_keys_from_airlocks_own_process_environment() {
+    let root = root();
+    // Every process whose starting environment holds the key. Before airlock kept its own process
+    // private, its parent (airlock) was one, through /proc/<pid>/environ.
+    let hunt = r#"py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3; $py -c '
+import os
+found = []
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        with open("/proc/%s/environ" % pid, "rb") as f:
+            if b"sk-parent-" + b"7f3a9" in f.read():
+                found.append(pid)
+    except OSError:
+        pass
+print("holders:", found)
+'"#;
+    let scenario = root.path().join("one.json");
+    let steps = serde_json::json!([
+        {"calls": [{"tool": "bash", "args": {"command": hunt}}]},
+        {"say": "done"}
+    ]);
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "one", "prompt": "go", "steps": steps}).to_string(),
+    )
+    .unwrap();
+    let workspace = root.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let args = vec![
+        "exec",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--workspace",
+        workspace.to_str().unwrap(),
+        "--approvals",
+        "dangerously-allow-all",
+    ];
+    // Root may read every process (CAP_SYS_PTRACE), so as root (CI, containers) airlock and its
+    // command run as an ordinary user, which is what an agent's command is on a real machine.
+    let binary = env!("CARGO_BIN_EXE_airlock");
+    let as_root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let mut command = if as_root {
+        let chown = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(root.path())
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", binary]);
+        c
+    } else {
+        Command::new(binary)
+    };
+    let out = command
+        .args(&args)
+        .current_dir(root.path())
+        .env("OPENAI_API_KEY", "sk-parent-7f3a9")
+        .env("HOME", root.path().join("home"))
+        .env("AIRLOCK_HOME", root.path().join("state"))
+        .env("TMPDIR", root.path().join("tmp"))
+        .env("XDG_CONFIG_HOME", root.path().join("home/.config"))
+        .env_remove("AIRLOCK_PROVIDER")
+        .env_remove("AIRLOCK_MODE")
+        .env_remove("AIRLOCK_RULES")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: String = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "tool_output")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(printed, "holders: []\n");
+}
+
 #[test]
 fn a_flood_streams_as_head_lines_then_kept_tails_with_counts_and_the_log_has_every_line() {
     let root = root();

@@ -116,7 +116,10 @@ impl ToolCatalog {
             schema: object_schema(
                 &[
                     ("command", json!({"type": "string"})),
-                    ("timeout_ms", json!({"type": "integer", "minimum": 1})),
+                    (
+                        "timeout_ms",
+                        json!({"type": "integer", "minimum": 1, "maximum": 1_800_000}),
+                    ),
                 ],
                 &["command"],
             ),

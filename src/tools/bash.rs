@@ -2,7 +2,6 @@
 //! comes, bounded in memory, written in full to a log file. Timeout and cancellation kill the
 //! whole group, so nothing the command started outlives it.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -13,10 +12,14 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{BoundedOutput, Stream};
+use super::runlog::{LogLimits, RunLog};
 use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
 
-/// Environment variables never handed to the commands an agent runs.
-const HIDDEN_ENV: &[&str] = &[
+/// Environment variables never handed to the commands an agent runs, whatever the config says:
+/// the key variables of every provider airlock knows, and `AIRLOCK_HOME`, which would tell a
+/// command where the state database and its signing key live.
+pub const HIDDEN_ENV: &[&str] = &[
+    "AIRLOCK_HOME",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "OPENROUTER_API_KEY",
@@ -26,6 +29,9 @@ const HIDDEN_ENV: &[&str] = &[
 
 /// How long a command may run when the call names no timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The longest timeout a call may ask for: a bigger `timeout_ms` runs with this one, and the
+/// result says so.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// After the shell exits, how long its pipes may stay open (held by something it started in the
 /// background) before the group is killed.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
@@ -43,6 +49,12 @@ pub struct BashRun {
     pub cancel: CancellationToken,
     pub sink: OutputSink,
     pub log: Option<PathBuf>,
+    pub log_limits: LogLimits,
+    /// Variables removed from the command's environment: [`HIDDEN_ENV`] and the key variables
+    /// the configuration names.
+    pub hidden_env: Vec<String>,
+    /// Said at the top of the result (a timeout that was lowered to the cap).
+    pub note: Option<String>,
 }
 
 fn kill_group(pgid: Option<u32>) {
@@ -66,6 +78,9 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     for name in HIDDEN_ENV {
         command.env_remove(name);
     }
+    for name in &spec.hidden_env {
+        command.env_remove(name);
+    }
     let mut child = command
         .spawn()
         .map_err(|e| ToolError::Io(format!("cannot start bash: {e}")))?;
@@ -76,10 +91,9 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", dir.display())))?;
             }
-            Some(
-                std::fs::File::create(path)
-                    .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?,
-            )
+            let file = std::fs::File::create(path)
+                .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
+            Some(RunLog::new(file, spec.log_limits))
         }
         None => None,
     };
@@ -103,8 +117,8 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     let mut carry: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut record = |stream: Stream, bytes: &[u8], output: &mut BoundedOutput| {
         output.push(stream, bytes);
-        if let Some(file) = log.as_mut() {
-            let _ = file.write_all(bytes);
+        if let Some(log) = log.as_mut() {
+            log.write(bytes);
         }
         let pending = &mut carry[usize::from(stream == Stream::Stderr)];
         if pending.is_empty() {
@@ -177,6 +191,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         }
     }
     output.finish();
+    let logged = log.map(RunLog::finish);
     let code = exit.and_then(|s| s.code());
     if status == ToolStatus::Ok && code != Some(0) {
         status = ToolStatus::Failed;
@@ -194,11 +209,26 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         ),
     };
     let mut content = format!("{headline}\n");
+    if let Some(note) = &spec.note {
+        content.push_str(&format!("({note})\n"));
+    }
     content.push_str(&output.render());
-    if output.omitted_lines() > 0
-        && let Some(path) = &spec.log
-    {
-        content.push_str(&format!("(full output: {})\n", path.display()));
+    if let (Some(path), Some(logged)) = (&spec.log, logged) {
+        if logged.failed {
+            content.push_str(&format!(
+                "(the output log {} could not be written in full: is the disk full?)\n",
+                path.display()
+            ));
+        } else if logged.left_out > 0 {
+            content.push_str(&format!(
+                "(output log: {}; it keeps {} of the output, {} bytes between them were left out)\n",
+                path.display(),
+                spec.log_limits.describe(),
+                logged.left_out
+            ));
+        } else if output.omitted_lines() > 0 {
+            content.push_str(&format!("(full output: {})\n", path.display()));
+        }
     }
     Ok(ToolOutcome {
         status,
@@ -325,6 +355,9 @@ mod tests {
             cancel: CancellationToken::new(),
             sink,
             log: Some(dir.join("run.log")),
+            log_limits: LogLimits::DEFAULT,
+            hidden_env: Vec::new(),
+            note: None,
         }
     }
 
@@ -428,5 +461,60 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert!(gone, "the background child outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn a_flood_fills_the_log_only_to_its_cap_and_the_result_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink: OutputSink = Arc::new(|_, _| {});
+        let mut run_spec = spec(
+            "yes | head -c 5000000",
+            dir.path(),
+            Duration::from_secs(60),
+            sink,
+        );
+        run_spec.log_limits = LogLimits {
+            head: 64 * 1024,
+            tail: 16 * 1024,
+        };
+        let outcome = run(run_spec).await.unwrap();
+        let log = std::fs::read(dir.path().join("run.log")).unwrap();
+        assert!(
+            log.len() < 100 * 1024,
+            "the log grew to {} bytes",
+            log.len()
+        );
+        let text = String::from_utf8(log).unwrap();
+        let left_out = 5_000_000 - 64 * 1024 - 16 * 1024;
+        assert!(
+            text.contains(&format!(
+                "[airlock: {left_out} bytes of output were left out"
+            )),
+            "{}",
+            &text[64 * 1024..64 * 1024 + 200]
+        );
+        assert!(text.ends_with("y\ny\n"));
+        assert!(
+            outcome.content.contains(&format!(
+                "it keeps the first 64 KiB and the last 16 KiB of the output, {left_out} bytes between them were left out"
+            )),
+            "{}",
+            outcome.content
+        );
+    }
+
+    #[tokio::test]
+    async fn a_command_never_sees_a_hidden_variable_the_config_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink: OutputSink = Arc::new(|_, _| {});
+        let mut run_spec = spec(
+            "echo \"[${HOME:+home}] [${PATH:+path}] [${AIRLOCK_TEST_HIDDEN-unset}]\"",
+            dir.path(),
+            Duration::from_secs(20),
+            sink,
+        );
+        run_spec.hidden_env = vec!["HOME".into()];
+        let outcome = run(run_spec).await.unwrap();
+        assert_eq!(outcome.content, "exit code 0\n[] [path] [unset]\n");
     }
 }

@@ -6,6 +6,7 @@ pub mod bash;
 pub mod diff;
 pub mod files;
 pub mod output;
+pub mod runlog;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,6 +77,9 @@ pub struct ToolRegistry {
     pub home: PathBuf,
     /// Where full outputs of runs are written (`<dir>/<call id>.log`), if anywhere.
     pub log_dir: Option<PathBuf>,
+    /// Environment variables kept from commands besides [`bash::HIDDEN_ENV`]: the key variables
+    /// the configuration names (`api_key_env`).
+    pub hidden_env: Vec<String>,
 }
 
 impl ToolRegistry {
@@ -84,7 +88,14 @@ impl ToolRegistry {
             workspace,
             home,
             log_dir,
+            hidden_env: Vec::new(),
         }
+    }
+
+    /// Also keeps these variables from every command (a configured `api_key_env`).
+    pub fn hiding_env(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        self.hidden_env.extend(names);
+        self
     }
 
     pub fn catalog(&self) -> ToolCatalog {
@@ -116,11 +127,7 @@ impl ToolRegistry {
             "edit_file" => files::edit_file(ws, home, &args),
             "bash" => {
                 let command = files::string(&args, "command", "bash")?.to_string();
-                let timeout = args
-                    .get("timeout_ms")
-                    .and_then(Value::as_u64)
-                    .map(Duration::from_millis)
-                    .unwrap_or(bash::DEFAULT_TIMEOUT);
+                let (timeout, note) = bash_timeout(&args);
                 let log = self
                     .log_dir
                     .as_ref()
@@ -132,11 +139,31 @@ impl ToolRegistry {
                     cancel,
                     sink,
                     log,
+                    log_limits: runlog::LogLimits::DEFAULT,
+                    hidden_env: self.hidden_env.clone(),
+                    note,
                 })
                 .await
             }
             other => Err(ToolError::Unknown(other.to_string())),
         }
+    }
+}
+
+/// The timeout a `bash` call runs with: its `timeout_ms`, at most [`bash::MAX_TIMEOUT`] (with a
+/// note saying it was lowered), or [`bash::DEFAULT_TIMEOUT`] when it names none.
+fn bash_timeout(args: &Value) -> (Duration, Option<String>) {
+    match args.get("timeout_ms").and_then(Value::as_u64) {
+        None => (bash::DEFAULT_TIMEOUT, None),
+        Some(ms) if Duration::from_millis(ms) > bash::MAX_TIMEOUT => (
+            bash::MAX_TIMEOUT,
+            Some(format!(
+                "timeout_ms {ms} is above airlock's cap of {} minutes; the command ran with {} minutes",
+                bash::MAX_TIMEOUT.as_secs() / 60,
+                bash::MAX_TIMEOUT.as_secs() / 60
+            )),
+        ),
+        Some(ms) => (Duration::from_millis(ms), None),
     }
 }
 
@@ -196,5 +223,30 @@ impl Previewer for ToolRegistry {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_model_chosen_timeout_above_the_cap_runs_with_the_cap_and_says_so() {
+        let (timeout, note) = bash_timeout(&json!({"command": "yes", "timeout_ms": 86_400_000u64}));
+        assert_eq!(timeout, bash::MAX_TIMEOUT);
+        assert!(note.unwrap().contains("above airlock's cap of 30 minutes"));
+    }
+
+    #[test]
+    fn a_timeout_within_the_cap_or_none_at_all_is_kept_as_is() {
+        assert_eq!(
+            bash_timeout(&json!({"command": "ls", "timeout_ms": 5000})),
+            (Duration::from_millis(5000), None)
+        );
+        assert_eq!(
+            bash_timeout(&json!({"command": "ls"})),
+            (bash::DEFAULT_TIMEOUT, None)
+        );
     }
 }

@@ -1,0 +1,176 @@
+//! The run log: every byte a command prints, on disk, within a cap.
+//!
+//! A command that floods (`yes`, a runaway loop) must not fill the user's disk: a red team wrote
+//! 20 GB in ten seconds before this cap. The log keeps the first `head` bytes as they come and
+//! the last `tail` bytes in memory (allocated only once the head is full), and on `finish` writes
+//! a line saying how many bytes were left out between them, then the tail. The beginning shows how
+//! the command started, the end how it ended, which is what a person reads a log for.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Write;
+
+/// How much of a command's output its log keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogLimits {
+    pub head: u64,
+    pub tail: usize,
+}
+
+impl LogLimits {
+    /// 48 MiB from the start and 16 MiB from the end: a 64 MiB log at most per command.
+    pub const DEFAULT: LogLimits = LogLimits {
+        head: 48 * 1024 * 1024,
+        tail: 16 * 1024 * 1024,
+    };
+
+    pub fn describe(&self) -> String {
+        format!(
+            "the first {} and the last {}",
+            human_bytes(self.head),
+            human_bytes(self.tail as u64)
+        )
+    }
+}
+
+pub fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    const KIB: u64 = 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+pub struct RunLog {
+    file: File,
+    limits: LogLimits,
+    written: u64,
+    tail: VecDeque<u8>,
+    /// Bytes that went through the tail and fell out of it.
+    dropped: u64,
+    /// Set by the first write that fails (disk full): the log stops, the command goes on.
+    failed: bool,
+}
+
+/// What a finished log holds, for the tool result to say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSummary {
+    pub left_out: u64,
+    pub failed: bool,
+}
+
+impl RunLog {
+    pub fn new(file: File, limits: LogLimits) -> RunLog {
+        RunLog {
+            file,
+            limits,
+            written: 0,
+            tail: VecDeque::new(),
+            dropped: 0,
+            failed: false,
+        }
+    }
+
+    pub fn write(&mut self, mut bytes: &[u8]) {
+        if self.written < self.limits.head {
+            let room = (self.limits.head - self.written).min(bytes.len() as u64) as usize;
+            if !self.failed && self.file.write_all(&bytes[..room]).is_err() {
+                self.failed = true;
+            }
+            self.written += room as u64;
+            bytes = &bytes[room..];
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        let cap = self.limits.tail;
+        if bytes.len() >= cap {
+            self.dropped += (self.tail.len() + bytes.len() - cap) as u64;
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - cap..]);
+            return;
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(cap);
+        self.tail.drain(..overflow);
+        self.dropped += overflow as u64;
+        self.tail.extend(bytes);
+    }
+
+    /// Writes the marker and the kept tail. Returns what the log left out.
+    pub fn finish(mut self) -> LogSummary {
+        if self.dropped > 0 && !self.failed {
+            let marker = format!(
+                "\n[airlock: {} bytes of output were left out of this log here; a log keeps {} of a command's output]\n",
+                self.dropped,
+                self.limits.describe()
+            );
+            if self.file.write_all(marker.as_bytes()).is_err() {
+                self.failed = true;
+            }
+        }
+        let (a, b) = self.tail.as_slices();
+        if !self.failed && (self.file.write_all(a).is_err() || self.file.write_all(b).is_err()) {
+            self.failed = true;
+        }
+        LogSummary {
+            left_out: self.dropped,
+            failed: self.failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log_of(chunks: &[&[u8]], limits: LogLimits) -> (Vec<u8>, LogSummary) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.log");
+        let mut log = RunLog::new(File::create(&path).unwrap(), limits);
+        for chunk in chunks {
+            log.write(chunk);
+        }
+        let summary = log.finish();
+        (std::fs::read(&path).unwrap(), summary)
+    }
+
+    const SMALL: LogLimits = LogLimits { head: 4, tail: 3 };
+
+    #[test]
+    fn output_within_the_cap_is_logged_whole_with_no_marker() {
+        let (bytes, summary) = log_of(&[b"ab", b"cd", b"efg"], SMALL);
+        assert_eq!(bytes, b"abcdefg");
+        assert_eq!(summary.left_out, 0);
+    }
+
+    #[test]
+    fn a_flood_keeps_the_head_and_the_tail_and_says_how_much_was_left_out_between() {
+        let (bytes, summary) = log_of(&[b"abc", b"defgh", b"ij", b"klmnop", b"q"], SMALL);
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.starts_with("abcd\n[airlock: 10 bytes of output were left out"));
+        assert!(text.contains("the first 4 bytes and the last 3 bytes"));
+        assert!(text.ends_with("]\nopq"), "{text}");
+        assert_eq!(summary.left_out, 10);
+    }
+
+    #[test]
+    fn one_write_bigger_than_the_tail_keeps_only_its_end() {
+        let (bytes, summary) = log_of(&[b"0123456789abcdef"], SMALL);
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.starts_with("0123\n[airlock: 9 bytes"));
+        assert!(text.ends_with("def"));
+        assert_eq!(summary.left_out, 9);
+    }
+
+    #[test]
+    fn the_default_cap_is_described_in_mebibytes() {
+        assert_eq!(
+            LogLimits::DEFAULT.describe(),
+            "the first 48 MiB and the last 16 MiB"
+        );
+    }
+}
