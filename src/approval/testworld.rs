@@ -58,9 +58,15 @@ pub fn world() -> World {
 }
 
 impl World {
-    /// Runs a bash command through the policy; `{tmp}` stands for the world's temp directory.
+    /// Runs a bash command through the policy; `{tmp}` stands for the world's temp directory,
+    /// `{state}` for airlock's state directory.
     pub fn bash(&self, command: &str) -> Verdict {
-        let command = command.replace("{tmp}", &self.tmp().display().to_string());
+        let command = command
+            .replace("{tmp}", &self.tmp().display().to_string())
+            .replace(
+                "{state}",
+                &self.policy.paths.state_dir.display().to_string(),
+            );
         let command = command.as_str();
         self.policy
             .assess("bash", &json!({ "command": command }))

@@ -159,6 +159,31 @@ impl Builder<'_> {
     }
 }
 
+/// `cd` reads nothing itself, but `cd /proc/$PPID && cat environ` reads another process's
+/// environment through where it lands, and what follows is relative to a place airlock only
+/// knows as "computed". A change of directory into another process's `/proc` entry is refused
+/// like the read it prepares.
+fn enters_other_process(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand) {
+    if !matches!(
+        cmd.argv.first().and_then(Word::as_lit),
+        Some("cd" | "pushd")
+    ) {
+        return;
+    }
+    for word in &cmd.argv[1..] {
+        let finding = match judge::target(b.ctx, &cmd.cwd, word) {
+            Target::Paths(paths) => paths
+                .iter()
+                .map(|p| judge::judge(b.ctx, Access::Read, p))
+                .find(|f| f.code == ReasonCode::CredentialMaterial),
+            Target::Unknown(_) => judge::judge_dynamic(word.display()),
+        };
+        if let Some(f) = finding {
+            b.reason(part, f.ruling, f.code, f.risk, f.message);
+        }
+    }
+}
+
 pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
     let shell_ctx = ShellContext {
         home: ctx.home.clone(),
@@ -226,6 +251,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         for effect in &effects {
             apply_effect(&mut b, part, cmd, effect);
         }
+        enters_other_process(&mut b, part, cmd);
         if b.parts[part].ruling == Ruling::Allow && !b.reasons.iter().any(|r| r.part == Some(part))
         {
             b.reason(

@@ -194,13 +194,15 @@ fn other_process_entry(text: &str) -> bool {
     if matches!(pid, "self" | "thread-self") {
         return false;
     }
-    let pid_like =
-        pid.chars().all(|c| c.is_ascii_digit()) || pid.contains('$') || pid.contains('*');
+    let pid_like = !pid.is_empty()
+        && (pid.chars().all(|c| c.is_ascii_digit())
+            || pid.contains(['$', '*', '?', '[', '{', '`']));
     let entry = parts.next().unwrap_or("");
+    // The directory itself counts: `cd /proc/$PPID && cat environ` reads through it.
     pid_like
         && matches!(
             entry,
-            "environ"
+            "" | "environ"
                 | "mem"
                 | "root"
                 | "cwd"
@@ -294,11 +296,13 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
                 Risk::Safe,
                 format!("reads {shown} inside the workspace"),
             ),
+            // The state database, its signing key, run logs and audit log: reading them is
+            // how an agent would learn what to forge, so it is never asked, only refused.
             Location::AirlockState => finding(
-                Ruling::Ask,
-                ReasonCode::ReadsOutsideWorkspace,
-                Risk::Mutating,
-                format!("reads airlock's own state: {shown}{via}"),
+                Ruling::Deny,
+                ReasonCode::TampersWithAirlock,
+                Risk::Dangerous,
+                format!("reads airlock's own state (approvals, keys, logs): {shown}{via}"),
             ),
             Location::Temp | Location::Outside => finding(
                 Ruling::Ask,

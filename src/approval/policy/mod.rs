@@ -6,6 +6,7 @@
 
 mod bash;
 mod judge;
+mod replaced;
 pub mod scope;
 
 use std::path::Path;
@@ -166,17 +167,24 @@ impl Policy {
                 };
                 let resolved = paths::resolve(&self.paths, &self.paths.workspace, raw);
                 let exists = resolved.exists;
+                // Set when the file a write replaces cannot be read to count what it deletes.
+                let mut unreadable: Option<String> = None;
                 let (access, deleted, added) = match tool {
                     "write_file" => {
                         let Some(content) = string("content") else {
                             return missing("content");
                         };
-                        let old = if exists {
-                            std::fs::read_to_string(&resolved.path).unwrap_or_default()
+                        let (d, a) = if exists {
+                            match replaced::replaced_lines(&resolved.path, content) {
+                                Ok(counts) => counts,
+                                Err(e) => {
+                                    unreadable = Some(e);
+                                    (0, content.lines().count())
+                                }
+                            }
                         } else {
-                            String::new()
+                            line_changes("", content)
                         };
-                        let (d, a) = line_changes(&old, content);
                         (judge::Access::Write, d, a)
                     }
                     "edit_file" => {
@@ -226,6 +234,19 @@ impl Policy {
                         ReasonCode::LargeDeletion,
                         Some(0),
                         format!("deletes {deleted} lines of {shown}"),
+                    ));
+                }
+                if let Some(e) = unreadable
+                    && finding.ruling != Ruling::Deny
+                {
+                    part.ruling = part.ruling.max(Ruling::Ask);
+                    reasons.push(Reason::policy(
+                        Ruling::Ask,
+                        ReasonCode::LargeDeletion,
+                        Some(0),
+                        format!(
+                            "replaces {shown}, which airlock cannot read to count what it deletes ({e})"
+                        ),
                     ));
                 }
                 let facts = Facts::File(FileFacts {

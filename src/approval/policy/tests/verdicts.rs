@@ -93,6 +93,50 @@ fn credential_material_is_denied_anywhere_and_however_it_is_spelled() {
 }
 
 #[test]
+fn another_processs_environment_is_denied_through_its_proc_directory_too() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            "cat /proc/$PPID/environ",
+            "cd /proc/$PPID && cat environ",
+            "cd /proc/$PPID/ && cat environ",
+            "cd /proc/1234; cat environ",
+            "cat /proc/?/environ",
+            "cat /proc/{1,2}/environ",
+            "cat /proc/[0-9]*/environ",
+            "ls /proc/$PPID",
+        ],
+    );
+}
+
+#[test]
+fn every_agent_access_to_airlocks_state_directory_is_denied() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Deny,
+        &[
+            "sqlite3 {state}/airlock.db 'select * from approvals'",
+            "cat {state}/airlock.db",
+            "cp {state}/airlock.db x.db",
+            "ls {state}",
+            "cat {state}/runs/s1/c1.log",
+            "grep -r digest {state}",
+            "echo x >> {state}/audit/s1.jsonl",
+        ],
+    );
+    let db = w.policy.paths.state_dir.join("airlock.db");
+    let read = w.tool("read_file", json!({"path": db.display().to_string()}));
+    assert_eq!(read.ruling, Ruling::Deny, "{:#?}", read.reason_lines());
+    let list = w.tool(
+        "list_dir",
+        json!({"path": w.policy.paths.state_dir.display().to_string()}),
+    );
+    assert_eq!(list.ruling, Ruling::Deny, "{:#?}", list.reason_lines());
+}
+
+#[test]
 fn persistent_writes_and_destruction_outside_the_workspace_are_denied() {
     let w = world();
     let other = w.outside().join("x.txt").display().to_string();
@@ -432,4 +476,36 @@ fn a_session_grant_is_offered_with_its_scope_only_when_every_asking_part_can_be_
 fn line_changes_count_deleted_and_added_lines() {
     assert_eq!(line_changes("a\nb\nc\n", "a\nc\nd\n"), (1, 1));
     assert_eq!(line_changes("a\na\n", ""), (2, 0));
+}
+
+#[test]
+fn a_write_over_a_big_file_that_is_not_utf8_asks_as_a_large_deletion() {
+    let w = world();
+    let mut old = Vec::new();
+    for i in 0..(LARGE_DELETION_LINES + 50) {
+        old.extend_from_slice(format!("record {i}").as_bytes());
+        old.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    }
+    std::fs::write(w.policy.paths.workspace.join("data.bin"), &old).unwrap();
+    let v = w.tool(
+        "write_file",
+        json!({"path": "data.bin", "content": "short\n"}),
+    );
+    assert_eq!(v.ruling, Ruling::Ask, "{:#?}", v.reason_lines());
+    assert!(
+        v.reason_lines()
+            .iter()
+            .any(|l| l.contains(&format!("deletes {} lines", LARGE_DELETION_LINES + 50))),
+        "{:#?}",
+        v.reason_lines()
+    );
+}
+
+#[test]
+fn a_write_over_a_fifo_is_judged_without_waiting_for_a_writer() {
+    let w = world();
+    let fifo = w.policy.paths.workspace.join("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let v = w.tool("write_file", json!({"path": "pipe", "content": "x\n"}));
+    assert_ne!(v.ruling, Ruling::Allow);
 }
