@@ -105,8 +105,34 @@ fn another_processs_environment_is_denied_through_its_proc_directory_too() {
             "cat /proc/?/environ",
             "cat /proc/{1,2}/environ",
             "cat /proc/[0-9]*/environ",
+            "cat /proc/`pgrep airlock`/environ",
             "ls /proc/$PPID",
         ],
+    );
+}
+
+#[test]
+fn a_word_with_a_backtick_substitution_inside_is_judged_as_one_word() {
+    let w = world();
+    // tree-sitter splits `cat a`x`b` into `a` and a concatenation; bash passes one argument.
+    let ctx = crate::approval::shell::ShellContext {
+        home: w.policy.paths.home.clone(),
+        cwd: w.policy.paths.workspace.clone(),
+    };
+    let facts = crate::approval::shell::analyze("cat a`echo b`c /proc/`pgrep x`/environ", &ctx);
+    let cat = facts
+        .commands
+        .iter()
+        .find(|c| c.argv[0].as_lit() == Some("cat"))
+        .unwrap();
+    assert_eq!(cat.argv.len(), 3, "{:#?}", cat.argv);
+    let v = w.bash("cat a`echo b`c");
+    assert!(
+        !v.reason_lines()
+            .iter()
+            .any(|l| l.contains("reads a inside")),
+        "{:#?}",
+        v.reason_lines()
     );
 }
 

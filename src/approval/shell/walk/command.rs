@@ -96,8 +96,20 @@ impl Walker<'_, '_> {
                 vars: Vec::new(),
             }];
         }
-        for arg in &arg_nodes {
-            argv.extend(self.eval(*arg).into_words(self.text(*arg)));
+        // tree-sitter-bash parses `a`x`b` as two arguments, `a` and a concatenation: bash sees
+        // one word. Arguments with nothing between them are joined back into the word they are.
+        let mut i = 0;
+        while i < arg_nodes.len() {
+            let first = arg_nodes[i];
+            let mut pieces = self.eval(first);
+            let mut end = first.end_byte();
+            while let Some(next) = arg_nodes.get(i + 1).filter(|n| n.start_byte() == end) {
+                pieces.append(self.eval(*next));
+                end = next.end_byte();
+                i += 1;
+            }
+            argv.extend(pieces.into_words(&self.src[first.start_byte()..end]));
+            i += 1;
         }
         let text = self.text(node).to_string();
         let span = self.span(node);
