@@ -1,5 +1,6 @@
 pub mod approver;
 pub mod audit;
+pub mod envvars;
 pub mod frozen;
 pub mod gate;
 pub mod grants;

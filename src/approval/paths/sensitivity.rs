@@ -135,6 +135,18 @@ use Sensitivity::{
     Manifest, PrivateKey, SecretFile, ShellStartup,
 };
 
+/// Env-file names that are templates: `.env.example`, `.env.sample`, `.env.template`,
+/// `.env.dist` (and `example.env`-style spellings).
+const ENV_TEMPLATES: &[&str] = &[
+    "*.example",
+    "*.sample",
+    "*.template",
+    "*.dist",
+    "example.env",
+    "sample.env",
+    "template.env",
+];
+
 /// The path-pattern part of the sensitivity table. `ProcessEnvironment`,
 /// `OtherProcessEnvironment`, `SystemDir`, the contains-style `SecretFile`
 /// names and the state-dir part of `AirlockConfig` need more than a glob and
@@ -194,8 +206,19 @@ pub(super) const RULES: &[Rule] = &[
     any(".htpasswd", SecretFile),
     // EnvFile
     any(".env", EnvFile),
-    any(".env.*", EnvFile),
-    any("*.env", EnvFile),
+    // Templates that ship with a project to show which variables exist hold no secrets.
+    Rule {
+        anchor: Anchor::Anywhere,
+        pattern: ".env.*",
+        except: ENV_TEMPLATES,
+        sensitivity: EnvFile,
+    },
+    Rule {
+        anchor: Anchor::Anywhere,
+        pattern: "*.env",
+        except: ENV_TEMPLATES,
+        sensitivity: EnvFile,
+    },
     any(".envrc", EnvFile),
     // AirlockConfig
     any(".airlock/**", AirlockConfig),
@@ -362,7 +385,7 @@ const SYSTEM_TOP: &[&str] = &[
 
 /// Adds every sensitivity that the path's name and place imply.
 pub(super) fn classify(ctx: &PathContext, path: &Path, out: &mut BTreeSet<Sensitivity>) {
-    let parts = matching_view(lower_components(path));
+    let parts = matching_view(windows_view(lower_components(path)));
     let name = parts.last().map(String::as_str).unwrap_or("");
     let homes = home_relatives(ctx, &parts);
 
@@ -439,6 +462,13 @@ fn home_relatives<'a>(ctx: &PathContext, parts: &'a [String]) -> Vec<&'a [String
     if !home.is_empty() && parts.starts_with(&home) {
         rels.push(&parts[home.len()..]);
     }
+    // `C:\\Users\\<name>\\…` anywhere (the drive makes it a Windows home, not a project folder).
+    for (i, part) in parts.iter().enumerate() {
+        let is_drive = part.len() == 2 && part.ends_with(':');
+        if is_drive && parts.get(i + 1).is_some_and(|p| p == "users") && parts.len() > i + 2 {
+            rels.push(&parts[i + 3..]);
+        }
+    }
     let first = parts.first().map(String::as_str);
     let second = parts.get(1).map(String::as_str);
     match (first, second) {
@@ -448,6 +478,21 @@ fn home_relatives<'a>(ctx: &PathContext, parts: &'a [String]) -> Vec<&'a [String
         _ => {}
     }
     rels
+}
+
+/// A path written the Windows way (`C:\\Users\\me\\.ssh\\id_rsa`, as one file name on Unix) is
+/// judged by the names in it: backslashes separate components, and `C:` with `Users\\<name>`
+/// after it is a home, so every credential name is recognised whatever the separator.
+fn windows_view(parts: Vec<String>) -> Vec<String> {
+    if !parts.iter().any(|p| p.contains('\\')) {
+        return parts;
+    }
+    parts
+        .iter()
+        .flat_map(|p| p.split('\\'))
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// macOS keeps `/etc`, `/var` and `/tmp` under `/private`; judge them by

@@ -47,23 +47,7 @@ const BENIGN_EXPORTS: &[&str] = &[
     "CARGO_TERM_COLOR",
 ];
 
-fn secret_like(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "AUTH",
-        "SESSION",
-        "COOKIE",
-        "PRIVATE",
-    ]
-    .iter()
-    .any(|w| upper.contains(w))
-}
+use crate::approval::envvars::{harmless_to_print, secret_like};
 
 pub struct BashAssessment {
     pub facts: ShellFacts,
@@ -132,6 +116,28 @@ impl Builder<'_> {
 }
 
 impl Builder<'_> {
+    /// A search through every file of a tree that holds the home directory reads the private
+    /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
+    fn search_effect(&mut self, part: usize, cwd: &shell::Cwd, word: &Word) {
+        let Target::Paths(roots) = judge::target(self.ctx, cwd, word) else {
+            return;
+        };
+        for root in roots {
+            if self.ctx.home.starts_with(&root.path) && root.path.components().count() > 0 {
+                let shown = judge::show(self.ctx, &root);
+                self.reason(
+                    part,
+                    Ruling::Deny,
+                    ReasonCode::CredentialMaterial,
+                    Risk::Dangerous,
+                    format!(
+                        "searches every file under {shown}, which holds your home directory with its private keys and credential stores"
+                    ),
+                );
+            }
+        }
+    }
+
     /// A recursive read that follows symlinks: the tree itself, and every link out of it.
     fn tree_effect(&mut self, part: usize, cwd: &shell::Cwd, word: &Word) {
         self.path_effect(part, Access::Read, cwd, word);
@@ -352,7 +358,15 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                 None,
             )
         });
-        if secret_like(&read.name) {
+        if harmless_to_print(&read.name) {
+            b.reason(
+                part,
+                Ruling::Allow,
+                ReasonCode::ReadOnly,
+                Risk::Safe,
+                format!("reads `${}`, which holds no secret", read.name),
+            );
+        } else if secret_like(&read.name) {
             b.reason(
                 part,
                 Ruling::Ask,
@@ -465,6 +479,8 @@ fn apply_effect(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand, effect
     use Ruling::{Ask, Deny};
     match effect {
         Effect::Read(w) => b.path_effect(part, Access::Read, &cmd.cwd, w),
+        Effect::Inspect(w) => b.path_effect(part, Access::Inspect, &cmd.cwd, w),
+        Effect::SearchTree(w) => b.search_effect(part, &cmd.cwd, w),
         Effect::ReadTree(w) => b.tree_effect(part, &cmd.cwd, w),
         Effect::Write(w) => b.path_effect(part, Access::Write, &cmd.cwd, w),
         Effect::Delete(w) => b.path_effect(part, Access::Delete, &cmd.cwd, w),

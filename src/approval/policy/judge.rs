@@ -12,6 +12,8 @@ use crate::approval::verdict::{ReasonCode, Ruling};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     Read,
+    /// Names and metadata only (`stat`, `ls`): a raw disk it names is not read.
+    Inspect,
     Write,
     Delete,
 }
@@ -49,6 +51,10 @@ const MAX_GLOB_SCAN: usize = 10_000;
 pub fn target(ctx: &PathContext, cwd: &Cwd, word: &Word) -> Target {
     let (value, glob) = match word {
         Word::Lit { value, glob, .. } => (value.as_str(), *glob),
+        // `<(cmd)` is a pipe (`/dev/fd/N`); the command inside is judged where it stands.
+        Word::Dynamic { text, .. } if is_process_substitution(text) => {
+            return Target::Paths(vec![paths::resolve(ctx, &ctx.workspace, "/dev/fd/63")]);
+        }
         Word::Dynamic { text, .. } => {
             return Target::Unknown(format!("`{text}` is only known when the command runs"));
         }
@@ -75,6 +81,28 @@ pub fn target(ctx: &PathContext, cwd: &Cwd, word: &Word) -> Target {
         ),
         None => Target::Unknown(format!("`{value}` matches too many files to check")),
     }
+}
+
+/// The whole word is one process substitution: `<(` or `>(`, and the parenthesis it opens
+/// closes at the word's last character (anything else, or any doubt, is not).
+fn is_process_substitution(text: &str) -> bool {
+    let Some(body) = text.strip_prefix("<(").or_else(|| text.strip_prefix(">(")) else {
+        return false;
+    };
+    let mut depth = 1usize;
+    for (i, c) in body.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1 == body.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Expands a glob the way bash would, against the filesystem. A component that starts with `.`
@@ -259,7 +287,7 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
                 .collect::<Vec<_>>(),
         );
         let verb = match access {
-            Access::Read => "reads",
+            Access::Read | Access::Inspect => "reads",
             Access::Write => "writes",
             Access::Delete => "deletes",
         };
@@ -271,7 +299,7 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
         );
     }
     match access {
-        Access::Read => match path.location {
+        Access::Read | Access::Inspect => match path.location {
             Location::Device => finding(
                 Ruling::Allow,
                 ReasonCode::ReadOnly,
@@ -283,6 +311,15 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
                 ReasonCode::ReadsEnvironment,
                 Risk::Mutating,
                 format!("reads the process environment: {shown}{via}"),
+            ),
+            // Another project's (or the home's) `.env` holds that project's live keys: this
+            // agent has no business reading them. Inside the workspace it is the user's own
+            // project, so it asks.
+            Location::Temp | Location::Outside if has(path, &[EnvFile]) => finding(
+                Ruling::Deny,
+                ReasonCode::CredentialMaterial,
+                Risk::Dangerous,
+                format!("reads an environment file outside the workspace: {shown}{via}"),
             ),
             _ if has(path, &[SecretFile, EnvFile]) => finding(
                 Ruling::Ask,
@@ -447,7 +484,7 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
 /// A path whose value is unknown: reading asks; writing or deleting asks and cannot be granted.
 pub fn judge_unknown(access: Access, why: &str) -> Finding {
     match access {
-        Access::Read => finding(
+        Access::Read | Access::Inspect => finding(
             Ruling::Ask,
             ReasonCode::UnknownPath,
             Risk::Mutating,

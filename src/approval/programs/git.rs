@@ -57,6 +57,8 @@ pub fn effects(args: &[Word]) -> Vec<Effect> {
         }
     }
     if let Some(dir) = dir {
+        // Git reads the repository it is pointed at: `git -C ~ log -p` reads outside.
+        e.push(Effect::Read(Word::lit(&dir)));
         let rebase = |w: &Word| match w.as_lit() {
             Some(p) if !p.starts_with('/') && !p.starts_with('~') => {
                 Word::lit(&format!("{dir}/{p}"))

@@ -60,7 +60,8 @@ pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
                     if follows {
                         Effect::ReadTree(w)
                     } else {
-                        Effect::Read(w)
+                        // Names and sizes, never contents.
+                        Effect::Inspect(w)
                     }
                 })
                 .collect();

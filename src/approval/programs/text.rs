@@ -11,6 +11,11 @@ pub(super) fn search(name: &str, args: &Args) -> Vec<Effect> {
             "`rg --pre` runs a program on every file".into(),
         ));
     }
+    if name == "rg" && args.has(&[], &["hostname-bin"]) {
+        e.push(Effect::RunsCode(
+            "`rg --hostname-bin` runs a program to learn the host name".into(),
+        ));
+    }
     if name == "ag" && args.has(&[], &["pager"]) {
         e.push(Effect::RunsCode("`ag --pager` runs a program".into()));
     }
@@ -29,10 +34,27 @@ pub(super) fn search(name: &str, args: &Args) -> Vec<Effect> {
         "ag" => args.has(&['f'], &["follow"]),
         _ => args.has(&['R'], &["dereference-recursive"]),
     };
+    // Whether it searches a whole tree, hidden directories (`~/.ssh`, `~/.aws`) included: rg and
+    // ag skip hidden files unless told not to.
+    let recursive = match name {
+        "rg" => {
+            args.has(&['.'], &["hidden"])
+                || args.iter().filter_map(lit).any(|a| {
+                    a.starts_with('-') && !a.starts_with("--") && a.matches('u').count() >= 2
+                })
+                || args.iter().filter_map(lit).filter(|a| *a == "-u").count() >= 2
+        }
+        "ag" => args.has(&['u'], &["hidden", "unrestricted"]),
+        "ack" => true,
+        _ => args.has(&['r', 'R'], &["recursive", "dereference-recursive"]),
+    };
     if follows {
-        e.extend(paths.into_iter().map(Effect::ReadTree));
+        e.extend(paths.iter().cloned().map(Effect::ReadTree));
     } else {
-        e.extend(reads(paths));
+        e.extend(reads(paths.iter().cloned()));
+    }
+    if recursive {
+        e.extend(paths.into_iter().map(Effect::SearchTree));
     }
     e.extend(reads(args.values_of(&["-f"], &["file", "ignore-file"])));
     e
@@ -409,6 +431,8 @@ pub(super) fn awk(name: &str, args: &Args) -> Vec<Effect> {
                         "the `{name}` program uses `{word}`, which can run commands, write files or choose other files to read"
                     )));
                 }
+                // Files the program opens itself (`getline < "…"`) are judged as read.
+                e.extend(super::inline::string_paths(p).into_iter().map(Effect::Read));
                 if p.contains("ENVIRON") {
                     e.push(Effect::EnvironmentDump(format!(
                         "the `{name}` program reads ENVIRON"

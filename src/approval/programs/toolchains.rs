@@ -398,9 +398,18 @@ pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Eff
                 .iter()
                 .any(|w| lit(w).is_some_and(|s| flags.contains(&s)))
         {
-            return vec![Effect::InlineCode(format!(
+            let mut e = vec![Effect::InlineCode(format!(
                 "`{name}` runs inline code airlock does not analyse"
             ))];
+            // A path written in the code is judged as read: a key file in a one-liner denies.
+            for word in args.iter().filter_map(lit) {
+                e.extend(
+                    super::inline::literal_paths(word)
+                        .into_iter()
+                        .map(Effect::Read),
+                );
+            }
+            return e;
         }
     }
     if matches!(

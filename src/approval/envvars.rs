@@ -1,0 +1,121 @@
+//! What an environment variable's name says about it: whether printing it can leak a secret.
+//!
+//! Printing `PATH` or `HOME` tells the agent nothing it could not learn otherwise, and asking
+//! about it trains people to press `y` without reading. A name is harmless to print only when it
+//! is a well-known variable that never holds a secret; a name that looks like a secret (`…KEY`,
+//! `…TOKEN`) is never harmless, and an unknown name (`DATABASE_URL` holds a password) asks.
+
+/// Standard variables that hold places, names and settings, never secrets.
+const HARMLESS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "SHELL",
+    "USER",
+    "LOGNAME",
+    "PWD",
+    "OLDPWD",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "COLORTERM",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "TZ",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "TMPDIR",
+    "SHLVL",
+    "COLUMNS",
+    "LINES",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "CI",
+    "NODE_ENV",
+    "VIRTUAL_ENV",
+    "CONDA_DEFAULT_ENV",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "GOPATH",
+    "GOROOT",
+    "GOBIN",
+    "JAVA_HOME",
+    "PYTHONPATH",
+    "MANPATH",
+    "INFOPATH",
+    "LD_LIBRARY_PATH",
+    "PKG_CONFIG_PATH",
+    "BASH_VERSION",
+    "UID",
+    "EUID",
+    "PPID",
+    "RANDOM",
+    "SECONDS",
+    "LINENO",
+];
+
+/// Prefixes of families of harmless variables (`LC_ALL`, `XDG_CONFIG_HOME`).
+const HARMLESS_PREFIXES: &[&str] = &["LC_", "XDG_"];
+
+/// Words that make a name look like it holds a secret.
+const SECRET_WORDS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "SESSION",
+    "COOKIE",
+    "PRIVATE",
+];
+
+/// The name looks like it holds a secret.
+pub fn secret_like(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_WORDS.iter().any(|w| upper.contains(w))
+}
+
+/// Printing the variable cannot leak a secret: a well-known variable that holds places, names
+/// or settings, and nothing in its name looks secret.
+pub fn harmless_to_print(name: &str) -> bool {
+    !secret_like(name)
+        && (HARMLESS.contains(&name) || HARMLESS_PREFIXES.iter().any(|p| name.starts_with(p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_and_settings_are_harmless_to_print() {
+        for name in [
+            "PATH",
+            "HOME",
+            "SHELL",
+            "LC_ALL",
+            "XDG_CONFIG_HOME",
+            "VIRTUAL_ENV",
+        ] {
+            assert!(harmless_to_print(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn secret_looking_and_unknown_names_are_not() {
+        for name in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "XDG_SESSION_COOKIE",
+            "DATABASE_URL",
+            "AWS_SECRET_ACCESS_KEY",
+            "path",
+        ] {
+            assert!(!harmless_to_print(name), "{name}");
+        }
+    }
+}

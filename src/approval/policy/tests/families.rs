@@ -1,0 +1,173 @@
+//! Issue 11's families: each a rule about what a construct does, tested by its members.
+
+use super::*;
+
+#[test]
+fn credential_files_named_the_windows_way_are_denied() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            r"cat 'C:\Users\me\.ssh\id_rsa'",
+            r"cat 'C:\Users\me\.aws\credentials'",
+            "cat C:/Users/me/.ssh/id_ed25519",
+            r"cat 'D:\keys\deploy.key'",
+            r"cat 'c:\users\me\.config\gcloud\credentials.db'",
+        ],
+    );
+}
+
+#[test]
+fn a_key_named_in_an_interpreters_inline_code_is_denied() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            r#"python3 -c 'print(open("/root/.ssh/id_rsa").read())'"#,
+            r#"python3 -c "import os; print(open(os.path.expanduser('~/.ssh/id_ed25519')).read())""#,
+            r#"perl -e 'open F, "<$ENV{HOME}/.ssh/id_rsa"; print <F>; open G, "</etc/shadow"'"#,
+            r#"node -e 'console.log(require("fs").readFileSync("/home/me/.aws/credentials", "utf8"))'"#,
+            r#"ruby -e 'puts File.read("~/.ssh/id_rsa")'"#,
+            r#"awk 'BEGIN { while ((getline l < "/root/.ssh/id_rsa") > 0) print l }'"#,
+        ],
+    );
+}
+
+#[test]
+fn an_interpreter_one_liner_without_a_credential_still_only_asks() {
+    check_table(
+        &world(),
+        Ruling::Ask,
+        &[
+            r#"python3 -c 'print(open("README.md").read())'"#,
+            r#"node -e 'console.log(6 / 3)'"#,
+        ],
+    );
+}
+
+#[test]
+fn a_search_through_every_file_of_the_home_directory_is_denied() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            r#"grep -r "PRIVATE KEY" ~"#,
+            "grep -rl BEGIN $HOME",
+            "grep -R password /",
+            "rg --hidden 'BEGIN OPENSSH' ~",
+            "rg -uu token ~/",
+            "ag -u secret ~",
+        ],
+    );
+    // rg skips hidden directories unless told otherwise: the keys are not searched.
+    check_table(&world(), Ruling::Ask, &["rg TODO ~"]);
+}
+
+#[test]
+fn another_projects_env_file_is_denied_and_template_env_files_are_plain_reads() {
+    let w = world();
+    std::fs::write(w.outside().join(".env"), "KEY=1\n").unwrap();
+    check_table(
+        &w,
+        Ruling::Deny,
+        &["cat ../other-project/.env", "cat ~/.env"],
+    );
+    for name in [".env.example", ".env.sample", ".env.template", ".env.dist"] {
+        std::fs::write(w.policy.paths.workspace.join(name), "KEY=\n").unwrap();
+    }
+    check_table(
+        &w,
+        Ruling::Allow,
+        &[
+            "cat .env.example",
+            "cat .env.sample",
+            "head .env.template",
+            "cat .env.dist",
+        ],
+    );
+    let read = w.tool("read_file", json!({"path": ".env.example"}));
+    assert_eq!(read.ruling, Ruling::Allow, "{:#?}", read.reason_lines());
+    check_table(&w, Ruling::Ask, &["cat .env", "cat .env.local"]);
+}
+
+#[test]
+fn printing_a_variable_that_holds_no_secret_is_allowed_and_a_secret_looking_one_asks() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Allow,
+        &[
+            "printenv PATH",
+            "printenv HOME SHELL",
+            "echo $PATH",
+            "echo \"$SHELL\"",
+        ],
+    );
+    check_table(
+        &w,
+        Ruling::Ask,
+        &[
+            "printenv GITHUB_TOKEN",
+            "echo $OPENAI_API_KEY",
+            "printenv DATABASE_URL",
+            "printenv",
+            "env",
+        ],
+    );
+}
+
+#[test]
+fn option_values_of_read_only_programs_are_not_read_as_paths() {
+    check_table(
+        &world(),
+        Ruling::Allow,
+        &[
+            "cut -d / -f 2 src/main.rs",
+            "cut -d/ -f2 src/main.rs",
+            "paste -d / src/main.rs src/tokenizer.rs",
+            "column -s / -t src/main.rs",
+            "head -n 5 src/main.rs",
+            "diff <(ls) <(ls -a)",
+        ],
+    );
+}
+
+#[test]
+fn a_read_only_program_that_writes_a_file_or_runs_a_program_is_judged_by_that() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Ask,
+        &[
+            "base64 -o out.txt src/main.rs",
+            "base64 --output=out.txt src/main.rs",
+            "iconv -f utf8 -t ascii -o out.txt src/main.rs",
+            "rg --hostname-bin ./x foo",
+            "rg --pre ./x foo",
+        ],
+    );
+    check_table(&w, Ruling::Deny, &["base64 -o ~/.bashrc src/main.rs"]);
+}
+
+#[test]
+fn looking_at_a_device_is_not_reading_it() {
+    let w = world();
+    // A raw disk's name and type are not its contents: looking asks (outside the workspace)...
+    check_table(&w, Ruling::Ask, &["stat /dev/sda", "ls -l /dev/sda"]);
+    // ...reading it is refused.
+    check_table(&w, Ruling::Deny, &["cat /dev/sda", "file -s /dev/sda"]);
+}
+
+#[test]
+fn git_pointed_at_a_directory_outside_reads_it() {
+    check_table(
+        &world(),
+        Ruling::Ask,
+        &[
+            "git -C ~ log -p",
+            "git -C / status",
+            "git -C ../other-project diff",
+        ],
+    );
+    check_table(&world(), Ruling::Allow, &["git -C src log", "git status"]);
+}
