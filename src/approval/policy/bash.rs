@@ -1,6 +1,7 @@
 //! Assessing a bash command line: one part per simple command and per redirect, every effect of
 //! every part turned into reasons, then the cross-part rule that secrets never leave the machine.
 
+use crate::approval::envvars::{harmless_to_print, secret_like};
 use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::paths::{PathContext, Sensitivity};
 use crate::approval::programs::{self, Effect};
@@ -46,8 +47,6 @@ const BENIGN_EXPORTS: &[&str] = &[
     "NODE_ENV",
     "CARGO_TERM_COLOR",
 ];
-
-use crate::approval::envvars::{harmless_to_print, secret_like};
 
 pub struct BashAssessment {
     pub facts: ShellFacts,
@@ -190,6 +189,61 @@ fn enters_other_process(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand
     }
 }
 
+/// A git command in a repository whose own config makes git run programs (see
+/// [`super::gitconfig`]) asks, naming each setting.
+fn repository_runs_programs(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand) {
+    if cmd.argv.first().and_then(Word::as_lit) != Some("git") {
+        return;
+    }
+    let shell::Cwd::Known(cwd) = &cmd.cwd else {
+        return;
+    };
+    // `git -C DIR` runs in DIR (relative ones add up); a computed one is judged elsewhere.
+    let mut dir = cwd.clone();
+    let mut words = cmd.argv[1..].iter();
+    while let Some(w) = words.next() {
+        match w.as_lit() {
+            Some("-C") => match words.next().and_then(Word::as_lit) {
+                Some(d) => dir = crate::approval::paths::resolve(b.ctx, &dir, d).path,
+                None => return,
+            },
+            Some(o) if o.starts_with('-') => {}
+            _ => break,
+        }
+    }
+    let found = super::gitconfig::program_settings(&dir);
+    for setting in &found.settings {
+        let shown = crate::approval::paths::resolve(
+            b.ctx,
+            &b.ctx.workspace,
+            &setting.file.to_string_lossy(),
+        );
+        b.reason(
+            part,
+            Ruling::Ask,
+            ReasonCode::ConfigInjection,
+            Risk::Dangerous,
+            format!(
+                "the repository's git config ({}) sets `{}` to `{}`: git runs that program",
+                judge::show(b.ctx, &shown),
+                setting.key,
+                setting.value
+            ),
+        );
+    }
+    if let Some(why) = &found.unreadable {
+        b.reason(
+            part,
+            Ruling::Ask,
+            ReasonCode::ConfigInjection,
+            Risk::Dangerous,
+            format!(
+                "the repository's git config cannot be checked for programs git would run: {why}"
+            ),
+        );
+    }
+}
+
 pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
     let shell_ctx = ShellContext {
         home: ctx.home.clone(),
@@ -258,6 +312,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             apply_effect(&mut b, part, cmd, effect);
         }
         enters_other_process(&mut b, part, cmd);
+        repository_runs_programs(&mut b, part, cmd);
         if b.parts[part].ruling == Ruling::Allow && !b.reasons.iter().any(|r| r.part == Some(part))
         {
             b.reason(

@@ -5,6 +5,7 @@
 //! then one decision over all parts. Nothing here asks anyone or runs anything.
 
 mod bash;
+mod gitconfig;
 mod judge;
 mod replaced;
 pub mod scope;

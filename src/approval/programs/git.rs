@@ -325,8 +325,19 @@ fn effects_in_repo(args: &[Word]) -> Vec<Effect> {
             }
         }
         "clean" => {
-            e.push(Effect::Delete(Word::lit(".")));
-            if !has(&["-n", "--dry-run"]) {
+            // `-n` anywhere in a cluster (`-nd`, `-dn`) only lists what would go.
+            let dry_run = rest
+                .iter()
+                .filter_map(Word::as_lit)
+                .take_while(|a| *a != "--")
+                .any(|a| {
+                    given(a, "--dry-run")
+                        || (a.starts_with('-') && !a.starts_with("--") && a.contains('n'))
+                });
+            if dry_run {
+                e.push(Effect::Read(Word::lit(".")));
+            } else {
+                e.push(Effect::Delete(Word::lit(".")));
                 e.push(Effect::DestroysWork(
                     "`git clean` deletes untracked files for good".into(),
                 ));

@@ -218,11 +218,26 @@ pub(super) fn reads(words: impl IntoIterator<Item = Word>) -> Vec<Effect> {
         .collect()
 }
 
+/// `GIT_PAGER=cat`, `PAGER=less`: a pager variable set to a plain pager runs nothing else.
+/// Any other value is a command line the program will run.
+fn plain_pager(name: &str, value: &Word) -> bool {
+    matches!(name, "GIT_PAGER" | "PAGER" | "MANPAGER" | "SYSTEMD_PAGER")
+        && value.as_lit().is_some_and(|v| {
+            matches!(
+                v.trim(),
+                "" | "cat" | "less" | "more" | "less -R" | "less -r" | "less -FRX" | "less -FRSX"
+            )
+        })
+}
+
 /// The effects of one simple command.
 pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
     let mut effects = Vec::new();
-    for (name, _) in &cmd.env {
-        if !BENIGN_ENV_SETTINGS.contains(&name.as_str()) && !name.starts_with("LC_") {
+    for (name, value) in &cmd.env {
+        if !BENIGN_ENV_SETTINGS.contains(&name.as_str())
+            && !name.starts_with("LC_")
+            && !plain_pager(name, value)
+        {
             effects.push(Effect::ConfigInjection(format!(
                 "sets `{name}` for the command, which can change what it loads or runs"
             )));

@@ -197,6 +197,8 @@ pub(super) const BENIGN_ENV_SETTINGS: &[&str] = &[
     "NODE_ENV",
     "GIT_TERMINAL_PROMPT",
     "TIMEFORMAT",
+    "LESS",
+    "GIT_CONFIG_NOSYSTEM",
     "CARGO_INCREMENTAL",
     "RUSTFLAGS_QUIET",
 ];

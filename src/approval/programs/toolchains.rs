@@ -207,7 +207,99 @@ pub(super) const DECODERS: &[&str] = &[
     "xz", "rev",
 ];
 
+/// `rsync -n` between local paths only lists what it would copy: it reads both sides.
+fn local_rsync_dry_run(args: &Args) -> Option<Vec<Effect>> {
+    let words: Vec<&str> = args.iter().map(lit).collect::<Option<_>>()?;
+    let dry_run = words.iter().any(|a| {
+        *a == "--dry-run" || (a.starts_with('-') && !a.starts_with("--") && a.contains('n'))
+    });
+    // Options that run a program, reach a host, or write a file even in a dry run.
+    let risky = words.iter().any(|a| {
+        a.starts_with("-e")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('e'))
+            || [
+                "--rsh",
+                "--rsync-path",
+                "--log-file",
+                "--write-batch",
+                "--only-write-batch",
+                "--daemon",
+                "--config",
+                "--password-file",
+                "--port",
+                "--address",
+                "--sockopts",
+                "--connect-program",
+                "--remote-option",
+                "-M",
+            ]
+            .iter()
+            .any(|o| a.starts_with(o))
+    });
+    let operands: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let remote = operands.iter().any(|o| {
+        o.starts_with("rsync://") || o.split('/').next().is_some_and(|head| head.contains(':'))
+    });
+    // An option value can look like an operand (`--exclude x`): only forms without separate
+    // values are understood; anything else keeps the network reading.
+    let separate_values = words.iter().any(|a| {
+        a.starts_with("--")
+            && !a.contains('=')
+            && [
+                "--exclude",
+                "--include",
+                "--filter",
+                "--files-from",
+                "--exclude-from",
+                "--include-from",
+                "--backup-dir",
+                "--suffix",
+                "--chmod",
+                "--chown",
+                "--partial-dir",
+                "--temp-dir",
+                "--compare-dest",
+                "--link-dest",
+                "--copy-dest",
+                "--timeout",
+                "--max-size",
+                "--min-size",
+                "--bwlimit",
+                "--info",
+                "--debug",
+                "--out-format",
+                "--usermap",
+                "--groupmap",
+                "--iconv",
+                "--max-delete",
+                "--modify-window",
+            ]
+            .contains(a)
+    });
+    let short_values = words
+        .iter()
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(['f', 'T', 'B', 'M']));
+    if !dry_run || risky || remote || separate_values || short_values || operands.len() < 2 {
+        return None;
+    }
+    Some(
+        operands
+            .into_iter()
+            .map(|o| Effect::Read(Word::lit(o)))
+            .collect(),
+    )
+}
+
 pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
+    if name == "rsync"
+        && let Some(reads) = local_rsync_dry_run(args)
+    {
+        return reads;
+    }
     let mut e = vec![Effect::Network(format!("`{name}` uses the network"))];
     match name {
         "curl" => {

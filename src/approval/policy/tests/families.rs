@@ -171,3 +171,101 @@ fn git_pointed_at_a_directory_outside_reads_it() {
     );
     check_table(&world(), Ruling::Allow, &["git -C src log", "git status"]);
 }
+
+#[test]
+fn read_only_git_asks_in_a_repository_whose_config_runs_programs() {
+    let cases = [
+        (
+            "[core]\n\tfsmonitor = ./.watch\n",
+            "git status",
+            "core.fsmonitor",
+        ),
+        ("[diff]\n\texternal = ./d.sh\n", "git diff", "diff.external"),
+        (
+            "[diff \"bin\"]\n\ttextconv = ./c.sh\n",
+            "git log -p",
+            "diff.bin.textconv",
+        ),
+        (
+            "[diff \"bin\"]\n\ttextconv = ./c.sh\n",
+            "git -C src show HEAD",
+            "diff.bin.textconv",
+        ),
+    ];
+    for (config, command, key) in cases {
+        let w = world();
+        std::fs::write(w.policy.paths.workspace.join(".git/config"), config).unwrap();
+        let v = w.bash(command);
+        assert_eq!(v.ruling, Ruling::Ask, "{command}: {:#?}", v.reason_lines());
+        assert!(
+            v.reason_lines().iter().any(|l| l.contains(key)),
+            "{command}: {:#?}",
+            v.reason_lines()
+        );
+    }
+}
+
+#[test]
+fn read_only_git_in_an_ordinary_repository_is_still_allowed() {
+    let w = world();
+    std::fs::write(
+        w.policy.paths.workspace.join(".git/config"),
+        "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/x.git\n",
+    )
+    .unwrap();
+    check_table(&w, Ruling::Allow, &["git status", "git diff", "git log -p"]);
+}
+
+#[test]
+fn dry_runs_of_destructive_commands_only_read() {
+    check_table(
+        &world(),
+        Ruling::Allow,
+        &[
+            "git clean -n",
+            "git clean -nd",
+            "git clean --dry-run -d",
+            "rsync -n -a src/ backup/",
+            "rsync --dry-run -av src/ backup/",
+        ],
+    );
+    check_table(
+        &world(),
+        Ruling::Ask,
+        &[
+            "git clean -fd",
+            "rsync -a src/ backup/",
+            "rsync -n -a src/ host:backup/",
+            "rsync -n -e ssh src/ backup/",
+            "rsync -n --exclude x src/ backup/",
+            "rsync -n --log-file=log src/ backup/",
+            // make -n still runs $(shell ...) in the Makefile and every line marked `+`.
+            "make -n",
+        ],
+    );
+}
+
+#[test]
+fn a_pager_variable_naming_a_plain_pager_does_not_ask_and_any_other_value_does() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Allow,
+        &[
+            "GIT_PAGER=cat git log",
+            "PAGER=less git diff",
+            "GIT_PAGER= git log",
+            "LESS=-R git log",
+        ],
+    );
+    check_table(
+        &w,
+        Ruling::Ask,
+        &[
+            "GIT_PAGER='sh -c id' git log",
+            "PAGER=./x git log",
+            "GIT_PAGER=$X git log",
+            "LESSOPEN='|./x %s' git log",
+        ],
+    );
+}
