@@ -1,6 +1,7 @@
 //! The tools an agent can call, and the registry that runs them. The registry executes only
 //! `Approved` calls (a value only the gate makes) and takes their arguments from the frozen,
-//! digest-checked text, so what runs is exactly what was shown.
+//! digest-checked text, so what runs is exactly what was shown. A file tool runs on the path the
+//! gate judged (carried by `Approved`), not on its argument resolved again.
 
 pub mod bash;
 pub mod diff;
@@ -102,18 +103,37 @@ impl ToolRegistry {
         let args = approved
             .args()
             .map_err(|e| ToolError::Tampered(e.to_string()))?;
-        let (ws, home) = (&self.workspace, &self.home);
-        match approved.tool() {
-            "read_file" => files::read_file(ws, home, &args),
-            "list_dir" => files::list_dir(ws, home, &args),
+        let tool = approved.tool();
+        let place = || -> Result<files::Place<'_>, ToolError> {
+            let judged = approved.judged_path().ok_or_else(|| {
+                ToolError::Tampered(format!(
+                    "`{tool}` was approved without the path it was judged on; nothing ran"
+                ))
+            })?;
+            Ok(files::Place {
+                workspace: &self.workspace,
+                judged,
+            })
+        };
+        match tool {
+            "read_file" => files::read_file(place()?, &args),
+            "list_dir" => files::list_dir(place()?, &args),
             "search" => {
-                let (ws, home) = (ws.clone(), home.clone());
-                tokio::task::spawn_blocking(move || files::search(&ws, &home, &args))
-                    .await
-                    .map_err(|e| ToolError::Failed(format!("search stopped: {e}")))?
+                let place = place()?;
+                let (workspace, judged) =
+                    (place.workspace.to_path_buf(), place.judged.to_path_buf());
+                tokio::task::spawn_blocking(move || {
+                    let place = files::Place {
+                        workspace: &workspace,
+                        judged: &judged,
+                    };
+                    files::search(place, &args)
+                })
+                .await
+                .map_err(|e| ToolError::Failed(format!("search stopped: {e}")))?
             }
-            "write_file" => files::write_file(ws, home, &args),
-            "edit_file" => files::edit_file(ws, home, &args),
+            "write_file" => files::write_file(place()?, &args),
+            "edit_file" => files::edit_file(place()?, &args),
             "bash" => {
                 let command = files::string(&args, "command", "bash")?.to_string();
                 let timeout = args
@@ -127,7 +147,7 @@ impl ToolRegistry {
                     .map(|d| d.join(format!("{}.log", safe_file_name(approved.call_id()))));
                 bash::run(bash::BashRun {
                     command,
-                    workspace: ws.clone(),
+                    workspace: self.workspace.clone(),
                     timeout,
                     cancel,
                     sink,
@@ -198,3 +218,6 @@ impl Previewer for ToolRegistry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

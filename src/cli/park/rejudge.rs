@@ -6,8 +6,17 @@
 //! "Stricter" is: a higher ruling (allow < ask < deny), or any ask or deny reason (by its code)
 //! that the parked verdict did not have at least as strongly: the human never saw it. A verdict
 //! that got milder runs: what was approved is still what runs.
+//!
+//! A file call is also refused if its path lands somewhere else now than where it was judged
+//! (`moved`), even with the same verdict: a `sub` swapped for a link to another workspace
+//! directory is judged the same, but it is not the file whose diff was approved.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::approval::gate::shown_path;
+use crate::approval::paths::PathContext;
 
 use crate::approval::verdict::Verdict;
 
@@ -100,6 +109,25 @@ pub fn stricter(parked: &ParkedVerdict, now: &ParkedVerdict) -> Option<String> {
             listed(&new)
         )
     })
+}
+
+/// Why a file call's path is not where it was judged when it parked, if it is not. `parked` and
+/// `now` are the physical paths judged then and now (`None`: not a file call).
+pub fn moved(ctx: &PathContext, parked: Option<&Path>, now: Option<&Path>) -> Option<String> {
+    match (parked, now) {
+        (None, None) => None,
+        (Some(parked), Some(now)) if parked == now => None,
+        (Some(parked), Some(now)) => Some(format!(
+            "its path now leads to {}, not to {} where it led when it was approved (a directory or file on the way was replaced, perhaps by a symlink)",
+            shown_path(ctx, now),
+            shown_path(ctx, parked)
+        )),
+        (None, Some(_)) => Some(
+            "the checkpoint does not say which path it was approved for (parked by an older airlock?)"
+                .into(),
+        ),
+        (Some(_), None) => Some("it no longer names a path to judge".into()),
+    }
 }
 
 #[cfg(test)]
