@@ -8,7 +8,7 @@ pub mod diff;
 pub mod files;
 pub mod output;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -173,8 +173,11 @@ fn safe_file_name(id: &str) -> String {
 }
 
 impl Previewer for ToolRegistry {
-    fn preview(&self, tool: &str, args: &Value) -> Option<Preview> {
+    fn preview(&self, tool: &str, args: &Value, judged: Option<&Path>) -> Option<Preview> {
         let text = |key: &str| args.get(key).and_then(Value::as_str);
+        let unjudged = || Preview::Error {
+            message: format!("`{tool}` was not judged on a path, so there is nothing to preview"),
+        };
         match tool {
             "bash" => Some(Preview::Command {
                 command: text("command")?.to_string(),
@@ -182,25 +185,23 @@ impl Previewer for ToolRegistry {
             }),
             "write_file" => {
                 let raw = text("path")?;
-                let path = files::resolve(&self.workspace, &self.home, raw);
-                Some(diff::write_preview(raw, &path, text("content")?))
+                let Some(path) = judged else {
+                    return Some(unjudged());
+                };
+                Some(diff::write_preview(raw, path, text("content")?))
             }
             "edit_file" => {
                 let raw = text("path")?;
-                let path = files::resolve(&self.workspace, &self.home, raw);
-                // Read only a regular file of bounded size: a FIFO would block the gate, a
-                // device or a huge file would exhaust memory.
-                let current = match std::fs::metadata(&path) {
-                    Ok(meta) if !meta.is_file() => Err(format!("{raw} is not a regular file")),
-                    Ok(meta) if meta.len() > diff::MAX_READ => Err(format!(
-                        "{raw} is {} bytes, larger than an edit can be previewed ({} bytes)",
-                        meta.len(),
-                        diff::MAX_READ
-                    )),
-                    Ok(_) => std::fs::read_to_string(&path)
-                        .map_err(|e| format!("cannot read {raw}: {e}")),
-                    Err(e) => Err(format!("cannot read {raw}: {e}")),
+                let Some(path) = judged else {
+                    return Some(unjudged());
                 };
+                // The file the edit would change, opened as the tool opens it (no link followed),
+                // if it is a regular file of a size a preview can hold.
+                let place = files::Place {
+                    workspace: &self.workspace,
+                    judged: path,
+                };
+                let current = files::current_text(place, raw, diff::MAX_READ);
                 let current = match current {
                     Ok(c) => c,
                     Err(message) => return Some(Preview::Error { message }),

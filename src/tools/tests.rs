@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::approval::approver::AllowAllOnce;
+use crate::approval::approver::Previewer;
+use crate::approval::approver::{
+    AllowAllOnce, ApprovalRequest, Approver, ApproverError, BoxFuture, Decision,
+};
 use crate::approval::gate::{Gate, GateConfig, GateOutcome, ToolCall};
 use crate::approval::grants::GrantStore;
 use crate::approval::policy::Policy;
@@ -22,8 +25,23 @@ struct Rig {
     tools: ToolRegistry,
 }
 
+/// Answers yes, keeping every request it was shown.
+#[derive(Default)]
+struct Shown(std::sync::Mutex<Vec<ApprovalRequest>>);
+
+impl Approver for Shown {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
+        self.0.lock().unwrap().push(request);
+        Box::pin(async { Ok(Decision::AllowOnce) })
+    }
+}
+
 /// A gate whose every ask is answered yes, and the registry the agent would run approved calls in.
 fn rig() -> Rig {
+    rig_with(Arc::new(AllowAllOnce))
+}
+
+fn rig_with(approver: Arc<dyn Approver>) -> Rig {
     let world = world();
     let paths = world.policy.paths.clone();
     let policy = Policy::new(
@@ -32,10 +50,12 @@ fn rig() -> Rig {
         paths.clone(),
         ToolCatalog::builtin(),
     );
+    let tools = ToolRegistry::new(paths.workspace.clone(), paths.home.clone(), None);
+    let previews = ToolRegistry::new(paths.workspace.clone(), paths.home.clone(), None);
     let gate = Gate::new(
         Arc::new(policy),
         Arc::new(GrantStore::new()),
-        Arc::new(AllowAllOnce),
+        approver,
         None,
         GateConfig {
             session: "s1".into(),
@@ -43,8 +63,8 @@ fn rig() -> Rig {
             dangerous_timeout: None,
             grant_ttl: None,
         },
-    );
-    let tools = ToolRegistry::new(paths.workspace.clone(), paths.home.clone(), None);
+    )
+    .with_previewer(Arc::new(previews));
     Rig { world, gate, tools }
 }
 
@@ -218,4 +238,51 @@ async fn ordinary_file_calls_still_work_in_the_workspace_in_new_directories_and_
         .await
         .unwrap();
     assert_eq!(out.content, "from home\n");
+}
+
+#[tokio::test]
+async fn a_write_whose_two_readings_differ_goes_where_it_was_judged_and_previewed() {
+    // `link/../../tmp/x.txt`: the kernel climbs out of the link's target and stays in the
+    // workspace; a tool that normalises first lands in the temp directory next to it. The policy
+    // judges the less trusted reading, the human sees that file, and that is the file written.
+    let shown = Arc::new(Shown::default());
+    let rig = rig_with(shown.clone());
+    std::fs::create_dir_all(rig.ws().join("a/b")).unwrap();
+    symlink(rig.ws().join("a/b"), rig.ws().join("link")).unwrap();
+    let tmp = rig.world.tmp();
+    let raw = format!(
+        "link/../../{}/x.txt",
+        tmp.file_name().unwrap().to_str().unwrap()
+    );
+    std::fs::write(tmp.join("x.txt"), "old in tmp\n").unwrap();
+    let approved = rig
+        .approve("write_file", json!({"path": raw, "content": "new\n"}))
+        .await;
+    assert_eq!(approved.judged_path(), Some(tmp.join("x.txt").as_path()));
+    let preview = shown.0.lock().unwrap()[0].preview.clone();
+    match preview {
+        Some(crate::approval::approver::Preview::Diff { unified, .. }) => {
+            assert!(unified.contains("-old in tmp"), "{unified}")
+        }
+        other => panic!("expected a diff, got {other:?}"),
+    }
+    rig.run(approved).await.unwrap();
+    assert_eq!(std::fs::read_to_string(tmp.join("x.txt")).unwrap(), "new\n");
+    assert!(!rig.ws().join("a/x.txt").exists() && !rig.ws().join("x.txt").exists());
+}
+
+#[test]
+fn an_edit_preview_never_shows_a_file_through_a_directory_that_became_a_symlink() {
+    let rig = rig();
+    std::fs::create_dir(rig.ws().join("sub")).unwrap();
+    std::fs::write(rig.world.outside().join("f.txt"), "secret = 1\n").unwrap();
+    let judged = rig.ws().join("sub/f.txt");
+    rig.swap_sub_for_a_link_outside();
+    let args = json!({"path": "sub/f.txt", "old": "secret = 1", "new": "secret = 2"});
+    match rig.tools.preview("edit_file", &args, Some(&judged)) {
+        Some(crate::approval::approver::Preview::Error { message }) => {
+            assert!(message.contains("`sub` changed since"), "{message}")
+        }
+        other => panic!("expected an error preview, got {other:?}"),
+    }
 }

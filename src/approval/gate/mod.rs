@@ -431,7 +431,7 @@ impl Gate {
         let preview = self
             .previewer
             .as_ref()
-            .and_then(|p| p.preview(&call.tool, args));
+            .and_then(|p| p.preview(&call.tool, args, judged.as_deref()));
         let limit = match verdict.risk {
             crate::approval::risk::Risk::Dangerous => self
                 .config

@@ -134,10 +134,10 @@ pub fn park(
     checkpoint: &Checkpoint,
     request: &ApprovalRequest,
 ) -> Result<Value> {
+    let judged = judged_path(&request.tool, &request.verdict);
+    // The file the write or edit would change: the one it was judged on (`~/x` is under home).
     let target = match request.tool.as_str() {
-        "write_file" | "edit_file" => serde_json::from_str::<Value>(&request.frozen.canonical)
-            .ok()
-            .and_then(|a| a["path"].as_str().map(|p| workspace.join(p))),
+        "write_file" | "edit_file" => judged.clone(),
         _ => None,
     };
     let spec = ResumeSpec {
@@ -146,7 +146,7 @@ pub fn park(
             (p, h)
         }),
         verdict: Some(ParkedVerdict::of(&request.verdict)),
-        judged_path: judged_path(&request.tool, &request.verdict),
+        judged_path: judged,
         ..ResumeSpec::of(args, workspace, checkpoint)
     };
     let db = Store::open(&db_path())?;

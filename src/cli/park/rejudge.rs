@@ -207,6 +207,30 @@ mod tests {
     }
 
     #[test]
+    fn a_file_call_whose_path_moved_or_was_never_stored_is_refused() {
+        let ctx = PathContext {
+            workspace: "/ws".into(),
+            home: "/home/me".into(),
+            temp_dirs: vec![],
+            state_dir: "/state".into(),
+        };
+        let (sub, other) = (Path::new("/ws/sub/x"), Path::new("/ws/other/x"));
+        assert_eq!(moved(&ctx, Some(sub), Some(sub)), None);
+        assert_eq!(moved(&ctx, None, None), None, "not a file call");
+        let why = moved(&ctx, Some(sub), Some(other)).unwrap();
+        assert!(
+            why.starts_with("its path now leads to other/x, not to sub/x"),
+            "{why}"
+        );
+        assert!(
+            moved(&ctx, None, Some(sub))
+                .unwrap()
+                .contains("does not say")
+        );
+        assert!(moved(&ctx, Some(sub), None).is_some());
+    }
+
+    #[test]
     fn an_unknown_ruling_counts_as_the_strictest() {
         let parked = verdict("ask", &[]);
         assert!(stricter(&parked, &verdict("weird", &[])).is_some());

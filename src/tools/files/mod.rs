@@ -9,25 +9,13 @@
 mod held;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nix::sys::stat::SFlag;
 use serde_json::Value;
 
 use super::{ToolError, ToolOutcome};
 use held::{Judged, Verb};
-
-/// How a path argument reads as a place (`~` as the home directory, relative to the workspace,
-/// no other expansion); the previews use it. The tools themselves use the judged path.
-pub fn resolve(workspace: &Path, home: &Path, raw: &str) -> PathBuf {
-    if raw == "~" {
-        return home.to_path_buf();
-    }
-    if let Some(rest) = raw.strip_prefix("~/") {
-        return home.join(rest);
-    }
-    workspace.join(raw)
-}
 
 pub fn string<'a>(args: &'a Value, key: &str, tool: &str) -> Result<&'a str, ToolError> {
     args.get(key)
@@ -77,6 +65,26 @@ pub fn read_file(place: Place, args: &Value) -> Result<ToolOutcome, ToolError> {
         ));
     }
     Ok(ToolOutcome::text(text))
+}
+
+/// The text of the judged file, as `edit_file` would read it, for a preview: `Err` says why
+/// there is none (not a regular file, larger than `max` bytes, a link, unreadable).
+pub fn current_text(place: Place, raw: &str, max: u64) -> Result<String, String> {
+    let held = place
+        .judged(raw, Verb::Read)
+        .hold(false)
+        .map_err(|e| e.to_string())?;
+    let (file, size) = held.open_regular().map_err(|e| e.to_string())?;
+    if size > max {
+        return Err(format!(
+            "{raw} is {size} bytes, larger than an edit can be previewed ({max} bytes)"
+        ));
+    }
+    let mut text = String::new();
+    file.take(max + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| held.judged.cannot(e).to_string())?;
+    Ok(text)
 }
 
 /// Largest file `edit_file` reads to change.
