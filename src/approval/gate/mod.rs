@@ -595,10 +595,14 @@ impl Gate {
         detail: Value,
         judged_path: Option<PathBuf>,
     ) -> GateOutcome {
-        let record = json!({
+        let mut record = json!({
             "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
             "decision": "allow", "source": source, "detail": detail,
         });
+        // The one place a file call may touch, on the record with the decision that allowed it.
+        if let Some(path) = &judged_path {
+            record["path"] = Value::String(path.to_string_lossy().into_owned());
+        }
         if let Err(e) = self.audit("decision", record) {
             return GateOutcome::Denied(Denial {
                 call_id: call.id.clone(),

@@ -603,3 +603,25 @@ async fn a_parked_file_call_settled_later_runs_only_on_the_path_it_was_judged_on
         d.message
     );
 }
+
+#[tokio::test]
+async fn the_decision_that_allows_a_file_call_records_the_path_it_may_touch() {
+    let world_dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(AuditLog::open(world_dir.path(), "s1").unwrap());
+    let rig = rig_with(Arc::new(Silent), None, None, Some(log.clone()));
+    let read = ToolCall {
+        id: "c1".into(),
+        tool: "read_file".into(),
+        args: json!({"path": "src/../src/main.rs"}),
+    };
+    approval(check(&rig, read).await);
+    approval(check(&rig, bash("c2", "ls")).await);
+    let records = audit::read_records(log.path()).unwrap();
+    let main = rig.world.policy.paths.workspace.join("src/main.rs");
+    assert_eq!(records[1]["body"]["path"], main.to_str().unwrap());
+    assert_eq!(
+        records[3]["body"]["path"],
+        Value::Null,
+        "a command has no path"
+    );
+}

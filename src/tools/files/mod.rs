@@ -173,7 +173,9 @@ pub fn search(place: Place, args: &Value) -> Result<ToolOutcome, ToolError> {
                 break;
             }
         }
-    } else if let Ok((file, _)) = held.open_regular() {
+    } else {
+        // One file: a missing path or a FIFO is an error worth telling, not "no matches".
+        let (file, _) = held.open_regular()?;
         found.search(&judged.shown(place.judged), file, &regex);
     }
     Ok(ToolOutcome::text(found.report()))

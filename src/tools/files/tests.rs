@@ -138,6 +138,16 @@ fn search_of_one_file_and_in_a_subdirectory_shows_workspace_paths() {
 }
 
 #[test]
+fn search_of_a_missing_path_says_so_instead_of_finding_nothing() {
+    let d = dirs();
+    let judged = d.judged("nope");
+    let err = search(d.place(&judged), &json!({"pattern": "x", "path": "nope"}))
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("cannot search nope: No such file"), "{err}");
+}
+
+#[test]
 fn read_file_refuses_a_fifo_a_device_and_a_directory_without_blocking() {
     let d = dirs();
     nix::unistd::mkfifo(&d.ws.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
@@ -399,4 +409,35 @@ fn the_file_tools_do_not_follow_dev_or_proc_links() {
         err.contains("do not follow symlinks under /dev or /proc"),
         "{err}"
     );
+}
+
+#[test]
+fn a_directory_on_the_way_that_became_a_file_is_named_in_the_error() {
+    let d = dirs();
+    std::fs::create_dir(d.ws.join("sub")).unwrap();
+    let judged = d.judged("sub/new.txt");
+    std::fs::remove_dir(d.ws.join("sub")).unwrap();
+    std::fs::write(d.ws.join("sub"), "a file now").unwrap();
+    let err = write_file(
+        d.place(&judged),
+        &json!({"path": "sub/new.txt", "content": "x"}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(err, "cannot write sub/new.txt: sub is not a directory");
+    assert_eq!(
+        std::fs::read_to_string(d.ws.join("sub")).unwrap(),
+        "a file now"
+    );
+}
+
+#[test]
+fn a_file_with_a_name_near_the_length_limit_is_still_written_atomically() {
+    let d = dirs();
+    let name = "n".repeat(250);
+    let judged = d.judged(&name);
+    std::fs::write(&judged, "old").unwrap();
+    write_file(d.place(&judged), &json!({"path": name, "content": "new"})).unwrap();
+    assert_eq!(std::fs::read_to_string(&judged).unwrap(), "new");
+    assert_eq!(std::fs::read_dir(&d.ws).unwrap().count(), 1);
 }
