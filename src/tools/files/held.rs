@@ -13,6 +13,9 @@
 //! O_NOFOLLOW`) and renamed over the last name in that same directory (`renameat`), so a write is
 //! atomic and lands in the directory that was walked, whatever happens to the names around it.
 //! Missing directories are created with `mkdirat` under the held one, never following a link.
+//! A last name that is a symlink is refused, not replaced; one that turns into a link in the
+//! instant between that check and the rename is replaced by the new file (`rename` never follows
+//! a link), so even then nothing outside the held directory is touched.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
