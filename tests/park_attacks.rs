@@ -57,6 +57,32 @@ fn a_resumed_write_through_a_swapped_symlink_is_refused_and_the_run_stays_recove
 }
 
 #[test]
+fn a_resumed_write_through_a_directory_swapped_for_a_link_inside_the_workspace_is_refused() {
+    // The same verdict (a workspace write) but not the file whose diff was approved.
+    let w = World::new(WRITE_SUB);
+    std::fs::create_dir_all(w.path("ws/sub")).unwrap();
+    std::fs::create_dir_all(w.path("ws/elsewhere")).unwrap();
+    let (run, code) = w.park(&[]);
+    std::fs::remove_dir_all(w.path("ws/sub")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", w.path("ws/sub")).unwrap();
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(resumed.status.code(), Some(1), "{}", stdout(&resumed));
+    let why = stderr(&resumed);
+    assert!(
+        why.contains(
+            "was judged again and its path now leads to elsewhere/new.txt, not to sub/new.txt"
+        ),
+        "{why}"
+    );
+    assert!(!w.path("ws/elsewhere/new.txt").exists(), "nothing written");
+    assert_eq!(
+        w.query(&format!("SELECT state FROM runs WHERE id = '{run}'")),
+        "parked"
+    );
+}
+
+#[test]
 fn a_resumed_rm_rf_through_a_swapped_symlink_deletes_nothing_outside() {
     let w = World::new(
         r#"{"name": "p", "prompt": "go", "steps": [

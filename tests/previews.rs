@@ -31,7 +31,11 @@ fn a_write_over_a_file_that_is_not_utf8_previews_its_lines_as_removed_not_as_a_n
     )
     .unwrap();
     let args = json!({"path": "data.bin", "content": "replaced\n"});
-    let (text, added, removed) = counts(registry(dir.path()).preview("write_file", &args));
+    let (text, added, removed) = counts(registry(dir.path()).preview(
+        "write_file",
+        &args,
+        Some(&dir.path().join("data.bin")),
+    ));
     assert_eq!((added, removed), (1, 3), "{text}");
     assert!(!text.contains("@@ -0,0"), "{text}");
     assert!(text.contains("binary file, 18 bytes"), "{text}");
@@ -42,7 +46,11 @@ fn a_write_over_a_latin1_text_file_previews_a_marked_lossy_diff() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("old.txt"), b"one\ntw\xf6\nthree\n").unwrap();
     let args = json!({"path": "old.txt", "content": "one\nthree\n"});
-    let (text, added, removed) = counts(registry(dir.path()).preview("write_file", &args));
+    let (text, added, removed) = counts(registry(dir.path()).preview(
+        "write_file",
+        &args,
+        Some(&dir.path().join("old.txt")),
+    ));
     assert_eq!((added, removed), (0, 1), "{text}");
     assert!(text.contains("not valid UTF-8 from byte 6"), "{text}");
     assert!(text.contains("-tw\u{FFFD}\n"), "{text}");
@@ -58,11 +66,16 @@ fn previewing_a_write_or_an_edit_of_a_fifo_does_not_block() {
         .unwrap();
     assert!(made.success());
     let reg = registry(dir.path());
-    let (text, ..) = counts(reg.preview("write_file", &json!({"path": "pipe", "content": "x"})));
+    let (text, ..) = counts(reg.preview(
+        "write_file",
+        &json!({"path": "pipe", "content": "x"}),
+        Some(&fifo),
+    ));
     assert!(text.contains("not a regular file"), "{text}");
     let edit = reg.preview(
         "edit_file",
         &json!({"path": "pipe", "old": "a", "new": "b"}),
+        Some(&fifo),
     );
     assert!(
         matches!(&edit, Some(Preview::Error { message }) if message.contains("not a regular file")),

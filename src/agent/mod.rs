@@ -122,6 +122,8 @@ pub struct ParkedAnswer {
     /// Allowed for the session: the call's scopes become session grants.
     pub session_grant: bool,
     pub reason: Option<String>,
+    /// For a file call: the physical path it was judged on when it parked (what was approved).
+    pub judged_path: Option<std::path::PathBuf>,
 }
 
 /// Like `spawn`, and when `resume` is given the task first finishes the parked turn.
@@ -153,9 +155,14 @@ pub fn spawn_with(
         let mut agent = agent;
         if let Some(r) = resume {
             let settled = r.answer.map(|a| {
-                agent
-                    .gate
-                    .settle_parked(&a.call_id, a.frozen, a.allow, a.session_grant, a.reason)
+                agent.gate.settle_parked(
+                    &a.call_id,
+                    a.frozen,
+                    a.allow,
+                    a.session_grant,
+                    a.reason,
+                    a.judged_path,
+                )
             });
             agent.resume_turn(r.checkpoint, settled).await;
         }

@@ -60,8 +60,15 @@ pub enum Preview {
 }
 
 /// Computes previews; the tool registry implements it, so the gate never knows how tools work.
+/// `judged` is the physical path the policy judged for a file call: the preview shows the file
+/// the tool would change, the same one the tool opens.
 pub trait Previewer: Send + Sync {
-    fn preview(&self, tool: &str, args: &serde_json::Value) -> Option<Preview>;
+    fn preview(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        judged: Option<&std::path::Path>,
+    ) -> Option<Preview>;
 }
 
 /// A human's (or a headless stand-in's) answer.

@@ -11,5 +11,5 @@ pub mod risk;
 pub mod rules;
 pub mod shell;
 #[cfg(test)]
-mod testworld;
+pub(crate) mod testworld;
 pub mod verdict;

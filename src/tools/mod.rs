@@ -1,6 +1,7 @@
 //! The tools an agent can call, and the registry that runs them. The registry executes only
 //! `Approved` calls (a value only the gate makes) and takes their arguments from the frozen,
-//! digest-checked text, so what runs is exactly what was shown.
+//! digest-checked text, so what runs is exactly what was shown. A file tool runs on the path the
+//! gate judged (carried by `Approved`), not on its argument resolved again.
 
 pub mod bash;
 pub mod diff;
@@ -8,7 +9,7 @@ pub mod files;
 pub mod output;
 pub mod runlog;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -113,18 +114,37 @@ impl ToolRegistry {
         let args = approved
             .args()
             .map_err(|e| ToolError::Tampered(e.to_string()))?;
-        let (ws, home) = (&self.workspace, &self.home);
-        match approved.tool() {
-            "read_file" => files::read_file(ws, home, &args),
-            "list_dir" => files::list_dir(ws, home, &args),
+        let tool = approved.tool();
+        let place = || -> Result<files::Place<'_>, ToolError> {
+            let judged = approved.judged_path().ok_or_else(|| {
+                ToolError::Tampered(format!(
+                    "`{tool}` was approved without the path it was judged on; nothing ran"
+                ))
+            })?;
+            Ok(files::Place {
+                workspace: &self.workspace,
+                judged,
+            })
+        };
+        match tool {
+            "read_file" => files::read_file(place()?, &args),
+            "list_dir" => files::list_dir(place()?, &args),
             "search" => {
-                let (ws, home) = (ws.clone(), home.clone());
-                tokio::task::spawn_blocking(move || files::search(&ws, &home, &args))
-                    .await
-                    .map_err(|e| ToolError::Failed(format!("search stopped: {e}")))?
+                let place = place()?;
+                let (workspace, judged) =
+                    (place.workspace.to_path_buf(), place.judged.to_path_buf());
+                tokio::task::spawn_blocking(move || {
+                    let place = files::Place {
+                        workspace: &workspace,
+                        judged: &judged,
+                    };
+                    files::search(place, &args)
+                })
+                .await
+                .map_err(|e| ToolError::Failed(format!("search stopped: {e}")))?
             }
-            "write_file" => files::write_file(ws, home, &args),
-            "edit_file" => files::edit_file(ws, home, &args),
+            "write_file" => files::write_file(place()?, &args),
+            "edit_file" => files::edit_file(place()?, &args),
             "bash" => {
                 let command = files::string(&args, "command", "bash")?.to_string();
                 let (timeout, note) = bash_timeout(&args);
@@ -134,7 +154,7 @@ impl ToolRegistry {
                     .map(|d| d.join(format!("{}.log", safe_file_name(approved.call_id()))));
                 bash::run(bash::BashRun {
                     command,
-                    workspace: ws.clone(),
+                    workspace: self.workspace.clone(),
                     timeout,
                     cancel,
                     sink,
@@ -180,8 +200,11 @@ fn safe_file_name(id: &str) -> String {
 }
 
 impl Previewer for ToolRegistry {
-    fn preview(&self, tool: &str, args: &Value) -> Option<Preview> {
+    fn preview(&self, tool: &str, args: &Value, judged: Option<&Path>) -> Option<Preview> {
         let text = |key: &str| args.get(key).and_then(Value::as_str);
+        let unjudged = || Preview::Error {
+            message: format!("`{tool}` was not judged on a path, so there is nothing to preview"),
+        };
         match tool {
             "bash" => Some(Preview::Command {
                 command: text("command")?.to_string(),
@@ -189,25 +212,23 @@ impl Previewer for ToolRegistry {
             }),
             "write_file" => {
                 let raw = text("path")?;
-                let path = files::resolve(&self.workspace, &self.home, raw);
-                Some(diff::write_preview(raw, &path, text("content")?))
+                let Some(path) = judged else {
+                    return Some(unjudged());
+                };
+                Some(diff::write_preview(raw, path, text("content")?))
             }
             "edit_file" => {
                 let raw = text("path")?;
-                let path = files::resolve(&self.workspace, &self.home, raw);
-                // Read only a regular file of bounded size: a FIFO would block the gate, a
-                // device or a huge file would exhaust memory.
-                let current = match std::fs::metadata(&path) {
-                    Ok(meta) if !meta.is_file() => Err(format!("{raw} is not a regular file")),
-                    Ok(meta) if meta.len() > diff::MAX_READ => Err(format!(
-                        "{raw} is {} bytes, larger than an edit can be previewed ({} bytes)",
-                        meta.len(),
-                        diff::MAX_READ
-                    )),
-                    Ok(_) => std::fs::read_to_string(&path)
-                        .map_err(|e| format!("cannot read {raw}: {e}")),
-                    Err(e) => Err(format!("cannot read {raw}: {e}")),
+                let Some(path) = judged else {
+                    return Some(unjudged());
                 };
+                // The file the edit would change, opened as the tool opens it (no link followed),
+                // if it is a regular file of a size a preview can hold.
+                let place = files::Place {
+                    workspace: &self.workspace,
+                    judged: path,
+                };
+                let current = files::current_text(place, raw, diff::MAX_READ);
                 let current = match current {
                     Ok(c) => c,
                     Err(message) => return Some(Preview::Error { message }),
@@ -225,6 +246,9 @@ impl Previewer for ToolRegistry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 #[cfg(test)]
 mod timeout_tests {

@@ -4,8 +4,14 @@
 //!
 //! Every failure is a deny with a reason that says which: approver error, timeout, dropped
 //! channel, cancellation, an audit log that cannot be written.
+//!
+//! A file call's `Approved` also carries the physical path it was judged on (`judged`), so the
+//! tool touches what was judged, not what its argument leads to by the time it runs.
 
-use std::path::PathBuf;
+mod judged;
+mod settle;
+
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -19,6 +25,8 @@ use crate::approval::frozen::{FrozenCall, FrozenError};
 use crate::approval::grants::{GrantScope, GrantStore, Millis, NewGrant, Subject};
 use crate::approval::policy::Policy;
 use crate::approval::verdict::{ReasonSource, Ruling, Verdict};
+
+pub use judged::{judged_path, needs_judged_path, shown as shown_path};
 
 /// A tool call as the model asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -54,6 +62,7 @@ pub struct Approved {
     call_id: String,
     frozen: FrozenCall,
     source: DecisionSource,
+    judged_path: Option<PathBuf>,
 }
 
 impl Approved {
@@ -71,6 +80,11 @@ impl Approved {
 
     pub fn source(&self) -> &DecisionSource {
         &self.source
+    }
+
+    /// For a file tool: the physical path the policy judged, the one place the tool may touch.
+    pub fn judged_path(&self) -> Option<&Path> {
+        self.judged_path.as_deref()
     }
 
     /// The arguments to run, after re-checking the digest the human approved.
@@ -230,79 +244,6 @@ impl Gate {
         }
     }
 
-    /// Settles a parked call with the decision taken later by one-time code. The frozen text must
-    /// still match its digest (a tampered approval is refused). Audited with source `remote_code`.
-    pub fn settle_parked(
-        &self,
-        call_id: &str,
-        frozen: FrozenCall,
-        allow: bool,
-        session_grant: bool,
-        reason: Option<String>,
-    ) -> GateOutcome {
-        let call = ToolCall {
-            id: call_id.to_string(),
-            tool: frozen.tool.clone(),
-            args: serde_json::Value::Null,
-        };
-        if let Err(e) = frozen.verified_args() {
-            return self.deny_early(
-                &call,
-                &frozen,
-                DecisionSource::Error,
-                format!("the parked call was tampered with: {e}"),
-            );
-        }
-        if allow {
-            // Allowed for the session: the same scopes the modal would have offered.
-            let mut granted = Vec::new();
-            if session_grant && let Ok(args) = frozen.verified_args() {
-                let verdict = self.policy.assess(&frozen.tool, &args).verdict;
-                let now = (self.clock)();
-                for scope in verdict.session_scopes().unwrap_or_default() {
-                    let grant = self.grants.add(
-                        NewGrant {
-                            session: self.config.session.clone(),
-                            workspace: self.workspace(),
-                            tool: frozen.tool.clone(),
-                            scope,
-                            ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
-                            max_uses: None,
-                        },
-                        now,
-                    );
-                    granted.push(grant.id);
-                }
-                self.log_grants();
-            }
-            let decision = if session_grant {
-                "allow_session"
-            } else {
-                "allow_once"
-            };
-            self.approve(
-                &call,
-                frozen,
-                DecisionSource::RemoteCode,
-                json!({"decision": decision, "granted": granted}),
-            )
-        } else {
-            let message = match reason.as_deref().map(str::trim) {
-                Some(r) if !r.is_empty() => format!("denied by the user: {r}"),
-                _ => "denied by the user".to_string(),
-            };
-            let record = json!({"call_id": call_id, "tool": frozen.tool, "digest": frozen.digest, "decision": "deny", "source": DecisionSource::RemoteCode, "message": message});
-            let _ = self.audit("decision", record);
-            GateOutcome::Denied(Denial {
-                call_id: call_id.to_string(),
-                tool: frozen.tool.clone(),
-                source: DecisionSource::RemoteCode,
-                message,
-                reasons: Vec::new(),
-            })
-        }
-    }
-
     /// Records what happened when an approved call ran (or failed to).
     pub fn record_outcome(
         &self,
@@ -325,6 +266,7 @@ impl Gate {
             Err(e) => return self.deny_early(&call, &frozen, DecisionSource::Error, e.to_string()),
         };
         let verdict = self.policy.assess(&call.tool, &args).verdict;
+        let judged = judged_path(&call.tool, &verdict);
         let request_record = json!({
             "call_id": call.id,
             "tool": call.tool,
@@ -353,9 +295,9 @@ impl Gate {
             }
             Ruling::Allow => {
                 let source = source_of(&verdict, Ruling::Allow);
-                self.approve(&call, frozen, source, json!({}))
+                self.approve(&call, frozen, source, json!({}), judged)
             }
-            Ruling::Ask => self.ask(call, frozen, &args, verdict, cancel).await,
+            Ruling::Ask => self.ask(call, frozen, &args, verdict, judged, cancel).await,
         }
     }
 
@@ -365,6 +307,7 @@ impl Gate {
         frozen: FrozenCall,
         args: &Value,
         verdict: Verdict,
+        judged: Option<PathBuf>,
         cancel: &CancellationToken,
     ) -> GateOutcome {
         let now = (self.clock)();
@@ -377,7 +320,13 @@ impl Gate {
                 self.grants
                     .cover(&self.config.session, &workspace, &call.tool, &subjects, now)
         {
-            return self.approve(&call, frozen, DecisionSource::Grant, json!({"grants": ids}));
+            return self.approve(
+                &call,
+                frozen,
+                DecisionSource::Grant,
+                json!({"grants": ids}),
+                judged,
+            );
         }
         let session_scopes = verdict.session_scopes();
         let directory_scope = match (&session_scopes, verdict.parts.as_slice()) {
@@ -397,7 +346,7 @@ impl Gate {
         let preview = self
             .previewer
             .as_ref()
-            .and_then(|p| p.preview(&call.tool, args));
+            .and_then(|p| p.preview(&call.tool, args, judged.as_deref()));
         let limit = match verdict.risk {
             crate::approval::risk::Risk::Dangerous => self
                 .config
@@ -439,12 +388,28 @@ impl Gate {
                 return self.refuse(&call, &frozen, source, message, &verdict, true);
             }
         };
+        // The answer may have taken minutes: a yes is for the path as it was judged.
+        if !matches!(decision, Decision::Deny { .. })
+            && let Some(why) =
+                judged::moved_since(&self.policy, &call.tool, args, judged.as_deref())
+        {
+            let message = format!("denied: {why}");
+            return self.refuse(
+                &call,
+                &frozen,
+                DecisionSource::Policy,
+                message,
+                &verdict,
+                true,
+            );
+        }
         match decision {
             Decision::AllowOnce => self.approve(
                 &call,
                 frozen,
                 answered_by.clone(),
                 json!({"decision": "allow_once"}),
+                judged,
             ),
             Decision::AllowSession { directory } => {
                 let scopes = match (directory, directory_scope, session_scopes) {
@@ -458,6 +423,7 @@ impl Gate {
                         frozen,
                         answered_by.clone(),
                         json!({"decision": "allow_once", "note": "a session grant was not offered for this call"}),
+                        judged,
                     );
                 };
                 let now = (self.clock)();
@@ -485,6 +451,7 @@ impl Gate {
                     frozen,
                     answered_by.clone(),
                     json!({"decision": "allow_session", "granted": ids}),
+                    judged,
                 )
             }
             Decision::Deny { reason } => {
@@ -541,11 +508,16 @@ impl Gate {
         frozen: FrozenCall,
         source: DecisionSource,
         detail: Value,
+        judged_path: Option<PathBuf>,
     ) -> GateOutcome {
-        let record = json!({
+        let mut record = json!({
             "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
             "decision": "allow", "source": source, "detail": detail,
         });
+        // The one place a file call may touch, on the record with the decision that allowed it.
+        if let Some(path) = &judged_path {
+            record["path"] = Value::String(path.to_string_lossy().into_owned());
+        }
         if let Err(e) = self.audit("decision", record) {
             return GateOutcome::Denied(Denial {
                 call_id: call.id.clone(),
@@ -559,6 +531,7 @@ impl Gate {
             call_id: call.id.clone(),
             frozen,
             source,
+            judged_path,
         })
     }
 

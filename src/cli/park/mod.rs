@@ -23,7 +23,7 @@ use super::exec::{ExecArgs, HeadlessApprovals};
 use crate::agent::Checkpoint;
 use crate::approval::approver::ApprovalRequest;
 use crate::approval::frozen::hex;
-use crate::approval::gate::now_ms;
+use crate::approval::gate::{judged_path, now_ms};
 use crate::config::ConfigFlags;
 use crate::store;
 use crate::store::db::Store;
@@ -51,6 +51,10 @@ pub struct ResumeSpec {
     /// The parked call's verdict when it parked: resume refuses it if it got stricter since.
     #[serde(default)]
     pub verdict: Option<ParkedVerdict>,
+    /// For a parked file call: the physical path it was judged on, the only place it may touch
+    /// when it resumes (the tool walks it without following symlinks).
+    #[serde(default)]
+    pub judged_path: Option<PathBuf>,
 }
 
 impl ResumeSpec {
@@ -66,6 +70,7 @@ impl ResumeSpec {
             file_hash: None,
             pid: None,
             verdict: None,
+            judged_path: None,
         }
     }
 }
@@ -129,10 +134,10 @@ pub fn park(
     checkpoint: &Checkpoint,
     request: &ApprovalRequest,
 ) -> Result<Value> {
+    let judged = judged_path(&request.tool, &request.verdict);
+    // The file the write or edit would change: the one it was judged on (`~/x` is under home).
     let target = match request.tool.as_str() {
-        "write_file" | "edit_file" => serde_json::from_str::<Value>(&request.frozen.canonical)
-            .ok()
-            .and_then(|a| a["path"].as_str().map(|p| workspace.join(p))),
+        "write_file" | "edit_file" => judged.clone(),
         _ => None,
     };
     let spec = ResumeSpec {
@@ -141,6 +146,7 @@ pub fn park(
             (p, h)
         }),
         verdict: Some(ParkedVerdict::of(&request.verdict)),
+        judged_path: judged,
         ..ResumeSpec::of(args, workspace, checkpoint)
     };
     let db = Store::open(&db_path())?;

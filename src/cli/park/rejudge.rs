@@ -6,8 +6,17 @@
 //! "Stricter" is: a higher ruling (allow < ask < deny), or any ask or deny reason (by its code)
 //! that the parked verdict did not have at least as strongly: the human never saw it. A verdict
 //! that got milder runs: what was approved is still what runs.
+//!
+//! A file call is also refused if its path lands somewhere else now than where it was judged
+//! (`moved`), even with the same verdict: a `sub` swapped for a link to another workspace
+//! directory is judged the same, but it is not the file whose diff was approved.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::approval::gate::shown_path;
+use crate::approval::paths::PathContext;
 
 use crate::approval::verdict::Verdict;
 
@@ -102,6 +111,25 @@ pub fn stricter(parked: &ParkedVerdict, now: &ParkedVerdict) -> Option<String> {
     })
 }
 
+/// Why a file call's path is not where it was judged when it parked, if it is not. `parked` and
+/// `now` are the physical paths judged then and now (`None`: not a file call).
+pub fn moved(ctx: &PathContext, parked: Option<&Path>, now: Option<&Path>) -> Option<String> {
+    match (parked, now) {
+        (None, None) => None,
+        (Some(parked), Some(now)) if parked == now => None,
+        (Some(parked), Some(now)) => Some(format!(
+            "its path now leads to {}, not to {} where it led when it was approved (a directory or file on the way was replaced, perhaps by a symlink)",
+            shown_path(ctx, now),
+            shown_path(ctx, parked)
+        )),
+        (None, Some(_)) => Some(
+            "the checkpoint does not say which path it was approved for (parked by an older airlock?)"
+                .into(),
+        ),
+        (Some(_), None) => Some("it no longer names a path to judge".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +204,30 @@ mod tests {
                 .unwrap()
                 .contains("deny: network here")
         );
+    }
+
+    #[test]
+    fn a_file_call_whose_path_moved_or_was_never_stored_is_refused() {
+        let ctx = PathContext {
+            workspace: "/ws".into(),
+            home: "/home/me".into(),
+            temp_dirs: vec![],
+            state_dir: "/state".into(),
+        };
+        let (sub, other) = (Path::new("/ws/sub/x"), Path::new("/ws/other/x"));
+        assert_eq!(moved(&ctx, Some(sub), Some(sub)), None);
+        assert_eq!(moved(&ctx, None, None), None, "not a file call");
+        let why = moved(&ctx, Some(sub), Some(other)).unwrap();
+        assert!(
+            why.starts_with("its path now leads to other/x, not to sub/x"),
+            "{why}"
+        );
+        assert!(
+            moved(&ctx, None, Some(sub))
+                .unwrap()
+                .contains("does not say")
+        );
+        assert!(moved(&ctx, Some(sub), None).is_some());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::{ResumeSpec, db_path, file_hash, owner, rejudge};
 use crate::agent::{ParkedAnswer, Resume};
 use crate::approval::frozen::FrozenCall;
-use crate::approval::gate::now_ms;
+use crate::approval::gate::{judged_path, now_ms};
 use crate::cli::exec::{self, ExecArgs, headless_approver};
 use crate::store::db::{ApprovalRow, RunRow, Store};
 use crate::visible::visible;
@@ -185,8 +185,16 @@ fn rejudged(spec: &ResumeSpec, approval: &ApprovalRow, args: &Value) -> Result<(
             approval.call_id
         )
     })?;
-    let now = rejudge::ParkedVerdict::of(&policy.assess(&approval.tool, args).verdict);
-    match rejudge::stricter(parked, &now) {
+    let verdict = policy.assess(&approval.tool, args).verdict;
+    let now = rejudge::ParkedVerdict::of(&verdict);
+    let why = rejudge::stricter(parked, &now).or_else(|| {
+        rejudge::moved(
+            &policy.paths,
+            spec.judged_path.as_deref(),
+            judged_path(&approval.tool, &verdict).as_deref(),
+        )
+    });
+    match why {
         Some(why) => Err(format!(
             "refused: {} ({}) was judged again and {why}; nothing runs. If that is expected, run it again and approve the new request",
             approval.call_id, approval.tool
@@ -216,6 +224,7 @@ async fn go_on_answered(
         allow,
         session_grant: decision["decision"] == "allow_session",
         reason: decision["reason"].as_str().map(str::to_string),
+        judged_path: spec.judged_path.clone(),
     };
     let (args, started) = match go_on(spec, session, Some(answer)) {
         Ok(started) => started,

@@ -1,0 +1,85 @@
+//! The path a file tool's call was judged on, carried from the judgement to the tool.
+//!
+//! The policy judges a file call by where its path lands physically (symlinks followed, see
+//! `approval::paths`), and that landing spot is what a human approves. So `Approved` carries it,
+//! and the file tools open that path and nothing else: they walk it from `/` without following a
+//! symlink (`tools::files::held`), so a directory swapped for a link after the judgement cannot
+//! redirect the call. Re-resolving the raw argument at run time would undo exactly that.
+//!
+//! When an answer comes back after a wait (a human at the modal, a parked call settled later by
+//! code), the gate first judges the path again: if it lands somewhere else now, the call is
+//! refused with a reason that says where, before it reaches the tool. That refusal is the early,
+//! readable one; the tool's walk is the guarantee, since a swap can still come after it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::approval::grants::Subject;
+use crate::approval::paths::PathContext;
+use crate::approval::policy::Policy;
+use crate::approval::rules::PATH_TOOLS;
+use crate::approval::verdict::{PartKind, Verdict};
+
+/// The physical path a file tool's call was judged on: the subject of its path part, which the
+/// policy sets to the resolved path it judged (`Facts::File`). `None` for any other tool, and for
+/// a file call whose arguments named no path (the policy denies those).
+pub fn judged_path(tool: &str, verdict: &Verdict) -> Option<PathBuf> {
+    if !PATH_TOOLS.contains(&tool) {
+        return None;
+    }
+    verdict
+        .parts
+        .iter()
+        .find_map(|part| match (&part.kind, &part.subject) {
+            (PartKind::Path, Some(Subject::Path(path))) => Some(path.clone()),
+            _ => None,
+        })
+}
+
+/// Whether `tool` works on a judged path (and so may only run with one).
+pub fn needs_judged_path(tool: &str) -> bool {
+    PATH_TOOLS.contains(&tool)
+}
+
+/// Why a file call may not run because its path no longer lands where it was judged, if so.
+/// `judged` is where it landed then; the call is judged again now.
+pub(super) fn moved_since(
+    policy: &Policy,
+    tool: &str,
+    args: &Value,
+    judged: Option<&Path>,
+) -> Option<String> {
+    if !needs_judged_path(tool) {
+        return None;
+    }
+    let Some(judged) = judged else {
+        return Some(format!(
+            "`{tool}` was not judged on a path, so airlock cannot tell what it would touch; nothing ran"
+        ));
+    };
+    let now = judged_path(tool, &policy.assess(tool, args).verdict);
+    match now {
+        Some(now) if now == judged => None,
+        Some(now) => Some(format!(
+            "the path of `{tool}` changed since it was judged: it now leads to {}, not to {} as approved (a directory or file on the way was replaced, perhaps by a symlink); nothing ran. Check what changed, then ask again",
+            shown(&policy.paths, &now),
+            shown(&policy.paths, judged),
+        )),
+        None => Some(format!(
+            "`{tool}` can no longer be judged on a path; nothing ran"
+        )),
+    }
+}
+
+/// A path as reasons show it: relative inside the workspace, `~/...` under home.
+pub fn shown(ctx: &PathContext, path: &Path) -> String {
+    if let Ok(rel) = path.strip_prefix(&ctx.workspace) {
+        let rel = rel.display().to_string();
+        return if rel.is_empty() { ".".into() } else { rel };
+    }
+    if let Ok(rel) = path.strip_prefix(&ctx.home) {
+        return format!("~/{}", rel.display());
+    }
+    path.display().to_string()
+}

@@ -1,0 +1,99 @@
+//! Settling a parked call later, by one-time code (`airlock approve CODE`, then `resume`): the
+//! frozen text is checked against its digest again, a file call must still land on the path it
+//! was judged on when it parked, and the decision is audited with source `remote_code`.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::{DecisionSource, Denial, Gate, GateOutcome, ToolCall, judged};
+use crate::approval::frozen::FrozenCall;
+use crate::approval::grants::{Millis, NewGrant};
+
+impl Gate {
+    /// Settles a parked call with the decision taken later by one-time code. The frozen text must
+    /// still match its digest (a tampered approval is refused). Audited with source `remote_code`.
+    ///
+    /// `judged` is the path a parked file call was judged on when it parked (what the human saw):
+    /// an allowed file call runs only if its path still lands there, and only there.
+    pub fn settle_parked(
+        &self,
+        call_id: &str,
+        frozen: FrozenCall,
+        allow: bool,
+        session_grant: bool,
+        reason: Option<String>,
+        judged: Option<PathBuf>,
+    ) -> GateOutcome {
+        let call = ToolCall {
+            id: call_id.to_string(),
+            tool: frozen.tool.clone(),
+            args: serde_json::Value::Null,
+        };
+        let args = match frozen.verified_args() {
+            Ok(args) => args,
+            Err(e) => {
+                return self.deny_early(
+                    &call,
+                    &frozen,
+                    DecisionSource::Error,
+                    format!("the parked call was tampered with: {e}"),
+                );
+            }
+        };
+        if allow {
+            if let Some(why) =
+                judged::moved_since(&self.policy, &frozen.tool, &args, judged.as_deref())
+            {
+                return self.deny_early(&call, &frozen, DecisionSource::Policy, why);
+            }
+            // Allowed for the session: the same scopes the modal would have offered.
+            let mut granted = Vec::new();
+            if session_grant {
+                let verdict = self.policy.assess(&frozen.tool, &args).verdict;
+                let now = (self.clock)();
+                for scope in verdict.session_scopes().unwrap_or_default() {
+                    let grant = self.grants.add(
+                        NewGrant {
+                            session: self.config.session.clone(),
+                            workspace: self.workspace(),
+                            tool: frozen.tool.clone(),
+                            scope,
+                            ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
+                            max_uses: None,
+                        },
+                        now,
+                    );
+                    granted.push(grant.id);
+                }
+                self.log_grants();
+            }
+            let decision = if session_grant {
+                "allow_session"
+            } else {
+                "allow_once"
+            };
+            self.approve(
+                &call,
+                frozen,
+                DecisionSource::RemoteCode,
+                json!({"decision": decision, "granted": granted}),
+                judged,
+            )
+        } else {
+            let message = match reason.as_deref().map(str::trim) {
+                Some(r) if !r.is_empty() => format!("denied by the user: {r}"),
+                _ => "denied by the user".to_string(),
+            };
+            let record = json!({"call_id": call_id, "tool": frozen.tool, "digest": frozen.digest, "decision": "deny", "source": DecisionSource::RemoteCode, "message": message});
+            let _ = self.audit("decision", record);
+            GateOutcome::Denied(Denial {
+                call_id: call_id.to_string(),
+                tool: frozen.tool.clone(),
+                source: DecisionSource::RemoteCode,
+                message,
+                reasons: Vec::new(),
+            })
+        }
+    }
+}
