@@ -1,0 +1,78 @@
+//! The policy's answer to a write or delete that lands on an active airlock file (the user
+//! config, the project config, a rules file in use): the agent never changes the rules it is
+//! judged by. Which paths touch such a file is decided in `paths` ([`ActiveFile`]).
+
+use std::path::Path;
+
+use super::judge::{Access, Finding, judge, show};
+use crate::approval::paths::{ActiveFile, PathContext, ResolvedPath};
+use crate::approval::risk::Risk;
+use crate::approval::verdict::{ReasonCode, Ruling};
+
+fn shown_file(ctx: &PathContext, file: &Path) -> String {
+    if let Ok(rel) = file.strip_prefix(&ctx.workspace) {
+        return rel.display().to_string();
+    }
+    if let Ok(rel) = file.strip_prefix(&ctx.home) {
+        return format!("~/{}", rel.display());
+    }
+    file.display().to_string()
+}
+
+/// Writing or deleting an active file, or deleting a directory that holds one, is denied.
+/// Writing into such a directory (`cp x dir/`, `tar -x`) may replace the file: it asks, one call
+/// at a time, unless the write is denied anyway. `None` for reads and for paths that touch no
+/// active file.
+pub(super) fn tampering(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Option<Finding> {
+    let verb = match access {
+        Access::Read => return None,
+        Access::Write => "writes",
+        Access::Delete => "deletes",
+    };
+    let shown = show(ctx, path);
+    let via = if path.raw != shown {
+        format!(" (as `{}`)", path.raw)
+    } else {
+        String::new()
+    };
+    Some(match path.active_file.as_ref()? {
+        ActiveFile::Is(file) => Finding {
+            ruling: Ruling::Deny,
+            code: ReasonCode::TampersWithAirlock,
+            risk: Risk::Dangerous,
+            message: format!(
+                "{verb} {}, a config or rules file airlock is using{via}; only the user changes airlock's rules",
+                shown_file(ctx, file)
+            ),
+        },
+        ActiveFile::Holds(file) if access == Access::Delete => Finding {
+            ruling: Ruling::Deny,
+            code: ReasonCode::TampersWithAirlock,
+            risk: Risk::Dangerous,
+            message: format!(
+                "deletes {shown}{via}, which holds {}, a config or rules file airlock is using; only the user changes airlock's rules",
+                shown_file(ctx, file)
+            ),
+        },
+        ActiveFile::Holds(file) => {
+            // Never looser than the same write would be without the active file under it.
+            let plain = ResolvedPath {
+                active_file: None,
+                ..path.clone()
+            };
+            let without = judge(ctx, access, &plain);
+            if without.ruling == Ruling::Deny {
+                return Some(without);
+            }
+            Finding {
+                ruling: Ruling::Ask,
+                code: ReasonCode::TampersWithAirlock,
+                risk: Risk::Dangerous,
+                message: format!(
+                    "writes into {shown}{via}, which holds {}, a config or rules file airlock is using: it may replace it",
+                    shown_file(ctx, file)
+                ),
+            }
+        }
+    })
+}
