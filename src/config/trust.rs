@@ -119,7 +119,7 @@ pub fn project_files(
 pub fn status(state_dir: &Path, workspace: &Path, current: &[TrustedFile]) -> Result<Status> {
     let again = format!(
         "check it, then run `airlock trust` in {} again",
-        workspace.display()
+        key(workspace)
     );
     let Some(entry) = read(state_dir)?.remove(&key(workspace)) else {
         return Ok(Status::NeverTrusted);
@@ -151,7 +151,7 @@ pub fn status(state_dir: &Path, workspace: &Path, current: &[TrustedFile]) -> Re
                     config.path.display(),
                     named.join(", "),
                     if named.len() == 1 { "it" } else { "them" },
-                    workspace.display()
+                    key(workspace)
                 ),
             });
         }
