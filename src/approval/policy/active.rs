@@ -20,9 +20,11 @@ fn shown_file(ctx: &PathContext, file: &Path) -> String {
 }
 
 /// Writing or deleting an active file, or deleting a directory that holds one, is denied.
-/// Writing into such a directory (`cp x dir/`, `tar -x`) may replace the file: it asks, one call
-/// at a time, unless the write is denied anyway. `None` for reads and for paths that touch no
-/// active file.
+/// Writing into such a directory (`cp x dir/`, `tar -x`, git commands that rewrite the work tree)
+/// may replace the file: it asks and says so, unless the write is denied anyway. It stays as
+/// grantable as any other workspace write: a command that runs code could change the file too,
+/// and a replaced project file untrusts the project at the next start. `None` for reads and for
+/// paths that touch no active file.
 pub(super) fn tampering(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Option<Finding> {
     let verb = match access {
         Access::Read => return None,
@@ -67,7 +69,7 @@ pub(super) fn tampering(ctx: &PathContext, access: Access, path: &ResolvedPath) 
             Finding {
                 ruling: Ruling::Ask,
                 code: ReasonCode::TampersWithAirlock,
-                risk: Risk::Dangerous,
+                risk: without.risk.max(Risk::Mutating),
                 message: format!(
                     "writes into {shown}{via}, which holds {}, a config or rules file airlock is using: it may replace it",
                     shown_file(ctx, file)

@@ -165,13 +165,11 @@ fn writes_through_a_symlink_or_a_hard_link_to_the_active_rules_file_are_denied()
 }
 
 #[test]
-fn writing_into_a_directory_that_holds_an_active_file_asks_one_call_at_a_time() {
-    let w = guarded(Mode::Default);
+fn writing_into_a_directory_that_holds_an_active_file_asks_and_says_it_may_replace_it() {
+    let w = guarded(Mode::AutoEdit);
     for command in ["cp /dev/null policy/", "tar -xf a.tar", "mv x policy-link"] {
         let v = w.bash(command);
         assert_eq!(v.ruling, Ruling::Ask, "{command}: {:#?}", v.reason_lines());
-        assert_eq!(v.risk, Risk::Dangerous, "{command}");
-        assert!(v.no_session_grant.is_some(), "{command}");
         assert!(
             v.reasons
                 .iter()
@@ -207,4 +205,28 @@ fn the_path_facts_name_the_active_file_a_path_lands_on() {
     assert_eq!(at("policy"), Some(ActiveFile::Holds(rules)));
     assert_eq!(at("policy/other.toml"), None);
     assert_eq!(at("src/main.rs"), None);
+}
+
+#[test]
+fn making_a_hard_link_to_a_file_counts_as_writing_it() {
+    let w = guarded(Mode::Default);
+    for command in [
+        "ln policy/rules.toml x && echo y >> x",
+        "link policy/rules.toml x",
+        "cp -l policy/rules.toml x",
+        "cp --link policy/rules.toml x",
+        "ln -t sub policy/rules.toml",
+    ] {
+        assert_tampering_denied(&w.bash(command), command);
+    }
+    // Outside the workspace, a hard link would be a way to edit a file there from inside.
+    assert_eq!(w.bash("ln ~/.bashrc x").ruling, Ruling::Deny);
+    // A symbolic link gives no new way in: writes through it are judged where they land.
+    for command in [
+        "ln -s policy/rules.toml x",
+        "ln --symbolic policy/rules.toml x",
+    ] {
+        let v = w.bash(command);
+        assert_eq!(v.ruling, Ruling::Ask, "{command}: {:#?}", v.reason_lines());
+    }
 }
