@@ -37,44 +37,47 @@ pub(super) fn tampering(ctx: &PathContext, access: Access, path: &ResolvedPath) 
     } else {
         String::new()
     };
-    Some(match path.active_file.as_ref()? {
-        ActiveFile::Is(file) => Finding {
-            ruling: Ruling::Deny,
-            code: ReasonCode::TampersWithAirlock,
-            risk: Risk::Dangerous,
-            message: format!(
-                "{verb} {}, a config or rules file airlock is using{via}; only the user changes airlock's rules",
-                shown_file(ctx, file)
-            ),
-        },
-        ActiveFile::Holds(file) if access == Access::Delete => Finding {
-            ruling: Ruling::Deny,
-            code: ReasonCode::TampersWithAirlock,
-            risk: Risk::Dangerous,
-            message: format!(
-                "deletes {shown}{via}, which holds {}, a config or rules file airlock is using; only the user changes airlock's rules",
-                shown_file(ctx, file)
-            ),
-        },
-        ActiveFile::Holds(file) => {
-            // Never looser than the same write would be without the active file under it.
-            let plain = ResolvedPath {
-                active_file: None,
-                ..path.clone()
-            };
-            let without = judge(ctx, access, &plain);
-            if without.ruling == Ruling::Deny {
-                return Some(without);
-            }
-            Finding {
-                ruling: Ruling::Ask,
+    let file = match path.active_file.as_ref()? {
+        ActiveFile::Is(file) => {
+            return Some(Finding {
+                ruling: Ruling::Deny,
                 code: ReasonCode::TampersWithAirlock,
-                risk: without.risk.max(Risk::Mutating),
+                risk: Risk::Dangerous,
                 message: format!(
-                    "writes into {shown}{via}, which holds {}, a config or rules file airlock is using: it may replace it",
+                    "{verb} {}, a config or rules file airlock is using{via}; only the user changes airlock's rules",
                     shown_file(ctx, file)
                 ),
-            }
+            });
+        }
+        ActiveFile::Holds(file) => shown_file(ctx, file),
+    };
+    // A directory that holds an active file: never looser than the same call would be without
+    // it, and a deny for another reason (`rm -rf ~`) keeps its own words.
+    let plain = ResolvedPath {
+        active_file: None,
+        ..path.clone()
+    };
+    let without = judge(ctx, access, &plain);
+    if without.ruling == Ruling::Deny {
+        return Some(without);
+    }
+    Some(if access == Access::Delete {
+        Finding {
+            ruling: Ruling::Deny,
+            code: ReasonCode::TampersWithAirlock,
+            risk: Risk::Dangerous,
+            message: format!(
+                "deletes {shown}{via}, which holds {file}, a config or rules file airlock is using; only the user changes airlock's rules"
+            ),
+        }
+    } else {
+        Finding {
+            ruling: Ruling::Ask,
+            code: ReasonCode::TampersWithAirlock,
+            risk: without.risk.max(Risk::Mutating),
+            message: format!(
+                "writes into {shown}{via}, which holds {file}, a config or rules file airlock is using: it may replace it"
+            ),
         }
     })
 }

@@ -7,8 +7,8 @@ use crate::approval::paths::ActiveFile;
 use crate::approval::verdict::ReasonCode;
 
 /// A world whose session uses `policy/rules.toml`, a rules file in the scratch temp dir, the
-/// project config and a user config in an unusual place (`$XDG_CONFIG_HOME` inside the
-/// workspace).
+/// project config, a user config in an unusual place (`$XDG_CONFIG_HOME` inside the workspace)
+/// and a user rules file in home.
 fn guarded(mode: Mode) -> World {
     let mut w = world_with(mode, Rules::empty());
     let ws = w.policy.paths.workspace.clone();
@@ -28,7 +28,11 @@ fn guarded(mode: Mode) -> World {
     std::os::unix::fs::symlink("policy", ws.join("policy-link")).unwrap();
     std::os::unix::fs::symlink("sub/deep", ws.join("deep-link")).unwrap();
     std::fs::hard_link(ws.join("policy/rules.toml"), ws.join("notes.txt")).unwrap();
+    let home = w.policy.paths.home.clone();
+    std::fs::create_dir_all(home.join(".config/airlock")).unwrap();
+    std::fs::write(home.join(".config/airlock/rules.toml"), "").unwrap();
     let active = vec![
+        home.join(".config/airlock/rules.toml"),
         ws.join("xdg/airlock/config.toml"),
         ws.join(".airlock/config.toml"),
         ws.join(".airlock/../policy/rules.toml"),
@@ -179,6 +183,16 @@ fn writing_into_a_directory_that_holds_an_active_file_asks_and_says_it_may_repla
             v.reason_lines()
         );
     }
+    // A deny for another reason keeps its own words.
+    let v = w.bash("rm -rf ~");
+    assert_eq!(v.ruling, Ruling::Deny);
+    assert!(
+        v.reasons
+            .iter()
+            .all(|r| r.code != ReasonCode::TampersWithAirlock),
+        "{:#?}",
+        v.reason_lines()
+    );
     // Never looser than without the active file: a write into the state directory stays denied.
     let mut w = guarded(Mode::Default);
     let state = w.policy.paths.state_dir.clone();
