@@ -27,7 +27,7 @@ fn shown_file(ctx: &PathContext, file: &Path) -> String {
 /// paths that touch no active file.
 pub(super) fn tampering(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Option<Finding> {
     let verb = match access {
-        Access::Read => return None,
+        Access::Read | Access::Inspect => return None,
         Access::Write => "writes",
         Access::Delete => "deletes",
     };
