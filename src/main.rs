@@ -37,19 +37,7 @@ fn trust(workspace: Option<std::path::PathBuf>) -> anyhow::Result<String> {
         Some(w) => w,
         None => std::env::current_dir()?,
     };
-    let file = airlock::config::project_config_path(&workspace);
-    if !file.exists() {
-        anyhow::bail!(
-            "{} does not exist: there is nothing to trust",
-            file.display()
-        );
-    }
-    let hash = airlock::config::trust::trust(&airlock::store::state_dir(), &workspace, &file)?;
-    Ok(format!(
-        "trusted {} (sha256 {}); if the file changes, it must be trusted again",
-        file.display(),
-        &hash[..12]
-    ))
+    airlock::config::trust::trust_project(&airlock::store::state_dir(), &workspace)
 }
 
 fn main() -> ExitCode {
@@ -111,7 +99,7 @@ fn main() -> ExitCode {
         Some(Command::Config {
             command: ConfigCommand::Show { workspace, config },
         }) => config_show(workspace, &config).map(|text| {
-            print!("{text}");
+            print!("{}", airlock::visible::visible(&text));
             ExitCode::SUCCESS
         }),
         Some(Command::Approvals {
@@ -153,7 +141,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }),
         Some(Command::Trust { workspace }) => trust(workspace).map(|text| {
-            println!("{text}");
+            print!("{text}");
             ExitCode::SUCCESS
         }),
         Some(Command::Audit {

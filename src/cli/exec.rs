@@ -225,22 +225,25 @@ pub fn start_with(
     };
     let config = resolve(&workspace, &args.config, &env, &state)?;
     let notices: Vec<String> = config
-        .ignored
+        .trust_note
         .iter()
-        .map(|i| format!("ignored {i}"))
+        .cloned()
+        .chain(config.ignored.iter().map(|i| format!("ignored {i}")))
         .collect();
     if headless.is_some() {
         for notice in &notices {
-            eprintln!("airlock: {notice}");
+            eprintln!("airlock: {}", crate::visible::visible_line(notice));
         }
     }
     let home = store::home_dir();
-    let paths = PathContext::new(&workspace, &home, &state).with_context(|| {
-        format!(
-            "the workspace {} does not exist or cannot be read",
-            workspace.display()
-        )
-    })?;
+    let paths = PathContext::new(&workspace, &home, &state)
+        .with_context(|| {
+            format!(
+                "the workspace {} does not exist or cannot be read",
+                workspace.display()
+            )
+        })?
+        .with_protected_files(&config.active_files());
     let workspace = paths.workspace.clone();
     let (model, prompt): (Arc<dyn ModelClient>, String) = if real_model {
         let Some(provider) = &config.provider else {
@@ -428,12 +431,14 @@ fn policy_of(config: &crate::config::Resolved, paths: PathContext) -> Result<Pol
 pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy> {
     let state = store::state_dir();
     let config = resolve(workspace, &args.config, &ProcessEnv, &state)?;
-    let paths = PathContext::new(workspace, &store::home_dir(), &state).with_context(|| {
-        format!(
-            "the workspace {} does not exist or cannot be read",
-            workspace.display()
-        )
-    })?;
+    let paths = PathContext::new(workspace, &store::home_dir(), &state)
+        .with_context(|| {
+            format!(
+                "the workspace {} does not exist or cannot be read",
+                workspace.display()
+            )
+        })?
+        .with_protected_files(&config.active_files());
     policy_of(&config, paths)
 }
 

@@ -47,7 +47,8 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
-    /// Trust this project's `.airlock/config.toml` as it is now (a changed file must be trusted again).
+    /// Trust this project's `.airlock/config.toml` and every file it pulls in (its rules file,
+    /// wherever it lives) as they are now; a change to any of them must be trusted again.
     Trust {
         #[arg(long)]
         workspace: Option<PathBuf>,

@@ -50,6 +50,18 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
             workspace.display()
         )
     })?;
+    // The files a session in this workspace would be judged by (user and project config, their
+    // rules files, `--rules`): writes to them are refused here as they would be there.
+    let config = crate::config::resolve(
+        &paths.workspace,
+        &crate::config::ConfigFlags {
+            rules: args.rules.clone(),
+            ..Default::default()
+        },
+        &crate::config::ProcessEnv,
+        &store::state_dir(),
+    )?;
+    let paths = paths.with_protected_files(&config.active_files());
     let rules = match &args.rules {
         Some(path) => Rules::load(path)?,
         None => Rules::empty(),

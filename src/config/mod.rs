@@ -1,11 +1,16 @@
 //! Configuration: user file, project file, environment, command-line flags, in that rising order
 //! of precedence (flag > env > project > user > default).
 //!
-//! A project file comes with the code, so until the user trusts it (per project path and file
-//! content hash; a changed file must be trusted again) only what tightens safety applies from it:
-//! a stricter mode, and ask / deny rules. A cloned repository can never approve its own commands,
-//! point airlock at another server, or run a key command.
+//! A project file comes with the code, so until the user trusts it (per project path and the
+//! content hash of every file it pulls in, see [`trust`]; a changed file must be trusted again)
+//! only what tightens safety applies from it: a stricter mode, and ask / deny rules. A cloned
+//! repository can never approve its own commands, point airlock at another server, or run a key
+//! command.
+//!
+//! The files in force (both configs and every rules file, [`Resolved::active_files`]) are handed
+//! to the policy, which refuses the agent any write to them.
 
+mod show;
 pub mod trust;
 
 use std::fmt;
@@ -43,18 +48,41 @@ pub struct ConfigFile {
 
 impl ConfigFile {
     pub fn load(path: &Path) -> Result<Option<ConfigFile>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
+        Ok(Self::load_bytes(path)?.map(|(file, _)| file))
+    }
+
+    /// The file and the exact bytes it was parsed from (what trust hashes).
+    pub fn load_bytes(path: &Path) -> Result<Option<(ConfigFile, Vec<u8>)>> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let file: ConfigFile = toml::from_str(&text).map_err(|e| {
+        let text = std::str::from_utf8(&bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: not valid UTF-8 at byte {}; save it as UTF-8",
+                path.display(),
+                e.valid_up_to()
+            )
+        })?;
+        let file: ConfigFile = toml::from_str(text).map_err(|e| {
             anyhow::anyhow!(
                 "{}: {e}\n  fix or remove that key; see README.md (Configuration)",
                 path.display()
             )
         })?;
-        Ok(Some(file))
+        Ok(Some((file, bytes)))
+    }
+
+    /// Every file this config (at `path`) pulls in, with the key that names it. Trust and the
+    /// policy's protection of active files both start here, so a new key that names a file must
+    /// be listed here.
+    pub fn named_files(&self, path: &Path) -> Vec<(&'static str, PathBuf)> {
+        let mut files = Vec::new();
+        if let Some(rules) = &self.rules {
+            files.push(("rules", relative_to(path, rules)));
+        }
+        files
     }
 }
 
@@ -122,6 +150,14 @@ pub struct Resolved {
     pub ignored: Vec<String>,
     pub project_file: Option<PathBuf>,
     pub project_trusted: bool,
+    /// Why a project trusted before is not trusted now: every changed file, named.
+    pub trust_note: Option<String>,
+    /// The files of a trusted project as they were checked against the user's trust.
+    pub trusted_files: Vec<trust::TrustedFile>,
+    /// Where the user config is looked for, whether or not it exists.
+    pub user_config: PathBuf,
+    /// Where the project config is looked for, whether or not it exists.
+    pub project_config: PathBuf,
 }
 
 /// The environment, passed in so resolution is testable.
@@ -168,11 +204,30 @@ pub fn resolve(
     let user_path = user_config_path(env);
     let user = ConfigFile::load(&user_path)?;
     let project_path = project_config_path(workspace);
-    let project = ConfigFile::load(&project_path)?;
-    let trusted = match &project {
-        Some(_) => trust::is_trusted(state_dir, workspace, &project_path)?,
-        None => false,
+    let project_loaded = ConfigFile::load_bytes(&project_path)?;
+    let (trusted, trust_note, trusted_files) = match &project_loaded {
+        Some((file, bytes)) => match trust::project_files(&project_path, bytes, file) {
+            Ok(files) => match trust::status(state_dir, workspace, &files)? {
+                trust::Status::Trusted => (true, None, files),
+                trust::Status::NeverTrusted => (false, None, Vec::new()),
+                trust::Status::Changed { note } => (
+                    false,
+                    Some(format!("the project is not trusted any more: {note}")),
+                    Vec::new(),
+                ),
+            },
+            Err(e) => (
+                false,
+                Some(format!(
+                    "the project is not trusted: {e:#}; fix it, then run `airlock trust` in {}",
+                    workspace.display()
+                )),
+                Vec::new(),
+            ),
+        },
+        None => (false, None, Vec::new()),
     };
+    let project = project_loaded.map(|(file, _)| file);
     let mut ignored = Vec::new();
 
     fn pick<T: Clone>(
@@ -381,8 +436,12 @@ pub fn resolve(
         rules,
         max_tokens,
         ignored,
-        project_file: has_project.then_some(project_path),
+        project_file: has_project.then(|| project_path.clone()),
         project_trusted: trusted,
+        trust_note,
+        trusted_files,
+        user_config: user_path,
+        project_config: project_path,
     })
 }
 
@@ -414,16 +473,56 @@ fn parse_mode(v: &str) -> Result<Mode> {
 impl Resolved {
     /// All rules files merged. Rules from an untrusted project keep only their ask and deny
     /// rules: a project may tighten, never loosen.
+    /// A trusted project's rules are parsed from bytes whose hash is checked against the trust
+    /// just given, so a file swapped after `resolve` cannot slip in.
     pub fn load_rules(&self) -> Result<Rules> {
         let mut all = Rules::empty();
         for setting in &self.rules {
-            let mut rules = Rules::load(&setting.value)?;
-            if matches!(setting.source, Source::Project(_)) && !self.project_trusted {
+            let project = matches!(setting.source, Source::Project(_));
+            let mut rules = if project && self.project_trusted {
+                self.load_trusted_rules(&setting.value)?
+            } else {
+                Rules::load(&setting.value)?
+            };
+            if project && !self.project_trusted {
                 rules.rules.retain(|r| r.action != Action::Allow);
             }
             all.rules.extend(rules.rules);
         }
         Ok(all)
+    }
+
+    fn load_trusted_rules(&self, path: &Path) -> Result<Rules> {
+        let changed = || {
+            anyhow::anyhow!(
+                "{} changed after airlock checked it against your trust; check it, then run `airlock trust` again",
+                path.display()
+            )
+        };
+        let physical = std::fs::canonicalize(path).map_err(|_| changed())?;
+        let bytes = std::fs::read(&physical).map_err(|_| changed())?;
+        let trusted = self
+            .trusted_files
+            .iter()
+            .any(|f| f.path == physical && f.sha256 == trust::sha256(&bytes));
+        if !trusted {
+            return Err(changed());
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            anyhow::anyhow!("{}: not valid UTF-8; save it as UTF-8", path.display())
+        })?;
+        Ok(Rules::parse(&text, path)?)
+    }
+
+    /// Every file that decides how this session judges calls, absolute, whether or not it exists:
+    /// the user config, the project config and every rules file in use. The policy refuses the
+    /// agent writes to each of them.
+    pub fn active_files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.user_config.clone(), self.project_config.clone()];
+        for setting in &self.rules {
+            files.push(std::path::absolute(&setting.value).unwrap_or(setting.value.clone()));
+        }
+        files
     }
 
     /// The API key: from the configured command or environment variable, or the provider's usual
@@ -454,102 +553,6 @@ impl Resolved {
             (None, None) => return Ok(None),
         };
         Ok(env.var(&var))
-    }
-
-    /// The resolved configuration for `airlock config show`, keys masked.
-    pub fn show(&self, env: &dyn Env) -> String {
-        let mut out = String::new();
-        let line = |out: &mut String, name: &str, value: String, source: String| {
-            out.push_str(&format!("{name:<16} {value:<40} ({source})\n"));
-        };
-        match &self.provider {
-            Some(p) => line(
-                &mut out,
-                "provider",
-                p.value.name().into(),
-                p.source.to_string(),
-            ),
-            None => line(
-                &mut out,
-                "provider",
-                "none (the offline demo plays)".into(),
-                "default".into(),
-            ),
-        }
-        if let Some(m) = &self.model {
-            line(&mut out, "model", m.value.clone(), m.source.to_string());
-        }
-        match (&self.base_url, &self.provider) {
-            (Some(b), _) => line(&mut out, "base_url", b.value.clone(), b.source.to_string()),
-            (None, Some(p)) => line(
-                &mut out,
-                "base_url",
-                p.value.default_base_url().into(),
-                "default".into(),
-            ),
-            _ => {}
-        }
-        let key = match (&self.api_key_command, &self.api_key_env, &self.provider) {
-            (Some(c), _, _) => format!("from a command ({})", c.source),
-            (None, Some(v), _) => format!(
-                "${} {}",
-                v.value,
-                if env.var(&v.value).is_some() {
-                    "set, ****"
-                } else {
-                    "NOT SET"
-                }
-            ),
-            (None, None, Some(p)) => {
-                let var = if p.value == ProviderKind::OpenAi {
-                    "OPENAI_API_KEY"
-                } else {
-                    "ANTHROPIC_API_KEY"
-                };
-                format!(
-                    "${var} {}",
-                    if env.var(var).is_some() {
-                        "set, ****"
-                    } else {
-                        "not set"
-                    }
-                )
-            }
-            _ => "none".into(),
-        };
-        line(&mut out, "api_key", key, "never shown".into());
-        line(
-            &mut out,
-            "mode",
-            self.mode.value.as_str().into(),
-            self.mode.source.to_string(),
-        );
-        for r in &self.rules {
-            line(
-                &mut out,
-                "rules",
-                r.value.display().to_string(),
-                r.source.to_string(),
-            );
-        }
-        line(
-            &mut out,
-            "max_tokens",
-            self.max_tokens.value.to_string(),
-            self.max_tokens.source.to_string(),
-        );
-        if let Some(p) = &self.project_file {
-            let trust = if self.project_trusted {
-                "trusted"
-            } else {
-                "not trusted (only tightening settings apply)"
-            };
-            line(&mut out, "project", p.display().to_string(), trust.into());
-        }
-        for i in &self.ignored {
-            out.push_str(&format!("ignored: {i}\n"));
-        }
-        out
     }
 }
 

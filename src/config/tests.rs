@@ -113,7 +113,7 @@ fn an_untrusted_project_cannot_loosen_safety_or_redirect_the_model() {
 fn trust_is_for_one_file_content_and_a_changed_file_must_be_trusted_again() {
     let w = world(None, Some("base_url = \"http://127.0.0.1:4010/v1\"\n"), &[]);
     assert!(resolved(&w, &ConfigFlags::default()).base_url.is_none());
-    trust::trust(&w.state, &w.ws, &project_config_path(&w.ws)).unwrap();
+    trust::trust_project(&w.state, &w.ws).unwrap();
     let r = resolved(&w, &ConfigFlags::default());
     assert_eq!(r.base_url.unwrap().value, "http://127.0.0.1:4010/v1");
     std::fs::write(
@@ -135,7 +135,7 @@ fn an_untrusted_projects_rules_keep_only_ask_and_deny() {
     let rules = resolved(&w, &ConfigFlags::default()).load_rules().unwrap();
     let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, vec!["deny bash(rm *)"]);
-    trust::trust(&w.state, &w.ws, &project_config_path(&w.ws)).unwrap();
+    trust::trust_project(&w.state, &w.ws).unwrap();
     assert_eq!(
         resolved(&w, &ConfigFlags::default())
             .load_rules()

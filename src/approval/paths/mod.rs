@@ -19,6 +19,7 @@
 //! neither reading can be used to get a path approved that the other would
 //! have flagged.
 
+mod active;
 mod sensitivity;
 mod walk;
 
@@ -28,6 +29,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Serialize, Serializer};
 
+pub use active::ActiveFile;
 pub use sensitivity::{Sensitivity, looks_like_private_key};
 use sensitivity::{classify, sniff};
 use walk::{Walk, expand, lexical_normalize, physical_or_lexical, walk};
@@ -55,6 +57,8 @@ pub struct PathContext {
     pub temp_dirs: Vec<PathBuf>,
     /// airlock's own state directory (physical where it exists).
     pub state_dir: PathBuf,
+    /// The config and rules files in force, physical (see [`PathContext::with_protected_files`]).
+    pub protected_files: Vec<PathBuf>,
 }
 
 impl PathContext {
@@ -100,7 +104,30 @@ impl PathContext {
             home,
             temp_dirs,
             state_dir,
+            protected_files: Vec::new(),
         })
+    }
+
+    /// The same context, with `files` (the active config and rules files; relative ones are
+    /// taken relative to the workspace) as files the agent may never change. Each is kept in its
+    /// physical forms: through its symlinks, and the last link itself.
+    pub fn with_protected_files(mut self, files: &[PathBuf]) -> PathContext {
+        let absolute: Vec<PathBuf> = files
+            .iter()
+            .map(|f| {
+                if f.is_absolute() {
+                    f.clone()
+                } else {
+                    self.workspace.join(f)
+                }
+            })
+            .collect();
+        for form in active::physical_forms(&absolute) {
+            if !self.protected_files.contains(&form) {
+                self.protected_files.push(form);
+            }
+        }
+        self
     }
 }
 
@@ -118,6 +145,9 @@ pub struct ResolvedPath {
     /// The path reads as inside the workspace but lands outside it.
     pub is_symlink_escape: bool,
     pub exists: bool,
+    /// The active config or rules file this path is or holds, in any reading of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_file: Option<ActiveFile>,
 }
 
 /// Coarse trust zone of a resolved path.
@@ -166,6 +196,16 @@ pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
     classify(ctx, &lexical, &mut sensitivity);
 
     let lexically_inside = lexical.starts_with(&ctx.workspace);
+    let mut readings = vec![lexical.clone()];
+    for reading in [&kernel, &normalised] {
+        if let Walk::Resolved(p) = reading {
+            readings.push(p.clone());
+        }
+    }
+    let active_file = active::touched(
+        &ctx.protected_files,
+        &readings.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
     let (path, location, exists, is_symlink_escape) = match (kernel, normalised) {
         (Walk::Resolved(kernel), Walk::Resolved(normalised)) => {
             classify(ctx, &kernel, &mut sensitivity);
@@ -205,6 +245,7 @@ pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
         sensitivity: sensitivity.into_iter().collect(),
         is_symlink_escape,
         exists,
+        active_file,
     }
 }
 

@@ -259,6 +259,9 @@ pub fn judge_dynamic(text: &str) -> Option<Finding> {
 /// What touching one resolved path calls for.
 pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding {
     use Sensitivity::*;
+    if let Some(tampers) = super::active::tampering(ctx, access, path) {
+        return tampers;
+    }
     let shown = show(ctx, path);
     if other_process_entry(&path.raw) || other_process_entry(&path.path.to_string_lossy()) {
         return finding(

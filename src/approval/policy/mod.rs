@@ -4,6 +4,7 @@
 //! part, then rules (deny > ask > allow, applied to parts only, never lifting a deny), then the mode,
 //! then one decision over all parts. Nothing here asks anyone or runs anything.
 
+mod active;
 mod bash;
 mod gitconfig;
 mod judge;

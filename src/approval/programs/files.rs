@@ -15,6 +15,17 @@ pub(super) fn copy_like(name: &str, args: &Args) -> Vec<Effect> {
     } else {
         pos.pop()
     };
+    // A hard link is a second name to write the same file through, judged by that name later:
+    // making one counts as writing the file (`ln policy/rules.toml x && echo >> x`).
+    let hard_link = match name {
+        "ln" => !args.has(&['s'], &["symbolic"]),
+        "link" => true,
+        "cp" => args.has(&['l'], &["link"]),
+        _ => false,
+    };
+    if hard_link {
+        e.extend(pos.iter().cloned().map(Effect::Write));
+    }
     if name == "ln" || name == "link" {
         // A link's target is not read now; reading through the link later is judged then.
     } else {

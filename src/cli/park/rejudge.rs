@@ -213,6 +213,7 @@ mod tests {
             home: "/home/me".into(),
             temp_dirs: vec![],
             state_dir: "/state".into(),
+            protected_files: vec![],
         };
         let (sub, other) = (Path::new("/ws/sub/x"), Path::new("/ws/other/x"));
         assert_eq!(moved(&ctx, Some(sub), Some(sub)), None);

@@ -26,6 +26,7 @@ fn check_table(w: &World, expected: Ruling, commands: &[&str]) {
     );
 }
 
+mod active_files;
 mod bypasses;
 mod families;
 mod verdicts;
