@@ -27,21 +27,7 @@ const UPDATE_VAR: &str = "AIRLOCK_UPDATE_PEERS";
 /// policy or the data is wrong: each one's `why` starts with "TODO" and says what is open. They
 /// are listed in the report and in AGREEMENT.md; remove an entry once the policy or the reason is
 /// settled (the suite fails if an entry no longer matches a TODO case).
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    // BSD/macOS base64 writes the file named by -o/--output; airlock reads it as an input.
-    ("codex", "base64 -o out.bin"),
-    ("codex", "base64 --output out.bin"),
-    ("codex", "base64 --output=out.bin"),
-    ("codex", "base64 -ob64.txt"),
-    // `rg --hostname-bin PROGRAM` runs PROGRAM; airlock's rg table knows only --pre/--pre-glob.
-    ("codex", "rg --hostname-bin pwned files"),
-    ("codex", "rg --hostname-bin=pwned files"),
-    // Gemini trusts rg only by an absolute system path; airlock does not check PATH lookups.
-    ("gemini", "rg pattern file.txt"),
-    // Gemini asks for git in untrusted folders (.git/config can run programs); airlock allows.
-    ("gemini", "git status"),
-    ("gemini", "echo \"hello\" && git status"),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -59,6 +59,9 @@ pub struct PathContext {
     pub state_dir: PathBuf,
     /// The config and rules files in force, physical (see [`PathContext::with_protected_files`]).
     pub protected_files: Vec<PathBuf>,
+    /// Where commands named without a slash are looked up, in order (`$PATH` as the commands
+    /// inherit it; relative entries are taken from the workspace, where commands start).
+    pub program_dirs: Vec<PathBuf>,
 }
 
 impl PathContext {
@@ -99,12 +102,27 @@ impl PathContext {
         // space to it, so writing next to the workspace is judged as writing outside it.
         temp_dirs.retain(|t| !workspace.starts_with(t));
 
+        let program_dirs = std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| {
+                        if dir.is_absolute() {
+                            dir
+                        } else {
+                            // An empty entry means the current directory, as `.` does.
+                            workspace.join(dir)
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(PathContext {
             workspace,
             home,
             temp_dirs,
             state_dir,
             protected_files: Vec::new(),
+            program_dirs,
         })
     }
 
@@ -128,6 +146,29 @@ impl PathContext {
             }
         }
         self
+    }
+}
+
+impl PathContext {
+    /// Where a command named `name` (no slash) would be found, if the first match on the search
+    /// path is a place the agent can write: the workspace or a temp dir. Planting `bin/rg` and
+    /// running `rg` would otherwise run the agent's program under a read-only name.
+    pub fn program_in_writable_place(&self, name: &str) -> Option<PathBuf> {
+        for dir in &self.program_dirs {
+            let candidate = dir.join(name);
+            let Ok(meta) = fs::metadata(&candidate) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let physical = physical_or_lexical(&candidate);
+            return match locate(self, &physical) {
+                Location::Workspace | Location::Temp => Some(physical),
+                _ => None,
+            };
+        }
+        None
     }
 }
 

@@ -164,6 +164,16 @@ impl Builder<'_> {
     }
 }
 
+/// Names bash runs itself, whatever PATH holds.
+const BASH_BUILTINS: &[&str] = &[
+    ":", ".", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
+    "complete", "continue", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit",
+    "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let",
+    "local", "logout", "popd", "printf", "pushd", "pwd", "read", "readonly", "return", "set",
+    "shift", "shopt", "source", "suspend", "test", "times", "trap", "true", "type", "typeset",
+    "ulimit", "umask", "unalias", "unset", "wait",
+];
+
 /// `cd` reads nothing itself, but `cd /proc/$PPID && cat environ` reads another process's
 /// environment through where it lands, and what follows is relative to a place airlock only
 /// knows as "computed". A change of directory into another process's `/proc` entry is refused
@@ -313,6 +323,24 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         }
         enters_other_process(&mut b, part, cmd);
         repository_runs_programs(&mut b, part, cmd);
+        if let Some(name) = cmd.argv.first().and_then(Word::as_lit)
+            && !name.contains('/')
+            && !BASH_BUILTINS.contains(&name)
+            && let Some(found) = ctx.program_in_writable_place(name)
+        {
+            let shown =
+                crate::approval::paths::resolve(ctx, &ctx.workspace, &found.to_string_lossy());
+            b.reason(
+                part,
+                Ruling::Ask,
+                ReasonCode::RunsCode,
+                Risk::Dangerous,
+                format!(
+                    "`{name}` is found first at {} (through PATH), a place the agent can write: it runs that file",
+                    judge::show(ctx, &shown)
+                ),
+            );
+        }
         if b.parts[part].ruling == Ruling::Allow && !b.reasons.iter().any(|r| r.part == Some(part))
         {
             b.reason(

@@ -214,6 +214,7 @@ mod tests {
             temp_dirs: vec![],
             state_dir: "/state".into(),
             protected_files: vec![],
+            program_dirs: vec![],
         };
         let (sub, other) = (Path::new("/ws/sub/x"), Path::new("/ws/other/x"));
         assert_eq!(moved(&ctx, Some(sub), Some(sub)), None);

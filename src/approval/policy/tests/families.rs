@@ -269,3 +269,27 @@ fn a_pager_variable_naming_a_plain_pager_does_not_ask_and_any_other_value_does()
         ],
     );
 }
+
+#[test]
+fn a_program_found_first_in_a_path_directory_the_agent_can_write_asks() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut w = world();
+    let bin = w.policy.paths.workspace.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["rg", "echo"] {
+        std::fs::write(bin.join(name), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    w.policy.paths.program_dirs = vec![bin.clone(), "/usr/bin".into(), "/bin".into()];
+    let v = w.bash("rg foo src");
+    assert_eq!(v.ruling, Ruling::Ask, "{:#?}", v.reason_lines());
+    assert!(
+        v.reason_lines()
+            .iter()
+            .any(|l| l.contains("bin/rg") && l.contains("PATH")),
+        "{:#?}",
+        v.reason_lines()
+    );
+    // Programs not planted there, and bash's own builtins, are judged as before.
+    check_table(&w, Ruling::Allow, &["ls src", "echo hi", "cat src/main.rs"]);
+}
