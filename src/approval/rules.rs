@@ -114,6 +114,15 @@ impl Rule {
         }
     }
 
+    /// For a bash pattern ending in `*`: how many words it spells out before the `*`.
+    pub fn prefix_len(&self) -> Option<usize> {
+        let words: Vec<&str> = self.pattern.as_deref()?.split_whitespace().collect();
+        match words.split_last() {
+            Some((&"*", prefix)) => Some(prefix.len()),
+            _ => None,
+        }
+    }
+
     /// Does this rule's pattern match one simple command's argv?
     pub fn matches_argv(&self, argv: &[String]) -> bool {
         let Some(pattern) = &self.pattern else {

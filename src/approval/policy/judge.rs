@@ -392,7 +392,11 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
                 ),
                 Location::Workspace if path.path == ctx.workspace => finding(
                     Ruling::Ask,
-                    ReasonCode::DeletesInWorkspace,
+                    if access == Access::Write {
+                        ReasonCode::WritesWorkspace
+                    } else {
+                        ReasonCode::DeletesInWorkspace
+                    },
                     Risk::Dangerous,
                     format!("{verb} the whole workspace"),
                 ),

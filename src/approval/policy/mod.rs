@@ -8,6 +8,7 @@ mod active;
 mod bash;
 mod gitconfig;
 mod judge;
+mod lift;
 mod replaced;
 pub mod scope;
 
@@ -349,9 +350,31 @@ impl Policy {
                     Action::Allow => {}
                 }
             }
+            // A prefix rule (`find *`) lifts a deletion, a program run or a write only when the
+            // words it spells out cause it, not an option its `*` matched (see `lift`).
+            let unnamed = |rule: &crate::approval::rules::Rule| -> bool {
+                let (Some(named), Facts::Bash { shell, .. }) = (rule.prefix_len(), facts) else {
+                    return false;
+                };
+                let Some(cmd) = shell
+                    .commands
+                    .iter()
+                    .find(|c| Some(&c.span) == part.span.as_ref())
+                else {
+                    return true;
+                };
+                let families = lift::named_families(cmd, named);
+                reasons
+                    .iter()
+                    .filter(|r| r.part == Some(index) && r.ruling == Ruling::Ask)
+                    .filter_map(|r| lift::family_of(r.code))
+                    .any(|f| !families.contains(&f))
+            };
             if part.ruling == Ruling::Ask
                 && !asked
-                && let Some(rule) = matching.iter().find(|r| r.action == Action::Allow)
+                && let Some(rule) = matching
+                    .iter()
+                    .find(|r| r.action == Action::Allow && !unnamed(r))
             {
                 part.ruling = Ruling::Allow;
                 for r in reasons

@@ -293,3 +293,50 @@ fn a_program_found_first_in_a_path_directory_the_agent_can_write_asks() {
     // Programs not planted there, and bash's own builtins, are judged as before.
     check_table(&w, Ruling::Allow, &["ls src", "echo hi", "cat src/main.rs"]);
 }
+
+fn with_allow_rules(rules: &[&str]) -> World {
+    let list: Vec<String> = rules.iter().map(|r| format!("{r:?}")).collect();
+    let rules = Rules::parse(
+        &format!("allow = [{}]", list.join(", ")),
+        std::path::Path::new("r.toml"),
+    )
+    .unwrap();
+    world_with(Mode::Default, rules)
+}
+
+#[test]
+fn a_prefix_allow_rule_does_not_lift_a_deletion_or_program_run_an_option_adds() {
+    let w = with_allow_rules(&["bash(find *)", "bash(sort *)", "bash(rg *)"]);
+    check_table(
+        &w,
+        Ruling::Ask,
+        &[
+            "find . -name '*.tmp' -delete",
+            "find . -exec rm {} ;",
+            "find . -exec ./fix.sh {} ;",
+            "sort -o {tmp}/out src/main.rs",
+            "rg --pre ./x foo",
+        ],
+    );
+    check_table(
+        &w,
+        Ruling::Allow,
+        &["find . -name '*.rs'", "sort src/main.rs"],
+    );
+}
+
+#[test]
+fn a_prefix_allow_rule_still_lifts_what_its_own_words_name() {
+    let w = with_allow_rules(&["bash(rm *)", "bash(cargo test *)", "bash(git clean *)"]);
+    check_table(
+        &w,
+        Ruling::Allow,
+        &["rm -rf build", "cargo test --release", "git clean -fdx"],
+    );
+}
+
+#[test]
+fn an_allow_rule_that_spells_out_the_whole_command_lifts_what_it_matches() {
+    let w = with_allow_rules(&["bash(find . -name * -delete)"]);
+    check_table(&w, Ruling::Allow, &["find . -name '*.tmp' -delete"]);
+}
