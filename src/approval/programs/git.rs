@@ -28,6 +28,90 @@ fn given(arg: &str, option: &str) -> bool {
     }
 }
 
+/// Options of the read-only subcommands whose separate value is not a file: `git log -n 5`
+/// reads no file named `5`.
+const VALUE_OPTIONS: &[&str] = &[
+    "-n",
+    "--max-count",
+    "--skip",
+    "-S",
+    "-G",
+    "-L",
+    "-e",
+    "--author",
+    "--committer",
+    "--grep",
+    "--since",
+    "--until",
+    "--after",
+    "--before",
+    "--format",
+    "--pretty",
+    "--date",
+    "--diff-filter",
+    "--abbrev",
+    "-U",
+    "--unified",
+    "--max-depth",
+    "--min-parents",
+    "--max-parents",
+];
+
+/// The word is one command substitution running read-only git that prints nothing but
+/// revisions (`$(git merge-base HEAD main)`, `$(git rev-parse --short HEAD)..main`), so it
+/// names a commit, not a file. `rev-parse` can echo paths (`--show-toplevel`, plain arguments
+/// after `--no-revs`), so only its revision-printing forms count.
+fn prints_only_revisions(text: &str) -> bool {
+    let Some(inner) = text.strip_prefix("$(") else {
+        return false;
+    };
+    let Some(close) = inner.find(')') else {
+        return false;
+    };
+    let (command, after) = (&inner[..close], &inner[close + 1..]);
+    // What follows may only be a range suffix (`..main`, `...HEAD`).
+    let suffix_ok = after
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | '^' | '~'));
+    if !suffix_ok || command.contains(['$', '`', '(', ';', '|', '&', '<', '>', '\\', '"', '\'']) {
+        return false;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let revision = |w: &str| {
+        !w.starts_with('-')
+            && !w.starts_with('/')
+            && !w.starts_with('~')
+            && !w.contains("..")
+            && w.chars().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, '.' | '-' | '_' | '/' | '^' | '~' | '@' | '{' | '}')
+            })
+    };
+    match words.as_slice() {
+        ["git", "merge-base", rest @ ..] => rest
+            .iter()
+            .all(|w| revision(w) || matches!(*w, "--fork-point" | "--all" | "--octopus")),
+        ["git", "rev-parse", rest @ ..] => rest.iter().all(|w| {
+            revision(w)
+                || matches!(
+                    *w,
+                    "--verify"
+                        | "-q"
+                        | "--quiet"
+                        | "--short"
+                        | "--abbrev-ref"
+                        | "--symbolic-full-name"
+                )
+                || w.strip_prefix("--short=")
+                    .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+        }),
+        ["git", "describe", rest @ ..] => rest
+            .iter()
+            .all(|w| revision(w) || matches!(*w, "--tags" | "--always" | "--abbrev=0" | "--long")),
+        _ => false,
+    }
+}
+
 pub fn effects(args: &[Word]) -> Vec<Effect> {
     let mut e = effects_in_repo(args);
     // `git -C DIR`: relative paths are relative to DIR.
@@ -156,6 +240,10 @@ fn effects_in_repo(args: &[Word]) -> Vec<Effect> {
         let mut words = rest.iter();
         while let Some(w) = words.next() {
             match w.as_lit() {
+                // Values that are counts, patterns, dates or formats, not files.
+                Some(a) if VALUE_OPTIONS.contains(&a) => {
+                    words.next();
+                }
                 Some(a)
                     if given(a, "--contents") || given(a, "--ignore-revs-file") || a == "-O" =>
                 {
@@ -175,6 +263,8 @@ fn effects_in_repo(args: &[Word]) -> Vec<Effect> {
                     };
                     out.push(Effect::Read(Word::lit(path)));
                 }
+                // `$(git merge-base HEAD main)`: a revision, computed by git that only reads.
+                None if prints_only_revisions(&w.display()) => {}
                 None => out.push(Effect::Read(w.clone())),
             }
         }

@@ -340,3 +340,27 @@ fn an_allow_rule_that_spells_out_the_whole_command_lifts_what_it_matches() {
     let w = with_allow_rules(&["bash(find . -name * -delete)"]);
     check_table(&w, Ruling::Allow, &["find . -name '*.tmp' -delete"]);
 }
+
+#[test]
+fn read_only_git_against_a_computed_revision_is_allowed_and_option_values_are_not_files() {
+    check_table(
+        &world(),
+        Ruling::Allow,
+        &[
+            "git diff $(git merge-base HEAD main)",
+            "git log $(git rev-parse --short HEAD)..main",
+            "git log -n 5 --author me --since yesterday",
+            "git log --grep /etc/passwd",
+        ],
+    );
+    // A substitution that can print a path is still a path airlock cannot check.
+    check_table(
+        &world(),
+        Ruling::Ask,
+        &[
+            "git diff $(git rev-parse --show-toplevel)/../x",
+            "git diff $(git rev-parse --no-revs ~/.bashrc)",
+            "git diff $(cat list)",
+        ],
+    );
+}
