@@ -264,7 +264,7 @@ fn effects_in_repo(args: &[Word]) -> Vec<Effect> {
                     out.push(Effect::Read(Word::lit(path)));
                 }
                 // `$(git merge-base HEAD main)`: a revision, computed by git that only reads.
-                None if prints_only_revisions(&w.display()) => {}
+                None if prints_only_revisions(w.display()) => {}
                 None => out.push(Effect::Read(w.clone())),
             }
         }
