@@ -74,6 +74,32 @@ const SECRET_WORDS: &[&str] = &[
     "PRIVATE",
 ];
 
+/// Why setting `name` for a command can make it load or run other code, for the families that
+/// do: shell startup files, the dynamic linker, interpreters, git, editors and pagers. `None`
+/// for a name outside them (which may still ask, as any unknown setting does).
+pub fn loads_code(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "BASH_ENV" | "ENV" | "ZDOTDIR" | "PROMPT_COMMAND" | "PS0" | "PS1" | "PS2" | "PS4"
+        | "SHELLOPTS" | "BASHOPTS" | "INPUTRC" => {
+            "a shell started with it sources a file or runs code from it before its own commands"
+        }
+        _ if name.starts_with("LD_") || name.starts_with("DYLD_") => {
+            "the dynamic linker loads libraries it names into every program started"
+        }
+        "PYTHONSTARTUP" | "PYTHONPATH" | "PYTHONHOME" | "PYTHONINSPECT" | "PERL5OPT"
+        | "PERL5LIB" | "PERLLIB" | "PERL5DB" | "RUBYOPT" | "RUBYLIB" | "NODE_OPTIONS"
+        | "NODE_PATH" | "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" | "JDK_JAVA_OPTIONS"
+        | "CLASSPATH" | "LUA_INIT" | "LUA_PATH" | "PHPRC" | "PHP_INI_SCAN_DIR"
+        | "R_PROFILE_USER" => "an interpreter started with it loads code from where it points",
+        _ if name.starts_with("GIT_") => "git runs programs or reads configuration it names",
+        "EDITOR" | "VISUAL" | "PAGER" | "MANPAGER" | "SYSTEMD_PAGER" | "LESSOPEN" | "LESSCLOSE"
+        | "BROWSER" | "SUDO_ASKPASS" | "SSH_ASKPASS" => {
+            "the program runs the command line it holds"
+        }
+        _ => return None,
+    })
+}
+
 /// The name looks like it holds a secret.
 pub fn secret_like(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
@@ -90,6 +116,26 @@ pub fn harmless_to_print(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_family_of_code_loading_variable_says_why() {
+        for name in [
+            "BASH_ENV",
+            "ENV",
+            "LD_PRELOAD",
+            "DYLD_INSERT_LIBRARIES",
+            "PYTHONSTARTUP",
+            "NODE_OPTIONS",
+            "PERL5OPT",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_SSH_COMMAND",
+            "EDITOR",
+            "LESSOPEN",
+        ] {
+            assert!(loads_code(name).is_some(), "{name}");
+        }
+        assert!(loads_code("RUST_LOG").is_none());
+    }
 
     #[test]
     fn places_and_settings_are_harmless_to_print() {

@@ -218,6 +218,12 @@ pub(super) fn reads(words: impl IntoIterator<Item = Word>) -> Vec<Effect> {
         .collect()
 }
 
+/// A setting for one command that only changes formatting or logging, or names a plain pager:
+/// nothing it makes the command load or run.
+pub fn benign_env_setting(name: &str, value: &Word) -> bool {
+    BENIGN_ENV_SETTINGS.contains(&name) || name.starts_with("LC_") || plain_pager(name, value)
+}
+
 /// `GIT_PAGER=cat`, `PAGER=less`: a pager variable set to a plain pager runs nothing else.
 /// Any other value is a command line the program will run.
 fn plain_pager(name: &str, value: &Word) -> bool {
@@ -234,13 +240,15 @@ fn plain_pager(name: &str, value: &Word) -> bool {
 pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
     let mut effects = Vec::new();
     for (name, value) in &cmd.env {
-        if !BENIGN_ENV_SETTINGS.contains(&name.as_str())
-            && !name.starts_with("LC_")
-            && !plain_pager(name, value)
-        {
-            effects.push(Effect::ConfigInjection(format!(
-                "sets `{name}` for the command, which can change what it loads or runs"
-            )));
+        if !benign_env_setting(name, value) {
+            effects.push(Effect::ConfigInjection(
+                match crate::approval::envvars::loads_code(name) {
+                    Some(why) => format!("sets `{name}` for the command: {why}"),
+                    None => format!(
+                        "sets `{name}` for the command, which can change what it loads or runs"
+                    ),
+                },
+            ));
         }
     }
     for w in &cmd.wrappers {

@@ -364,3 +364,36 @@ fn read_only_git_against_a_computed_revision_is_allowed_and_option_values_are_no
         ],
     );
 }
+
+#[test]
+fn a_variable_that_makes_a_shell_or_interpreter_load_code_asks_and_says_why() {
+    let w = world();
+    let cases = [
+        ("env BASH_ENV=./x.sh bash -c 'echo hi'", "sources a file"),
+        ("ENV=./x.sh sh -i -c 'echo hi'", "sources a file"),
+        ("LD_PRELOAD=./evil.so ls", "dynamic linker"),
+        ("env LD_PRELOAD=./evil.so bash -c ls", "dynamic linker"),
+        ("PYTHONSTARTUP=x.py python3 -i", "interpreter"),
+        ("NODE_OPTIONS='--require ./x.js' node -v", "interpreter"),
+        ("PERL5OPT=-Mevil perl -v", "interpreter"),
+        ("GIT_EXTERNAL_DIFF=./x git diff", "git runs programs"),
+        ("GIT_SSH_COMMAND=./x git status", "git runs programs"),
+        ("EDITOR=./x git commit", "runs the command line"),
+        ("LESSOPEN='|./x %s' less README.md", "runs the command line"),
+    ];
+    for (command, why) in cases {
+        let v = w.bash(command);
+        assert_ne!(v.ruling, Ruling::Allow, "{command}");
+        assert!(
+            v.reason_lines().iter().any(|l| l.contains(why)),
+            "{command}: {:#?}",
+            v.reason_lines()
+        );
+    }
+    // Formatting and locale settings on a replaced shell stay harmless.
+    check_table(
+        &w,
+        Ruling::Allow,
+        &["LC_ALL=C bash -c 'ls src'", "env TZ=UTC sh -c 'ls'"],
+    );
+}

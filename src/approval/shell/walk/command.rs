@@ -176,6 +176,22 @@ impl Walker<'_, '_> {
         for problem in &unwrapped.problems {
             self.opaque(node, index, problem.clone());
         }
+        // `env BASH_ENV=x bash -c '…'`: the shell is replaced by its script, but the settings it
+        // starts with stay: a startup file it sources, a preload, an interpreter path. They are
+        // judged here, since no command is left to carry them.
+        if unwrapped.replaced {
+            for (name, value) in &env {
+                if !crate::approval::programs::benign_env_setting(name, value) {
+                    let why = crate::approval::envvars::loads_code(name)
+                        .unwrap_or("which can make it (or what it starts) load and run other code");
+                    self.opaque(
+                        node,
+                        index,
+                        format!("the shell runs with `{name}` set: {why}"),
+                    );
+                }
+            }
+        }
         let wrapper_files = unwrapped
             .writes
             .iter()
