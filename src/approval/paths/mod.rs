@@ -19,6 +19,7 @@
 //! neither reading can be used to get a path approved that the other would
 //! have flagged.
 
+pub mod planned;
 mod sensitivity;
 mod walk;
 

@@ -6,6 +6,7 @@
 
 mod bash;
 mod judge;
+mod links;
 pub mod scope;
 
 use std::path::Path;

@@ -6,6 +6,7 @@
 
 mod files;
 pub mod git;
+pub mod links;
 mod special;
 mod tables;
 mod text;

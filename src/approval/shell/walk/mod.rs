@@ -11,7 +11,9 @@ mod redirects;
 use tree_sitter::{Node, Parser};
 
 use super::words::{ScriptVars, Word};
-use super::{Cwd, EnvRead, Opaque, Origin, ShellAssignment, ShellContext, ShellFacts, Stdin};
+use super::{
+    Cwd, EnvRead, Opaque, Order, Origin, ShellAssignment, ShellContext, ShellFacts, Stdin,
+};
 
 /// Environment variables whose reading tells nothing secret.
 const BENIGN_ENV: &[&str] = &[
@@ -80,9 +82,26 @@ pub struct Nested {
     pub origin: Origin,
     pub depth: usize,
     pub cwd: Cwd,
+    pub order: OuterOrder,
 }
 
-pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, nested: Nested) {
+/// What a nested string inherits about when it runs, and the next free loop/pipeline id.
+#[derive(Debug, Clone, Default)]
+pub struct OuterOrder {
+    pub anytime: bool,
+    pub together: Vec<usize>,
+    pub repeats: bool,
+    pub next_group: usize,
+}
+
+/// Returns the next free loop/pipeline id, for the walk that continues after a nested string.
+pub fn analyze_into(
+    facts: &mut ShellFacts,
+    src: &str,
+    ctx: &ShellContext,
+    nested: Nested,
+) -> usize {
+    let next_group = nested.order.next_group;
     let mut parser = Parser::new();
     let outer_span = nested.span.clone().unwrap_or(0..src.len());
     if parser
@@ -90,11 +109,11 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         .is_err()
     {
         facts.parse_error = Some("the bash grammar could not be loaded".into());
-        return;
+        return next_group;
     }
     let Some(tree) = parser.parse(src, None) else {
         facts.parse_error = Some("the bash parser gave no result".into());
-        return;
+        return next_group;
     };
     let root = tree.root_node();
     if root.has_error() {
@@ -115,7 +134,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         if facts.parse_error.is_none() {
             facts.parse_error = Some(message);
         }
-        return;
+        return next_group;
     }
     let mut walker = Walker {
         src,
@@ -130,6 +149,10 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         cwd: nested.cwd,
         depth: nested.depth,
         nesting: 0,
+        repeating: usize::from(nested.order.repeats),
+        anytime: usize::from(nested.order.anytime),
+        together: nested.order.together,
+        next_group,
         level: 0,
         origin: nested.origin,
         stdin: Stdin::Inherited,
@@ -140,6 +163,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
             .assign(&i.to_string(), word.as_lit().map(str::to_string));
     }
     walker.visit(root);
+    let next_group = walker.next_group;
     if code_in_subscript(src) && evaluates_names(src) {
         facts.opaque.push(Opaque {
             span: outer_span,
@@ -147,6 +171,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
             what: "a string holds `$(...)` inside `[...]`; bash runs it when the string is used as an array subscript (let, test -v, [[ ]], (( )), read, printf -v, declare, unset)".into(),
         });
     }
+    next_group
 }
 
 /// A `[` followed, before its `]`, by `$(`, `${` or a backquote.
@@ -223,6 +248,13 @@ struct Walker<'a, 'f> {
     depth: usize,
     /// Inside a loop, branch or function body: assignments there are not known values.
     nesting: usize,
+    /// Inside a loop or function body: what runs there may run more than once.
+    repeating: usize,
+    /// Inside an `&` job, trap handler, function body or process substitution.
+    anytime: usize,
+    /// Ids of the loops and pipelines around the walk, innermost last.
+    together: Vec<usize>,
+    next_group: usize,
     /// How deep the walk is in the syntax tree right now.
     level: usize,
     origin: Origin,
@@ -249,8 +281,51 @@ impl<'a> Walker<'a, '_> {
 
     fn visit_children(&mut self, node: Node) {
         for child in named_children(node) {
-            self.visit(child);
+            let background = child
+                .next_sibling()
+                .is_some_and(|s| !s.is_named() && s.kind() == "&");
+            if background {
+                self.anytime(|w| w.visit(child));
+            } else {
+                self.visit(child);
+            }
         }
+    }
+
+    /// When a part starting now runs, with the commands below index `after` already run.
+    fn order(&self, after: usize) -> Order {
+        Order {
+            after,
+            anytime: self.anytime > 0,
+            together: self.together.clone(),
+            repeats: self.repeating > 0,
+        }
+    }
+
+    /// What a nested string inherits from the place it runs.
+    fn outer_order(&self) -> OuterOrder {
+        OuterOrder {
+            anytime: self.anytime > 0,
+            together: self.together.clone(),
+            repeats: self.repeating > 0,
+            next_group: self.next_group,
+        }
+    }
+
+    /// Runs `f` as a part that may run after anything written later.
+    fn anytime(&mut self, f: impl FnOnce(&mut Self)) {
+        self.anytime += 1;
+        f(self);
+        self.anytime -= 1;
+    }
+
+    /// Runs `f` as a loop or pipeline whose parts may run in any order among themselves.
+    fn together(&mut self, f: impl FnOnce(&mut Self)) {
+        let id = self.next_group;
+        self.next_group += 1;
+        self.together.push(id);
+        f(self);
+        self.together.pop();
     }
 
     /// Runs `f` with the working directory and stdin isolated, as in a subshell.
@@ -271,6 +346,13 @@ impl<'a> Walker<'a, '_> {
         if self.cwd != before {
             self.cwd = Cwd::Unknown;
         }
+    }
+
+    /// Runs `f` as a part that may run more than once (a loop or function body).
+    fn repeated(&mut self, f: impl FnOnce(&mut Self)) {
+        self.repeating += 1;
+        self.together(|w| w.conditional(f));
+        self.repeating -= 1;
     }
 
     /// Enters one level of the tree; false (and a parse error) when it is too deep to follow.
@@ -307,12 +389,18 @@ impl<'a> Walker<'a, '_> {
             "subshell" => self.isolated(|w| w.visit_children(node)),
             "command_substitution" | "process_substitution" => {
                 let origin = std::mem::replace(&mut self.origin, Origin::Substitution);
-                self.isolated(|w| w.visit_children(node));
+                // `<(...)` and `>(...)` run alongside the command, and may outlive it.
+                if node.kind() == "process_substitution" {
+                    self.anytime(|w| w.isolated(|w| w.visit_children(node)));
+                } else {
+                    self.isolated(|w| w.visit_children(node));
+                }
                 self.origin = origin;
                 self.backquoted(node);
             }
-            "if_statement" | "while_statement" | "case_statement" | "c_style_for_statement" => {
-                self.conditional(|w| w.visit_children(node))
+            "if_statement" | "case_statement" => self.conditional(|w| w.visit_children(node)),
+            "while_statement" | "c_style_for_statement" => {
+                self.repeated(|w| w.visit_children(node))
             }
             "for_statement" => {
                 if let Some(var) = node.child_by_field_name("variable") {
@@ -320,7 +408,7 @@ impl<'a> Walker<'a, '_> {
                     self.locals.insert(name.clone());
                     self.vars.assign(&name, None);
                 }
-                self.conditional(|w| {
+                self.repeated(|w| {
                     for child in named_children(node) {
                         if child.kind() != "variable_name" {
                             w.visit(child);
@@ -333,16 +421,19 @@ impl<'a> Walker<'a, '_> {
                     self.functions.insert(self.text(name).to_string());
                 }
                 let origin = std::mem::replace(&mut self.origin, Origin::FunctionBody);
-                self.conditional(|w| {
+                self.anytime += 1;
+                self.repeated(|w| {
                     if let Some(body) = node.child_by_field_name("body") {
                         w.visit(body);
                     }
                     for child in named_children(node) {
                         if node.child_by_field_name("redirect") == Some(child) {
-                            w.redirect(child, None);
+                            let after = w.facts.commands.len();
+                            w.redirect(child, None, after);
                         }
                     }
                 });
+                self.anytime -= 1;
                 self.origin = origin;
             }
             "simple_expansion" | "expansion" => self.expansion(node),
@@ -353,7 +444,8 @@ impl<'a> Walker<'a, '_> {
             | "parenthesized_expression"
             | "ternary_expression" => self.arithmetic(node),
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                self.redirect(node, None)
+                let after = self.facts.commands.len();
+                self.redirect(node, None, after)
             }
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => {}
             _ => self.visit_children(node),
@@ -611,6 +703,10 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn pipeline(&mut self, node: Node) {
+        self.together(|w| w.pipeline_stages(node));
+    }
+
+    fn pipeline_stages(&mut self, node: Node) {
         let mut producers: Vec<String> = Vec::new();
         let mut decoded = false;
         let outer_stdin = self.stdin.clone();

@@ -35,9 +35,13 @@ impl Walker<'_, '_> {
             self.stdin = saved;
         }
         let owner = body.and_then(|b| self.node_command.get(&b.id()).copied());
+        // A redirect opens before its command runs. The grammar also hangs `a && b > f` and
+        // `a | b > f` here, where the redirect is `b`'s: for any body other than one simple
+        // command, the whole body counts as run, which can only see more links.
+        let after = owner.unwrap_or(self.facts.commands.len());
         for child in named_children(node) {
             if Some(child) != body {
-                self.redirect(child, owner);
+                self.redirect(child, owner, after);
             }
         }
     }
@@ -84,7 +88,8 @@ impl Walker<'_, '_> {
         })
     }
 
-    pub(super) fn redirect(&mut self, node: Node, owner: Option<usize>) {
+    /// `after`: the commands below that index have run when the redirect opens.
+    pub(super) fn redirect(&mut self, node: Node, owner: Option<usize>, after: usize) {
         match node.kind() {
             "file_redirect" => {
                 let Some(dest) = node.child_by_field_name("destination") else {
@@ -116,12 +121,14 @@ impl Walker<'_, '_> {
                 };
                 let span = self.span(node);
                 let cwd = self.cwd.clone();
+                let order = self.order(after);
                 self.facts.redirects.push(Redirect {
                     span,
                     op,
                     target,
                     owner,
                     cwd,
+                    order,
                 });
             }
             "heredoc_redirect" | "herestring_redirect" => {
@@ -144,7 +151,7 @@ impl Walker<'_, '_> {
                             }
                         }
                         "heredoc_end" | "file_descriptor" => {}
-                        "file_redirect" => self.redirect(child, owner),
+                        "file_redirect" => self.redirect(child, owner, after),
                         _ => self.visit(child),
                     }
                 }
