@@ -27,4 +27,5 @@ fn check_table(w: &World, expected: Ruling, commands: &[&str]) {
 }
 
 mod bypasses;
+mod planned_links;
 mod verdicts;
