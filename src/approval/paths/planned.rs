@@ -79,7 +79,7 @@ impl PlannedLinks {
     ) -> impl Iterator<Item = &'a PlannedLink> + 'a {
         self.links
             .iter()
-            .filter(move |l| l.at == place && sees(l.by))
+            .filter(move |l| same_place(&l.at, place) && sees(l.by))
     }
 
     fn names_in<'a>(
@@ -89,7 +89,7 @@ impl PlannedLinks {
     ) -> impl Iterator<Item = OsString> + 'a {
         self.links
             .iter()
-            .filter(move |l| l.at.parent() == Some(dir) && sees(l.by))
+            .filter(move |l| l.at.parent().is_some_and(|p| same_place(p, dir)) && sees(l.by))
             .filter_map(|l| l.at.file_name().map(|n| n.to_os_string()))
     }
 
@@ -352,7 +352,13 @@ fn land_all(
                     continue;
                 }
                 Special::Jump(target) => {
-                    b.current = target;
+                    // The working directory may itself be a planned link: walk it again.
+                    b.hops += 1;
+                    if b.hops > MAX_SYMLINK_HOPS {
+                        out.unknown(too_many());
+                        continue 'branches;
+                    }
+                    b.follow(steps(&target));
                     continue;
                 }
                 Special::None => {}
@@ -419,6 +425,12 @@ fn land_all(
         }
     }
     out
+}
+
+/// Places compared as a case-insensitive filesystem (macOS, Windows shares) would: a link planned
+/// at `H` is met by a path through `h` there, and an extra reading costs nothing elsewhere.
+fn same_place(a: &Path, b: &Path) -> bool {
+    a == b || a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
 }
 
 fn too_many() -> String {

@@ -39,6 +39,10 @@ fn a_write_through_a_link_to_home_made_earlier_is_denied_like_the_write_it_stand
             "echo $(ln -s ~ h) > /dev/null; echo x >> h/.bashrc",
             "ln -s ~ h | cat; echo x >> h/.bashrc",
             "ln -s ~ h && HOME=x echo x >> h/.bashrc",
+            // Case-insensitive filesystems meet `H` through `h`.
+            "ln -s ~ H && echo x >> h/.bashrc",
+            // The working directory, reached through /proc, is the new link.
+            "ln -s ~ h; cd h; echo x >> /proc/self/cwd/.bashrc",
         ],
     );
 }
