@@ -6,14 +6,15 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod command;
+mod flow;
 mod redirects;
+
+pub use flow::OuterOrder;
 
 use tree_sitter::{Node, Parser};
 
 use super::words::{ScriptVars, Word};
-use super::{
-    Cwd, EnvRead, Opaque, Order, Origin, ShellAssignment, ShellContext, ShellFacts, Stdin,
-};
+use super::{Cwd, EnvRead, Opaque, Origin, ShellAssignment, ShellContext, ShellFacts, Stdin};
 
 /// Environment variables whose reading tells nothing secret.
 const BENIGN_ENV: &[&str] = &[
@@ -83,15 +84,6 @@ pub struct Nested {
     pub depth: usize,
     pub cwd: Cwd,
     pub order: OuterOrder,
-}
-
-/// What a nested string inherits about when it runs, and the next free loop/pipeline id.
-#[derive(Debug, Clone, Default)]
-pub struct OuterOrder {
-    pub anytime: bool,
-    pub together: Vec<usize>,
-    pub repeats: bool,
-    pub next_group: usize,
 }
 
 /// Returns the next free loop/pipeline id, for the walk that continues after a nested string.
@@ -290,69 +282,6 @@ impl<'a> Walker<'a, '_> {
                 self.visit(child);
             }
         }
-    }
-
-    /// When a part starting now runs, with the commands below index `after` already run.
-    fn order(&self, after: usize) -> Order {
-        Order {
-            after,
-            anytime: self.anytime > 0,
-            together: self.together.clone(),
-            repeats: self.repeating > 0,
-        }
-    }
-
-    /// What a nested string inherits from the place it runs.
-    fn outer_order(&self) -> OuterOrder {
-        OuterOrder {
-            anytime: self.anytime > 0,
-            together: self.together.clone(),
-            repeats: self.repeating > 0,
-            next_group: self.next_group,
-        }
-    }
-
-    /// Runs `f` as a part that may run after anything written later.
-    fn anytime(&mut self, f: impl FnOnce(&mut Self)) {
-        self.anytime += 1;
-        f(self);
-        self.anytime -= 1;
-    }
-
-    /// Runs `f` as a loop or pipeline whose parts may run in any order among themselves.
-    fn together(&mut self, f: impl FnOnce(&mut Self)) {
-        let id = self.next_group;
-        self.next_group += 1;
-        self.together.push(id);
-        f(self);
-        self.together.pop();
-    }
-
-    /// Runs `f` with the working directory and stdin isolated, as in a subshell.
-    fn isolated(&mut self, f: impl FnOnce(&mut Self)) {
-        let cwd = self.cwd.clone();
-        let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
-        f(self);
-        self.cwd = cwd;
-        self.stdin = stdin;
-    }
-
-    /// Runs `f` as a part that may run zero or more times: a `cd` inside makes the directory unknown.
-    fn conditional(&mut self, f: impl FnOnce(&mut Self)) {
-        let before = self.cwd.clone();
-        self.nesting += 1;
-        f(self);
-        self.nesting -= 1;
-        if self.cwd != before {
-            self.cwd = Cwd::Unknown;
-        }
-    }
-
-    /// Runs `f` as a part that may run more than once (a loop or function body).
-    fn repeated(&mut self, f: impl FnOnce(&mut Self)) {
-        self.repeating += 1;
-        self.together(|w| w.conditional(f));
-        self.repeating -= 1;
     }
 
     /// Enters one level of the tree; false (and a parse error) when it is too deep to follow.
@@ -666,76 +595,6 @@ impl<'a> Walker<'a, '_> {
                 name: format!("<all variables, via `{keyword}`>"),
                 span,
             });
-        }
-    }
-
-    /// `a && b || c ...`: the grammar nests long lists to the left, so they are flattened here
-    /// rather than followed recursively.
-    fn list(&mut self, node: Node) {
-        let mut spine = vec![node];
-        let mut leftmost = node;
-        while let Some(left) = leftmost.named_child(0).filter(|c| c.kind() == "list") {
-            spine.push(left);
-            leftmost = left;
-        }
-        // In source order: the leftmost list's children, then each outer list's operator and right side.
-        let mut items: Vec<Node> = Vec::new();
-        for (i, list) in spine.iter().rev().enumerate() {
-            let mut cursor = list.walk();
-            let children: Vec<Node> = list.children(&mut cursor).collect();
-            let skip = usize::from(i > 0);
-            items.extend(children.into_iter().skip(skip));
-        }
-        let before = self.cwd.clone();
-        for child in items {
-            if !child.is_named() {
-                if self.text(child) == "||" && self.cwd != before {
-                    // The right side runs only when the left failed, maybe before its `cd`.
-                    self.cwd = Cwd::Unknown;
-                }
-                continue;
-            }
-            self.visit(child);
-        }
-        if self.cwd != before {
-            self.cwd = Cwd::Unknown;
-        }
-    }
-
-    fn pipeline(&mut self, node: Node) {
-        self.together(|w| w.pipeline_stages(node));
-    }
-
-    fn pipeline_stages(&mut self, node: Node) {
-        let mut producers: Vec<String> = Vec::new();
-        let mut decoded = false;
-        let outer_stdin = self.stdin.clone();
-        for (i, child) in named_children(node).into_iter().enumerate() {
-            let first_command = self.facts.commands.len();
-            let stdin = if i == 0 {
-                outer_stdin.clone()
-            } else {
-                Stdin::Pipe {
-                    producers: producers.clone(),
-                    decoded,
-                }
-            };
-            self.isolated(|w| {
-                w.stdin = stdin;
-                w.visit(child);
-            });
-            for cmd in &self.facts.commands[first_command..] {
-                if let Some(p) = cmd.program() {
-                    producers.push(p.to_string());
-                }
-                if cmd
-                    .argv
-                    .iter()
-                    .any(|a| matches!(a.as_lit(), Some("-d" | "--decode" | "-D" | "-r")))
-                {
-                    decoded = true;
-                }
-            }
         }
     }
 }
