@@ -261,3 +261,23 @@ fn a_redirect_opens_before_its_own_command_and_after_the_ones_before_it() {
     // `a` is 0, `b` 1, `c` 2; the grammar hangs `> h` on the list `d && e`, so both count.
     assert_eq!(after, [("f".into(), 1), ("g".into(), 3), ("h".into(), 5)]);
 }
+
+#[test]
+fn a_redirect_opens_in_the_directory_its_own_command_starts_in() {
+    let cwd_of = |command: &str| -> Vec<Cwd> {
+        analyze(command, &ctx())
+            .redirects
+            .iter()
+            .map(|r| r.cwd.clone())
+            .collect()
+    };
+    let home = || Cwd::Known(PathBuf::from("/home/u"));
+    let ws = || Cwd::Known(PathBuf::from("/work/ws"));
+    // The grammar hangs `> f` on the whole list; it belongs to the command after `cd`.
+    assert_eq!(cwd_of("cd ~ && echo x >> .bashrc"), [home()]);
+    assert_eq!(cwd_of("true && cd ~ && echo x >> .bashrc"), [home()]);
+    assert_eq!(cwd_of("cd ~ || echo x >> .bashrc"), [Cwd::Unknown]);
+    // A redirect on a group or on `cd` itself opens before the `cd` runs.
+    assert_eq!(cwd_of("{ cd ~; } > notes"), [ws()]);
+    assert_eq!(cwd_of("cd ~ > notes"), [ws()]);
+}

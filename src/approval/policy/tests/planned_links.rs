@@ -17,6 +17,8 @@ fn part<'v>(v: &'v Verdict, label: &str) -> &'v crate::approval::verdict::Part {
 fn a_write_through_a_link_to_home_made_earlier_is_denied_like_the_write_it_stands_for() {
     let w = world();
     assert_eq!(w.bash("echo x >> ~/.bashrc").ruling, Ruling::Deny);
+    // The redirect after a `cd` in a `&&` chain opens where the `cd` went.
+    assert_eq!(w.bash("cd ~ && echo x >> .bashrc").ruling, Ruling::Deny);
     check_table(
         &w,
         Ruling::Deny,
@@ -24,6 +26,7 @@ fn a_write_through_a_link_to_home_made_earlier_is_denied_like_the_write_it_stand
             "ln -s ~ h && echo x >> h/.bashrc",
             "ln -s ~ h; echo x >> h/.bashrc",
             "ln -s ~ h; cd h; echo x >> .bashrc",
+            "ln -s ~ h && cd h && echo x >> .bashrc",
             "ln -sT ~ h && echo x >> h/.bashrc",
             "ln -sf ~ h && echo x >> h/.bashrc",
             "ln -sfn ~ h && echo x >> h/.bashrc",

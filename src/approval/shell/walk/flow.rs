@@ -108,6 +108,7 @@ impl Walker<'_, '_> {
             }
             self.visit(child);
         }
+        self.list_end_cwd = Some(self.cwd.clone());
         if self.cwd != before {
             self.cwd = Cwd::Unknown;
         }

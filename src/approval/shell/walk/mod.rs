@@ -139,6 +139,7 @@ pub fn analyze_into(
         functions: HashSet::new(),
         node_command: HashMap::new(),
         cwd: nested.cwd,
+        list_end_cwd: None,
         depth: nested.depth,
         nesting: 0,
         repeating: usize::from(nested.order.repeats),
@@ -237,6 +238,9 @@ struct Walker<'a, 'f> {
     functions: HashSet<String>,
     node_command: HashMap<usize, usize>,
     cwd: Cwd,
+    /// Where the last element of the list just walked ran, before the list's `cd`s were
+    /// forgotten: a redirect the grammar hangs on the whole list opens there.
+    list_end_cwd: Option<Cwd>,
     depth: usize,
     /// Inside a loop, branch or function body: assignments there are not known values.
     nesting: usize,

@@ -26,6 +26,8 @@ impl Walker<'_, '_> {
                 inline = Some(Stdin::File);
             }
         }
+        let before = self.cwd.clone();
+        self.list_end_cwd = None;
         if let Some(body) = body {
             let saved = self.stdin.clone();
             if let Some(stdin) = inline.clone() {
@@ -34,16 +36,23 @@ impl Walker<'_, '_> {
             self.visit(body);
             self.stdin = saved;
         }
+        let after_body = self.cwd.clone();
         let owner = body.and_then(|b| self.node_command.get(&b.id()).copied());
-        // A redirect opens before its command runs. The grammar also hangs `a && b > f` and
-        // `a | b > f` here, where the redirect is `b`'s: for any body other than one simple
-        // command, the whole body counts as run, which can only see more links.
+        // A redirect opens before its command runs, where the command starts. The grammar also
+        // hangs `a && cd x && b > f` and `a | b > f` here, where the redirect is `b`'s: it opens
+        // in the directory `b` runs in, and the whole body counts as run (which can only see
+        // more of the links it creates).
         let after = owner.unwrap_or(self.facts.commands.len());
+        self.cwd = match body.map(|b| b.kind()) {
+            Some("list") => self.list_end_cwd.take().unwrap_or(Cwd::Unknown),
+            _ => before,
+        };
         for child in named_children(node) {
             if Some(child) != body {
                 self.redirect(child, owner, after);
             }
         }
+        self.cwd = after_body;
     }
 
     pub(super) fn inline_text(&self, node: Node) -> Option<String> {
