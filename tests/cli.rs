@@ -392,3 +392,64 @@ fn policy_check_output_escapes_the_characters_line_readers_split_on() {
     assert_eq!(records[0]["id"], "x\u{2028}y\u{2029}z\u{0085}w");
     assert_eq!(records[1]["id"], "second\u{2028}");
 }
+
+#[test]
+fn policy_check_judges_a_write_through_a_link_made_earlier_in_the_command_like_the_real_target() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let workspace = root.path().join("ws");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(workspace.join("src")).unwrap();
+    let calls = [
+        ("direct", "echo x >> ~/.bashrc"),
+        ("through-link", "ln -s ~ h && echo x >> h/.bashrc"),
+        ("after-cd", "ln -s ~ h; cd h; echo x >> .bashrc"),
+        ("hard-link", "ln ~/.bashrc x && echo x >> x"),
+        ("key", "ln -s ~/.ssh k && cat k/config"),
+        ("ordinary", "ln -s ../src src/lib && ls src/lib"),
+    ];
+    let input: String = calls
+        .iter()
+        .map(|(id, command)| {
+            serde_json::json!({"id": id, "tool": "bash", "args": {"command": command}}).to_string()
+                + "\n"
+        })
+        .collect();
+    let out = airlock(
+        &[
+            "policy",
+            "check",
+            "--workspace",
+            workspace.to_str().unwrap(),
+        ],
+        &input,
+        &home,
+    );
+    let decisions: Vec<(String, String)> = lines(&out)
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("direct", "deny"),
+        ("through-link", "deny"),
+        ("after-cd", "deny"),
+        ("hard-link", "deny"),
+        ("key", "deny"),
+        ("ordinary", "ask"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(id, d)| (id.to_string(), d.to_string()))
+        .collect();
+    assert_eq!(
+        decisions,
+        expected,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -20,6 +20,7 @@
 //! have flagged.
 
 mod active;
+pub mod planned;
 mod sensitivity;
 mod walk;
 

@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use super::PathContext;
 
 /// How many symlinks one resolution may follow (Linux's `MAXSYMLINKS`).
-const MAX_SYMLINK_HOPS: usize = 40;
+pub(super) const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Expands `~`, `~/x`, `~user/x` and anchors relative paths at `cwd`.
 pub(super) fn expand(ctx: &PathContext, cwd: &Path, raw: &str) -> PathBuf {
@@ -41,13 +41,13 @@ pub(super) fn expand(ctx: &PathContext, cwd: &Path, raw: &str) -> PathBuf {
 }
 
 /// One step of a path walk.
-enum Step {
+pub(super) enum Step {
     Root,
     Up,
     Name(OsString),
 }
 
-fn steps(path: &Path) -> Vec<Step> {
+pub(super) fn steps(path: &Path) -> Vec<Step> {
     path.components()
         .filter_map(|c| match c {
             Component::RootDir => Some(Step::Root),
@@ -80,7 +80,7 @@ pub(super) enum Walk {
 }
 
 /// What the walk should do with a candidate before looking at the disk.
-enum Special {
+pub(super) enum Special {
     /// Follow the disk as usual.
     None,
     /// Take the name literally: its meaning depends on the process that
@@ -151,7 +151,7 @@ pub(super) fn physical_or_lexical(path: &Path) -> PathBuf {
     }
 }
 
-fn special(candidate: &Path, cwd: Option<&Path>) -> Special {
+pub(super) fn special(candidate: &Path, cwd: Option<&Path>) -> Special {
     let parts: Vec<&std::ffi::OsStr> = candidate
         .components()
         .filter_map(|c| match c {

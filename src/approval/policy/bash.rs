@@ -3,13 +3,15 @@
 
 use crate::approval::envvars::{harmless_to_print, secret_like};
 use crate::approval::grants::{GrantScope, Subject};
-use crate::approval::paths::{PathContext, Sensitivity};
+use crate::approval::paths::planned::{self, Landings};
+use crate::approval::paths::{self, PathContext, ResolvedPath, Sensitivity};
 use crate::approval::programs::{self, Effect};
 use crate::approval::risk::Risk;
 use crate::approval::shell::{self, RedirectOp, ShellContext, ShellFacts, Word};
 use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
 
 use super::judge::{self, Access, Target};
+use super::links;
 use super::scope::command_prefix;
 
 /// Variables whose change alters how every later command is found or run.
@@ -55,8 +57,18 @@ pub struct BashAssessment {
     pub reasons: Vec<Reason>,
 }
 
+/// Where and when a part opens its paths: what the links the command line creates can reach.
+struct When<'a> {
+    cwd: &'a shell::Cwd,
+    order: &'a shell::Order,
+    /// The command the part belongs to.
+    own: Option<usize>,
+}
+
 struct Builder<'a> {
     ctx: &'a PathContext,
+    /// Links the command line creates; every path is judged through them too.
+    links: links::Plan,
     parts: Vec<Part>,
     reasons: Vec<Reason>,
 }
@@ -97,7 +109,10 @@ impl Builder<'_> {
             .push(Reason::policy(ruling, code, Some(part), message));
     }
 
-    fn path_effect(&mut self, part: usize, access: Access, cwd: &shell::Cwd, word: &Word) {
+    /// Judges `word` as it is on disk and through every link the command line creates that
+    /// may exist when a part running at `when` opens it.
+    fn path_effect(&mut self, part: usize, access: Access, word: &Word, when: &When) {
+        let cwd = when.cwd;
         match judge::target(self.ctx, cwd, word) {
             Target::Paths(paths) => {
                 for p in paths {
@@ -111,16 +126,78 @@ impl Builder<'_> {
                 self.reason(part, f.ruling, f.code, f.risk, f.message);
             }
         }
+        let through = self.rerouted(word, when);
+        if let Some(why) = &through.unknown {
+            let f = judge::judge_unknown(access, why);
+            self.reason(part, f.ruling, f.code, f.risk, f.message);
+        }
+        for (path, via) in self.landed(&through) {
+            let f = judge::judge(self.ctx, access, &path);
+            // What the path as written already allows says nothing new.
+            if f.ruling == Ruling::Allow {
+                continue;
+            }
+            let message = format!(
+                "{} (through `{via}`, a link this command creates)",
+                f.message
+            );
+            self.reason(part, f.ruling, f.code, f.risk, message);
+        }
+    }
+
+    /// Where `word` leads through the links the command line creates: nothing when it creates
+    /// none, or when the word is already unknown without them.
+    fn rerouted(&self, word: &Word, when: &When) -> Landings {
+        let Word::Lit { value, glob, .. } = word else {
+            return Landings::default();
+        };
+        if self.links.links.is_empty() {
+            return Landings::default();
+        }
+        let base = match when.cwd {
+            shell::Cwd::Known(dir) => dir.clone(),
+            shell::Cwd::Unknown if value.starts_with(['/', '~']) => self.ctx.workspace.clone(),
+            shell::Cwd::Unknown => return Landings::default(),
+        };
+        let sees = |by: usize| self.links.sees(by, when.order, when.own);
+        planned::reroute(self.ctx, &base, value, *glob, &self.links.links, &sees)
+    }
+
+    /// Each landing resolved like any path, with the link it went through as a person reads it.
+    fn landed(&self, through: &Landings) -> Vec<(ResolvedPath, String)> {
+        through
+            .landings
+            .iter()
+            .map(|l| {
+                let path = paths::resolve(self.ctx, &self.ctx.workspace, &l.path.to_string_lossy());
+                let via = l.via.as_deref().map(|v| self.shown(v)).unwrap_or_default();
+                (path, via)
+            })
+            .collect()
+    }
+
+    fn shown(&self, path: &std::path::Path) -> String {
+        if let Ok(rel) = path.strip_prefix(&self.ctx.workspace) {
+            return rel.display().to_string();
+        }
+        if let Ok(rel) = path.strip_prefix(&self.ctx.home) {
+            return format!("~/{}", rel.display());
+        }
+        path.display().to_string()
     }
 }
 
 impl Builder<'_> {
     /// A search through every file of a tree that holds the home directory reads the private
     /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
-    fn search_effect(&mut self, part: usize, cwd: &shell::Cwd, word: &Word) {
-        let Target::Paths(roots) = judge::target(self.ctx, cwd, word) else {
-            return;
+    fn search_effect(&mut self, part: usize, word: &Word, when: &When) {
+        let mut roots = match judge::target(self.ctx, when.cwd, word) {
+            Target::Paths(roots) => roots,
+            Target::Unknown(_) => Vec::new(),
         };
+        // `ln -s ~ h && grep -r KEY h` searches the home through the link.
+        let through = self.rerouted(word, when);
+        roots.extend(self.landed(&through).into_iter().map(|(path, _)| path));
         for root in roots {
             if self.ctx.home.starts_with(&root.path) && root.path.components().count() > 0 {
                 let shown = judge::show(self.ctx, &root);
@@ -138,11 +215,14 @@ impl Builder<'_> {
     }
 
     /// A recursive read that follows symlinks: the tree itself, and every link out of it.
-    fn tree_effect(&mut self, part: usize, cwd: &shell::Cwd, word: &Word) {
-        self.path_effect(part, Access::Read, cwd, word);
-        let Target::Paths(roots) = judge::target(self.ctx, cwd, word) else {
-            return;
+    fn tree_effect(&mut self, part: usize, word: &Word, when: &When) {
+        self.path_effect(part, Access::Read, word, when);
+        let mut roots = match judge::target(self.ctx, when.cwd, word) {
+            Target::Paths(roots) => roots,
+            Target::Unknown(_) => Vec::new(),
         };
+        let through = self.rerouted(word, when);
+        roots.extend(self.landed(&through).into_iter().map(|(path, _)| path));
         for root in roots {
             match judge::escaping_links(self.ctx, &root) {
                 Ok(links) => {
@@ -262,6 +342,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
     let facts = shell::analyze(command, &shell_ctx);
     let mut b = Builder {
         ctx,
+        links: links::Plan::new(ctx, &facts.commands),
         parts: Vec::new(),
         reasons: Vec::new(),
     };
@@ -304,7 +385,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         );
     }
 
-    for cmd in &facts.commands {
+    for (index, cmd) in facts.commands.iter().enumerate() {
         let argv = cmd.literal_argv();
         let scope = argv
             .as_deref()
@@ -318,8 +399,13 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             scope,
         );
         let effects = programs::classify(cmd);
+        let when = When {
+            cwd: &cmd.cwd,
+            order: &cmd.order,
+            own: Some(index),
+        };
         for effect in &effects {
-            apply_effect(&mut b, part, cmd, effect);
+            apply_effect(&mut b, part, &when, effect);
         }
         enters_other_process(&mut b, part, cmd);
         repository_runs_programs(&mut b, part, cmd);
@@ -398,7 +484,15 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             continue;
         }
         let target = judge::target(ctx, &redirect.cwd, &redirect.target);
+        let when = When {
+            cwd: &redirect.cwd,
+            order: &redirect.order,
+            own: redirect.owner,
+        };
+        let through = b.rerouted(&redirect.target, &when);
+        let through_links = !through.landings.is_empty() || through.unknown.is_some();
         if let Target::Paths(paths) = &target
+            && !through_links
             && paths.iter().all(|p| {
                 p.location == crate::approval::paths::Location::Device
                     && !p.sensitivity.contains(&Sensitivity::DiskDevice)
@@ -406,13 +500,18 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         {
             continue;
         }
+        // A grant for the path as written must not cover where a new link takes it.
         let (subject, scope) = match &target {
-            Target::Paths(paths) if paths.len() == 1 && access == Access::Write => (
-                Some(Subject::Path(paths[0].path.clone())),
-                Some(GrantScope::Path {
-                    path: paths[0].path.clone(),
-                }),
-            ),
+            Target::Paths(paths)
+                if paths.len() == 1 && access == Access::Write && !through_links =>
+            {
+                (
+                    Some(Subject::Path(paths[0].path.clone())),
+                    Some(GrantScope::Path {
+                        path: paths[0].path.clone(),
+                    }),
+                )
+            }
             _ => (None, None),
         };
         let op = match redirect.op {
@@ -428,7 +527,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             subject,
             scope,
         );
-        b.path_effect(part, access, &redirect.cwd, &redirect.target);
+        b.path_effect(part, access, &redirect.target, &when);
     }
 
     for read in &facts.env_reads {
@@ -557,16 +656,16 @@ fn owning_part(parts: &[Part], span: &std::ops::Range<usize>) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-fn apply_effect(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand, effect: &Effect) {
+fn apply_effect(b: &mut Builder, part: usize, when: &When, effect: &Effect) {
     use ReasonCode as C;
     use Ruling::{Ask, Deny};
     match effect {
-        Effect::Read(w) => b.path_effect(part, Access::Read, &cmd.cwd, w),
-        Effect::Inspect(w) => b.path_effect(part, Access::Inspect, &cmd.cwd, w),
-        Effect::SearchTree(w) => b.search_effect(part, &cmd.cwd, w),
-        Effect::ReadTree(w) => b.tree_effect(part, &cmd.cwd, w),
-        Effect::Write(w) => b.path_effect(part, Access::Write, &cmd.cwd, w),
-        Effect::Delete(w) => b.path_effect(part, Access::Delete, &cmd.cwd, w),
+        Effect::Read(w) => b.path_effect(part, Access::Read, w, when),
+        Effect::Inspect(w) => b.path_effect(part, Access::Inspect, w, when),
+        Effect::SearchTree(w) => b.search_effect(part, w, when),
+        Effect::ReadTree(w) => b.tree_effect(part, w, when),
+        Effect::Write(w) => b.path_effect(part, Access::Write, w, when),
+        Effect::Delete(w) => b.path_effect(part, Access::Delete, w, when),
         Effect::RunsCode(m) => b.reason(part, Ask, C::RunsCode, Risk::Mutating, m.clone()),
         Effect::InlineCode(m) => b.reason(part, Ask, C::InlineCode, Risk::Dangerous, m.clone()),
         Effect::StdinScript(m) => b.reason(part, Ask, C::HiddenInput, Risk::Dangerous, m.clone()),

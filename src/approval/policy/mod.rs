@@ -9,6 +9,7 @@ mod bash;
 mod gitconfig;
 mod judge;
 mod lift;
+mod links;
 mod replaced;
 pub mod scope;
 

@@ -7,6 +7,7 @@
 mod files;
 pub mod git;
 mod inline;
+pub mod links;
 mod readers;
 mod special;
 mod tables;

@@ -24,6 +24,22 @@ pub enum Cwd {
     Unknown,
 }
 
+/// When a part runs relative to the simple commands around it, so that what one command leaves
+/// behind (a link it creates) is seen by the parts that may run after it, and by no others.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Order {
+    /// Commands at a lower index in `ShellFacts::commands` have run before this part starts.
+    pub after: usize,
+    /// May run after parts written later: an `&` job, a trap handler, a function body, a process
+    /// substitution, a coprocess.
+    pub anytime: bool,
+    /// Ids of the loops and pipelines around it: parts inside the same one may run after each
+    /// other in any order (a later iteration, another pipeline stage).
+    pub together: Vec<usize>,
+    /// Inside a loop or function body: the command may run again after it ran once.
+    pub repeats: bool,
+}
+
 /// Where a command's standard input comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stdin {
@@ -73,6 +89,7 @@ pub struct SimpleCommand {
     pub stdin_script_analyzed: bool,
     /// Calls a function the script itself defines (its body is analysed where it is defined).
     pub is_script_function: bool,
+    pub order: Order,
 }
 
 impl SimpleCommand {
@@ -111,6 +128,7 @@ pub struct Redirect {
     /// Index into `ShellFacts::commands` of the command it belongs to, if it belongs to one.
     pub owner: Option<usize>,
     pub cwd: Cwd,
+    pub order: Order,
 }
 
 /// Something airlock cannot see through.
@@ -170,6 +188,7 @@ pub fn analyze(command: &str, ctx: &ShellContext) -> ShellFacts {
             origin: Origin::Script,
             depth: 0,
             cwd: Cwd::Known(ctx.cwd.clone()),
+            order: walk::OuterOrder::default(),
         },
     );
     facts

@@ -196,3 +196,88 @@ fn a_long_chain_of_commands_is_read_in_full_without_deep_recursion() {
     assert_eq!(facts.commands.len(), 3001);
     assert_eq!(facts.commands[3000].display(), "rm -rf /");
 }
+
+/// The order of every command, by its text.
+fn orders(command: &str) -> Vec<(String, Order)> {
+    let facts = analyze(command, &ctx());
+    assert_eq!(facts.parse_error, None, "{command}");
+    facts
+        .commands
+        .iter()
+        .map(|c| (c.display(), c.order.clone()))
+        .collect()
+}
+
+#[test]
+fn the_walk_records_which_commands_may_run_after_those_written_later() {
+    let anytime = |command: &str| -> Vec<String> {
+        orders(command)
+            .into_iter()
+            .filter(|(_, o)| o.anytime)
+            .map(|(c, _)| c)
+            .collect()
+    };
+    assert_eq!(anytime("a & b; c"), ["a"]);
+    assert_eq!(anytime("a && b & c"), ["a", "b"]);
+    assert_eq!(anytime("trap 'a' EXIT; b"), ["a"]);
+    assert_eq!(anytime("f() { a; }; b; f"), ["a"]);
+    assert_eq!(anytime("cat <(a) >(b); c"), ["a", "b"]);
+    assert_eq!(anytime("a; b $(c); d"), Vec::<String>::new());
+    for (command, o) in orders("a; b; c") {
+        assert!(o.together.is_empty() && !o.repeats, "{command}");
+    }
+    assert_eq!(
+        orders("a; b")
+            .iter()
+            .map(|(_, o)| o.after)
+            .collect::<Vec<_>>(),
+        [0, 1]
+    );
+}
+
+#[test]
+fn pipeline_stages_and_loop_bodies_share_a_group_and_loop_bodies_repeat() {
+    let o = orders("x | y; for i in 1; do z; w; done; v");
+    let group = |name: &str| o.iter().find(|(c, _)| c == name).unwrap().1.clone();
+    assert!(!group("x").together.is_empty());
+    assert_eq!(group("x").together, group("y").together);
+    assert_eq!(group("z").together, group("w").together);
+    assert_ne!(group("x").together, group("z").together);
+    assert!(group("z").repeats && !group("x").repeats);
+    assert!(group("v").together.is_empty());
+    // A loop inside a nested string still shares ids with nothing outside it.
+    let nested = orders("a | b; bash -c 'c | d'");
+    assert_ne!(nested[0].1.together, nested[2].1.together);
+}
+
+#[test]
+fn a_redirect_opens_before_its_own_command_and_after_the_ones_before_it() {
+    let facts = analyze("a; b > f; { c; } > g; d && e > h", &ctx());
+    let after: Vec<(String, usize)> = facts
+        .redirects
+        .iter()
+        .map(|r| (r.target.display().to_string(), r.order.after))
+        .collect();
+    // `a` is 0, `b` 1, `c` 2; the grammar hangs `> h` on the list `d && e`, so both count.
+    assert_eq!(after, [("f".into(), 1), ("g".into(), 3), ("h".into(), 5)]);
+}
+
+#[test]
+fn a_redirect_opens_in_the_directory_its_own_command_starts_in() {
+    let cwd_of = |command: &str| -> Vec<Cwd> {
+        analyze(command, &ctx())
+            .redirects
+            .iter()
+            .map(|r| r.cwd.clone())
+            .collect()
+    };
+    let home = || Cwd::Known(PathBuf::from("/home/u"));
+    let ws = || Cwd::Known(PathBuf::from("/work/ws"));
+    // The grammar hangs `> f` on the whole list; it belongs to the command after `cd`.
+    assert_eq!(cwd_of("cd ~ && echo x >> .bashrc"), [home()]);
+    assert_eq!(cwd_of("true && cd ~ && echo x >> .bashrc"), [home()]);
+    assert_eq!(cwd_of("cd ~ || echo x >> .bashrc"), [Cwd::Unknown]);
+    // A redirect on a group or on `cd` itself opens before the `cd` runs.
+    assert_eq!(cwd_of("{ cd ~; } > notes"), [ws()]);
+    assert_eq!(cwd_of("cd ~ > notes"), [ws()]);
+}

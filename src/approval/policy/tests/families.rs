@@ -397,3 +397,12 @@ fn a_variable_that_makes_a_shell_or_interpreter_load_code_asks_and_says_why() {
         &["LC_ALL=C bash -c 'ls src'", "env TZ=UTC sh -c 'ls'"],
     );
 }
+
+#[test]
+fn a_search_of_the_home_through_a_link_made_earlier_is_denied_too() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &["ln -s ~ h && grep -r 'PRIVATE KEY' h"],
+    );
+}

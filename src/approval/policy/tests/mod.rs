@@ -29,4 +29,5 @@ fn check_table(w: &World, expected: Ruling, commands: &[&str]) {
 mod active_files;
 mod bypasses;
 mod families;
+mod planned_links;
 mod verdicts;

@@ -8,7 +8,9 @@ use crate::approval::shell::unwrap::{self, Inner, SHELLS};
 use std::path::PathBuf;
 
 use crate::approval::shell::words::Word;
-use crate::approval::shell::{Cwd, MAX_NESTING, Origin, ShellAssignment, SimpleCommand, Stdin};
+use crate::approval::shell::{
+    Cwd, MAX_NESTING, Order, Origin, ShellAssignment, SimpleCommand, Stdin,
+};
 
 use super::{Nested, analyze_into, lexical_normalize};
 
@@ -76,8 +78,9 @@ impl Walker<'_, '_> {
         }
 
         let Some(name_node) = name_node else {
+            let after = self.facts.commands.len();
             for r in redirect_nodes {
-                self.redirect(r, None);
+                self.redirect(r, None, after);
             }
             return;
         };
@@ -164,6 +167,10 @@ impl Walker<'_, '_> {
                 name_disguised,
                 stdin_script_analyzed: is_shell_reading_script,
                 is_script_function: is_function,
+                order: Order {
+                    anytime: self.anytime > 0 || unwrapped.wrappers.iter().any(|w| w == "coproc"),
+                    ..self.order(self.facts.commands.len())
+                },
             });
             let index = self.facts.commands.len() - 1;
             self.node_command.insert(node.id(), index);
@@ -202,21 +209,32 @@ impl Walker<'_, '_> {
                     .iter()
                     .map(|f| (f, crate::approval::shell::RedirectOp::Read)),
             );
+        let after = index.unwrap_or(self.facts.commands.len());
         for (file, op) in wrapper_files {
             let span = self.span(node);
+            let order = self.order(after);
             self.facts.redirects.push(crate::approval::shell::Redirect {
                 span,
                 op,
                 target: file.clone(),
                 owner: index,
                 cwd: cwd.clone(),
+                order,
             });
         }
+        // A trap handler runs at exit or on a signal, after anything written later.
+        let is_trap = unwrapped.argv.first().and_then(Word::as_lit) == Some("trap");
         for inner in &unwrapped.inner {
             match inner {
                 Inner::Script { text, positional } => {
                     let (text, positional) = (text.clone(), positional.clone());
-                    self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
+                    if is_trap {
+                        self.anytime(|w| {
+                            w.nested(node, &text, positional, Origin::ShellString, cwd.clone())
+                        });
+                    } else {
+                        self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
+                    }
                 }
                 Inner::FindExec(inner_argv) => {
                     let u = unwrap::unwrap(inner_argv.clone());
@@ -242,13 +260,17 @@ impl Walker<'_, '_> {
                             name_disguised: false,
                             stdin_script_analyzed: false,
                             is_script_function: false,
+                            order: Order {
+                                repeats: true,
+                                ..self.order(self.facts.commands.len())
+                            },
                         });
                     }
                 }
             }
         }
         for r in redirect_nodes {
-            self.redirect(r, index);
+            self.redirect(r, index, after);
         }
         // Directory changes and `read` targets affect what follows.
         if let Some(index) = index {
@@ -349,7 +371,8 @@ impl Walker<'_, '_> {
             return;
         }
         let span = self.span(node);
-        analyze_into(
+        let order = self.outer_order();
+        self.next_group = analyze_into(
             self.facts,
             script,
             self.ctx,
@@ -359,6 +382,7 @@ impl Walker<'_, '_> {
                 origin,
                 depth: self.depth + 1,
                 cwd,
+                order,
             },
         );
     }

@@ -6,7 +6,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod command;
+mod flow;
 mod redirects;
+
+pub use flow::OuterOrder;
 
 use tree_sitter::{Node, Parser};
 
@@ -80,9 +83,17 @@ pub struct Nested {
     pub origin: Origin,
     pub depth: usize,
     pub cwd: Cwd,
+    pub order: OuterOrder,
 }
 
-pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, nested: Nested) {
+/// Returns the next free loop/pipeline id, for the walk that continues after a nested string.
+pub fn analyze_into(
+    facts: &mut ShellFacts,
+    src: &str,
+    ctx: &ShellContext,
+    nested: Nested,
+) -> usize {
+    let next_group = nested.order.next_group;
     let mut parser = Parser::new();
     let outer_span = nested.span.clone().unwrap_or(0..src.len());
     if parser
@@ -90,11 +101,11 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         .is_err()
     {
         facts.parse_error = Some("the bash grammar could not be loaded".into());
-        return;
+        return next_group;
     }
     let Some(tree) = parser.parse(src, None) else {
         facts.parse_error = Some("the bash parser gave no result".into());
-        return;
+        return next_group;
     };
     let root = tree.root_node();
     if root.has_error() {
@@ -115,7 +126,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         if facts.parse_error.is_none() {
             facts.parse_error = Some(message);
         }
-        return;
+        return next_group;
     }
     let mut walker = Walker {
         src,
@@ -128,8 +139,13 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
         functions: HashSet::new(),
         node_command: HashMap::new(),
         cwd: nested.cwd,
+        list_end_cwd: None,
         depth: nested.depth,
         nesting: 0,
+        repeating: usize::from(nested.order.repeats),
+        anytime: usize::from(nested.order.anytime),
+        together: nested.order.together,
+        next_group,
         level: 0,
         origin: nested.origin,
         stdin: Stdin::Inherited,
@@ -140,6 +156,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
             .assign(&i.to_string(), word.as_lit().map(str::to_string));
     }
     walker.visit(root);
+    let next_group = walker.next_group;
     if code_in_subscript(src) && evaluates_names(src) {
         facts.opaque.push(Opaque {
             span: outer_span,
@@ -147,6 +164,7 @@ pub fn analyze_into(facts: &mut ShellFacts, src: &str, ctx: &ShellContext, neste
             what: "a string holds `$(...)` inside `[...]`; bash runs it when the string is used as an array subscript (let, test -v, [[ ]], (( )), read, printf -v, declare, unset)".into(),
         });
     }
+    next_group
 }
 
 /// A `[` followed, before its `]`, by `$(`, `${` or a backquote.
@@ -220,9 +238,19 @@ struct Walker<'a, 'f> {
     functions: HashSet<String>,
     node_command: HashMap<usize, usize>,
     cwd: Cwd,
+    /// Where the last element of the list just walked ran, before the list's `cd`s were
+    /// forgotten: a redirect the grammar hangs on the whole list opens there.
+    list_end_cwd: Option<Cwd>,
     depth: usize,
     /// Inside a loop, branch or function body: assignments there are not known values.
     nesting: usize,
+    /// Inside a loop or function body: what runs there may run more than once.
+    repeating: usize,
+    /// Inside an `&` job, trap handler, function body or process substitution.
+    anytime: usize,
+    /// Ids of the loops and pipelines around the walk, innermost last.
+    together: Vec<usize>,
+    next_group: usize,
     /// How deep the walk is in the syntax tree right now.
     level: usize,
     origin: Origin,
@@ -249,27 +277,14 @@ impl<'a> Walker<'a, '_> {
 
     fn visit_children(&mut self, node: Node) {
         for child in named_children(node) {
-            self.visit(child);
-        }
-    }
-
-    /// Runs `f` with the working directory and stdin isolated, as in a subshell.
-    fn isolated(&mut self, f: impl FnOnce(&mut Self)) {
-        let cwd = self.cwd.clone();
-        let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
-        f(self);
-        self.cwd = cwd;
-        self.stdin = stdin;
-    }
-
-    /// Runs `f` as a part that may run zero or more times: a `cd` inside makes the directory unknown.
-    fn conditional(&mut self, f: impl FnOnce(&mut Self)) {
-        let before = self.cwd.clone();
-        self.nesting += 1;
-        f(self);
-        self.nesting -= 1;
-        if self.cwd != before {
-            self.cwd = Cwd::Unknown;
+            let background = child
+                .next_sibling()
+                .is_some_and(|s| !s.is_named() && s.kind() == "&");
+            if background {
+                self.anytime(|w| w.visit(child));
+            } else {
+                self.visit(child);
+            }
         }
     }
 
@@ -307,12 +322,18 @@ impl<'a> Walker<'a, '_> {
             "subshell" => self.isolated(|w| w.visit_children(node)),
             "command_substitution" | "process_substitution" => {
                 let origin = std::mem::replace(&mut self.origin, Origin::Substitution);
-                self.isolated(|w| w.visit_children(node));
+                // `<(...)` and `>(...)` run alongside the command, and may outlive it.
+                if node.kind() == "process_substitution" {
+                    self.anytime(|w| w.isolated(|w| w.visit_children(node)));
+                } else {
+                    self.isolated(|w| w.visit_children(node));
+                }
                 self.origin = origin;
                 self.backquoted(node);
             }
-            "if_statement" | "while_statement" | "case_statement" | "c_style_for_statement" => {
-                self.conditional(|w| w.visit_children(node))
+            "if_statement" | "case_statement" => self.conditional(|w| w.visit_children(node)),
+            "while_statement" | "c_style_for_statement" => {
+                self.repeated(|w| w.visit_children(node))
             }
             "for_statement" => {
                 if let Some(var) = node.child_by_field_name("variable") {
@@ -320,7 +341,7 @@ impl<'a> Walker<'a, '_> {
                     self.locals.insert(name.clone());
                     self.vars.assign(&name, None);
                 }
-                self.conditional(|w| {
+                self.repeated(|w| {
                     for child in named_children(node) {
                         if child.kind() != "variable_name" {
                             w.visit(child);
@@ -333,16 +354,19 @@ impl<'a> Walker<'a, '_> {
                     self.functions.insert(self.text(name).to_string());
                 }
                 let origin = std::mem::replace(&mut self.origin, Origin::FunctionBody);
-                self.conditional(|w| {
+                self.anytime += 1;
+                self.repeated(|w| {
                     if let Some(body) = node.child_by_field_name("body") {
                         w.visit(body);
                     }
                     for child in named_children(node) {
                         if node.child_by_field_name("redirect") == Some(child) {
-                            w.redirect(child, None);
+                            let after = w.facts.commands.len();
+                            w.redirect(child, None, after);
                         }
                     }
                 });
+                self.anytime -= 1;
                 self.origin = origin;
             }
             "simple_expansion" | "expansion" => self.expansion(node),
@@ -353,7 +377,8 @@ impl<'a> Walker<'a, '_> {
             | "parenthesized_expression"
             | "ternary_expression" => self.arithmetic(node),
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                self.redirect(node, None)
+                let after = self.facts.commands.len();
+                self.redirect(node, None, after)
             }
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => {}
             _ => self.visit_children(node),
@@ -574,72 +599,6 @@ impl<'a> Walker<'a, '_> {
                 name: format!("<all variables, via `{keyword}`>"),
                 span,
             });
-        }
-    }
-
-    /// `a && b || c ...`: the grammar nests long lists to the left, so they are flattened here
-    /// rather than followed recursively.
-    fn list(&mut self, node: Node) {
-        let mut spine = vec![node];
-        let mut leftmost = node;
-        while let Some(left) = leftmost.named_child(0).filter(|c| c.kind() == "list") {
-            spine.push(left);
-            leftmost = left;
-        }
-        // In source order: the leftmost list's children, then each outer list's operator and right side.
-        let mut items: Vec<Node> = Vec::new();
-        for (i, list) in spine.iter().rev().enumerate() {
-            let mut cursor = list.walk();
-            let children: Vec<Node> = list.children(&mut cursor).collect();
-            let skip = usize::from(i > 0);
-            items.extend(children.into_iter().skip(skip));
-        }
-        let before = self.cwd.clone();
-        for child in items {
-            if !child.is_named() {
-                if self.text(child) == "||" && self.cwd != before {
-                    // The right side runs only when the left failed, maybe before its `cd`.
-                    self.cwd = Cwd::Unknown;
-                }
-                continue;
-            }
-            self.visit(child);
-        }
-        if self.cwd != before {
-            self.cwd = Cwd::Unknown;
-        }
-    }
-
-    fn pipeline(&mut self, node: Node) {
-        let mut producers: Vec<String> = Vec::new();
-        let mut decoded = false;
-        let outer_stdin = self.stdin.clone();
-        for (i, child) in named_children(node).into_iter().enumerate() {
-            let first_command = self.facts.commands.len();
-            let stdin = if i == 0 {
-                outer_stdin.clone()
-            } else {
-                Stdin::Pipe {
-                    producers: producers.clone(),
-                    decoded,
-                }
-            };
-            self.isolated(|w| {
-                w.stdin = stdin;
-                w.visit(child);
-            });
-            for cmd in &self.facts.commands[first_command..] {
-                if let Some(p) = cmd.program() {
-                    producers.push(p.to_string());
-                }
-                if cmd
-                    .argv
-                    .iter()
-                    .any(|a| matches!(a.as_lit(), Some("-d" | "--decode" | "-D" | "-r")))
-                {
-                    decoded = true;
-                }
-            }
         }
     }
 }

@@ -26,6 +26,8 @@ impl Walker<'_, '_> {
                 inline = Some(Stdin::File);
             }
         }
+        let before = self.cwd.clone();
+        self.list_end_cwd = None;
         if let Some(body) = body {
             let saved = self.stdin.clone();
             if let Some(stdin) = inline.clone() {
@@ -34,12 +36,23 @@ impl Walker<'_, '_> {
             self.visit(body);
             self.stdin = saved;
         }
+        let after_body = self.cwd.clone();
         let owner = body.and_then(|b| self.node_command.get(&b.id()).copied());
+        // A redirect opens before its command runs, where the command starts. The grammar also
+        // hangs `a && cd x && b > f` and `a | b > f` here, where the redirect is `b`'s: it opens
+        // in the directory `b` runs in, and the whole body counts as run (which can only see
+        // more of the links it creates).
+        let after = owner.unwrap_or(self.facts.commands.len());
+        self.cwd = match body.map(|b| b.kind()) {
+            Some("list") => self.list_end_cwd.take().unwrap_or(Cwd::Unknown),
+            _ => before,
+        };
         for child in named_children(node) {
             if Some(child) != body {
-                self.redirect(child, owner);
+                self.redirect(child, owner, after);
             }
         }
+        self.cwd = after_body;
     }
 
     pub(super) fn inline_text(&self, node: Node) -> Option<String> {
@@ -84,7 +97,8 @@ impl Walker<'_, '_> {
         })
     }
 
-    pub(super) fn redirect(&mut self, node: Node, owner: Option<usize>) {
+    /// `after`: the commands below that index have run when the redirect opens.
+    pub(super) fn redirect(&mut self, node: Node, owner: Option<usize>, after: usize) {
         match node.kind() {
             "file_redirect" => {
                 let Some(dest) = node.child_by_field_name("destination") else {
@@ -116,12 +130,14 @@ impl Walker<'_, '_> {
                 };
                 let span = self.span(node);
                 let cwd = self.cwd.clone();
+                let order = self.order(after);
                 self.facts.redirects.push(Redirect {
                     span,
                     op,
                     target,
                     owner,
                     cwd,
+                    order,
                 });
             }
             "heredoc_redirect" | "herestring_redirect" => {
@@ -144,7 +160,7 @@ impl Walker<'_, '_> {
                             }
                         }
                         "heredoc_end" | "file_descriptor" => {}
-                        "file_redirect" => self.redirect(child, owner),
+                        "file_redirect" => self.redirect(child, owner, after),
                         _ => self.visit(child),
                     }
                 }
