@@ -6,7 +6,6 @@
 //! a line saying how many bytes were left out between them, then the tail. The beginning shows how
 //! the command started, the end how it ended, which is what a person reads a log for.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 
@@ -49,7 +48,11 @@ pub struct RunLog {
     file: File,
     limits: LogLimits,
     written: u64,
-    tail: VecDeque<u8>,
+    /// The last bytes past the head, as a ring: `ring[next..]` then `ring[..next]` once it is
+    /// full (allocated when the head fills, never grown).
+    ring: Vec<u8>,
+    next: usize,
+    held: usize,
     /// Bytes that went through the tail and fell out of it.
     dropped: u64,
     /// Set by the first write that fails (disk full): the log stops, the command goes on.
@@ -69,7 +72,9 @@ impl RunLog {
             file,
             limits,
             written: 0,
-            tail: VecDeque::new(),
+            ring: Vec::new(),
+            next: 0,
+            held: 0,
             dropped: 0,
             failed: false,
         }
@@ -88,16 +93,27 @@ impl RunLog {
             return;
         }
         let cap = self.limits.tail;
-        if bytes.len() >= cap {
-            self.dropped += (self.tail.len() + bytes.len() - cap) as u64;
-            self.tail.clear();
-            self.tail.extend(&bytes[bytes.len() - cap..]);
+        if cap == 0 {
+            self.dropped += bytes.len() as u64;
             return;
         }
-        let overflow = (self.tail.len() + bytes.len()).saturating_sub(cap);
-        self.tail.drain(..overflow);
-        self.dropped += overflow as u64;
-        self.tail.extend(bytes);
+        if self.ring.is_empty() {
+            self.ring = vec![0; cap];
+        }
+        if bytes.len() >= cap {
+            self.dropped += (self.held + bytes.len() - cap) as u64;
+            self.ring.copy_from_slice(&bytes[bytes.len() - cap..]);
+            self.next = 0;
+            self.held = cap;
+            return;
+        }
+        self.dropped += (self.held + bytes.len()).saturating_sub(cap) as u64;
+        self.held = (self.held + bytes.len()).min(cap);
+        let first = (cap - self.next).min(bytes.len());
+        self.ring[self.next..self.next + first].copy_from_slice(&bytes[..first]);
+        let rest = bytes.len() - first;
+        self.ring[..rest].copy_from_slice(&bytes[first..]);
+        self.next = (self.next + bytes.len()) % cap;
     }
 
     /// Writes the marker and the kept tail. Returns what the log left out.
@@ -112,7 +128,12 @@ impl RunLog {
                 self.failed = true;
             }
         }
-        let (a, b) = self.tail.as_slices();
+        // Oldest first: once the ring has wrapped, its oldest byte is at `next`.
+        let (a, b) = if self.held == self.ring.len() {
+            (&self.ring[self.next..], &self.ring[..self.next])
+        } else {
+            (&self.ring[..self.held], &self.ring[..0])
+        };
         if !self.failed && (self.file.write_all(a).is_err() || self.file.write_all(b).is_err()) {
             self.failed = true;
         }
