@@ -56,6 +56,9 @@ impl Word {
 pub struct QChar {
     pub c: char,
     pub quoted: bool,
+    /// From a `for` loop's pattern (`for f in *.rs`): stays a glob or brace character inside
+    /// double quotes too, because the loop's value is one of the names the pattern matches.
+    pub pattern: bool,
 }
 
 /// A word while it is being evaluated: characters, or unknown.
@@ -74,7 +77,11 @@ pub struct Pieces {
 impl Pieces {
     pub fn push_str(&mut self, s: &str, quoted: bool) {
         self.had_quotes |= quoted;
-        self.chars.extend(s.chars().map(|c| QChar { c, quoted }));
+        self.chars.extend(s.chars().map(|c| QChar {
+            c,
+            quoted,
+            pattern: false,
+        }));
     }
 
     pub fn append(&mut self, other: Pieces) {
@@ -300,7 +307,11 @@ pub fn unquoted_word(text: &str) -> Pieces {
                 None => pieces.push_str("\\", true),
             }
         } else {
-            pieces.chars.push(QChar { c, quoted: false });
+            pieces.chars.push(QChar {
+                c,
+                quoted: false,
+                pattern: false,
+            });
         }
     }
     pieces
@@ -335,11 +346,29 @@ pub fn double_quoted_content(text: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct ScriptVars {
     vars: HashMap<String, Option<String>>,
+    /// `for` loop variables whose values are the names a literal list or pattern gives, as the
+    /// pattern that stands for all of them (see [`ScriptVars::assign_loop`]).
+    loops: HashMap<String, Vec<QChar>>,
 }
 
 impl ScriptVars {
+    /// `for name in LIST`: every value is one of the words LIST expands to, which `pattern`
+    /// (its glob and brace characters active) expands to as well.
+    pub fn assign_loop(&mut self, name: &str, pattern: Option<Vec<QChar>>) {
+        self.assign(name, None);
+        if let Some(p) = pattern {
+            self.loops.insert(name.to_string(), p);
+        }
+    }
+
+    /// The pattern a loop variable's values match, while nothing else assigned it.
+    pub fn loop_pattern(&self, name: &str) -> Option<&[QChar]> {
+        self.loops.get(name).map(Vec::as_slice)
+    }
+
     pub fn assign(&mut self, name: &str, value: Option<String>) {
         use std::collections::hash_map::Entry;
+        self.loops.remove(name);
         match self.vars.entry(name.to_string()) {
             Entry::Vacant(v) => {
                 v.insert(value);

@@ -406,3 +406,34 @@ fn a_search_of_the_home_through_a_link_made_earlier_is_denied_too() {
         &["ln -s ~ h && grep -r 'PRIVATE KEY' h"],
     );
 }
+
+#[test]
+fn a_loop_over_a_glob_with_a_read_only_body_is_judged_by_every_name_it_matches() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Allow,
+        &[
+            "for f in src/*.rs; do wc -l \"$f\"; done",
+            "for f in src/*; do head \"$f\"; done",
+            "for f in src/*.rs; do echo \"== $f\"; cat $f; done",
+        ],
+    );
+    // The names a pattern matches include symlinks out of the workspace; a reassigned or
+    // computed variable is unknown again.
+    check_table(
+        &w,
+        Ruling::Deny,
+        &["for f in *; do cat \"$f\"/id_rsa; done"],
+    );
+    check_table(
+        &w,
+        Ruling::Ask,
+        &[
+            "for f in src/*.rs; do f=$(cat list); head \"$f\"; done",
+            "for f in $(cat list); do head \"$f\"; done",
+            "for f in src/*.rs; do rm \"$f\"; done",
+            "for c in ls rm; do $c -rf src; done",
+        ],
+    );
+}

@@ -339,7 +339,8 @@ impl<'a> Walker<'a, '_> {
                 if let Some(var) = node.child_by_field_name("variable") {
                     let name = self.text(var).to_string();
                     self.locals.insert(name.clone());
-                    self.vars.assign(&name, None);
+                    let pattern = self.loop_pattern(node);
+                    self.vars.assign_loop(&name, pattern);
                 }
                 self.repeated(|w| {
                     for child in named_children(node) {

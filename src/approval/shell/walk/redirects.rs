@@ -1,5 +1,6 @@
 //! Redirects, here-docs and here-strings, and turning word nodes into words.
 
+use crate::approval::shell::words::QChar;
 use tree_sitter::Node;
 
 use super::{Walker, named_children};
@@ -200,7 +201,7 @@ impl Walker<'_, '_> {
                         // Inside double quotes nothing splits or globs.
                         let mut inner = self.eval(child);
                         for q in &mut inner.chars {
-                            q.quoted = true;
+                            q.quoted |= !q.pattern;
                         }
                         pieces.append(inner);
                     }
@@ -230,6 +231,16 @@ impl Walker<'_, '_> {
                     None => false,
                 };
                 match (name, plain) {
+                    (Some(name), true) if self.vars.loop_pattern(&name).is_some() => {
+                        pieces.chars.extend(
+                            self.vars
+                                .loop_pattern(&name)
+                                .unwrap_or_default()
+                                .iter()
+                                .copied(),
+                        );
+                        pieces.from_var = true;
+                    }
                     (Some(name), true) => match self.known_value(&name) {
                         // Unquoted, a value is split into words and globbed; inside double
                         // quotes the string's own evaluation marks it quoted again.
@@ -253,6 +264,39 @@ impl Walker<'_, '_> {
             }
         }
         pieces
+    }
+
+    /// The pattern that stands for every value of a `for` loop's variable, when its list is one
+    /// literal word: the names a glob matches (`for f in src/*.rs`), or that one word. A list of
+    /// several words is not folded into one pattern: `for c in ls rm; do $c -rf x; done` runs each
+    /// value as its own command, and a pattern would judge `ls rm -rf x` instead. `None` when the
+    /// word is computed or there is no list (`"$@"`).
+    pub(super) fn loop_pattern(&self, node: Node) -> Option<Vec<QChar>> {
+        let mut cursor = node.walk();
+        let values: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
+        let [value] = values.as_slice() else {
+            return None;
+        };
+        let words = self.eval(*value).into_words(self.text(*value));
+        let [Word::Lit { value, glob, .. }] = words.as_slice() else {
+            return None;
+        };
+        if value.is_empty() {
+            return None;
+        }
+        Some(
+            value
+                .chars()
+                .map(|c| {
+                    let active = *glob && matches!(c, '*' | '?' | '[' | ']');
+                    QChar {
+                        c,
+                        quoted: !active,
+                        pattern: active,
+                    }
+                })
+                .collect(),
+        )
     }
 
     pub(super) fn known_value(&self, name: &str) -> Option<String> {
