@@ -322,7 +322,31 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
         "awk" | "gawk" | "mawk" | "nawk" => awk(name, args),
         "jq" => jq(args),
         "sort" => {
-            let mut e = reads(args.path_like());
+            // Keys, separators and sizes are values, not files (`sort -k 2 -t , data.csv`).
+            let mut e = reads(readers::operands(
+                args,
+                &['k', 't', 'S', 'T', 'o'],
+                &[
+                    "key",
+                    "field-separator",
+                    "buffer-size",
+                    "temporary-directory",
+                    "parallel",
+                    "batch-size",
+                    "sort",
+                    "output",
+                    "files0-from",
+                    "random-source",
+                    "compress-program",
+                ],
+            ));
+            e.extend(reads(args.values_of(&[], &["random-source"])));
+            // Temporary files go into `-T DIR`.
+            e.extend(
+                args.values_of(&["-T"], &["temporary-directory"])
+                    .into_iter()
+                    .map(Effect::Write),
+            );
             if args.has(&['o'], &["output"]) {
                 e.extend(
                     args.values_of(&["-o"], &["output"])

@@ -265,7 +265,7 @@ pub(super) fn effects(name: &str, args: &Args) -> Vec<Effect> {
 }
 
 /// The words that are operands, skipping every option and the values of the options named.
-fn operands(args: &Args, short: &[char], long: &[&str]) -> Vec<Word> {
+pub(super) fn operands(args: &Args, short: &[char], long: &[&str]) -> Vec<Word> {
     let mut out = Vec::new();
     let mut words = args.words.iter();
     let mut after_dashdash = false;

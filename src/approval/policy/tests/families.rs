@@ -437,3 +437,24 @@ fn a_loop_over_a_glob_with_a_read_only_body_is_judged_by_every_name_it_matches()
         ],
     );
 }
+
+#[test]
+fn what_bash_refuses_to_parse_is_denied_by_one_rule() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &["ls ;; ls", "echo $((1+2)))", "ls | ;", "fi", "cat <<EOF"],
+    );
+    check_table(&world(), Ruling::Allow, &["case x in a) ls ;; esac"]);
+}
+
+#[test]
+fn sort_keys_and_separators_are_values_and_its_temporary_directory_is_written() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Allow,
+        &["sort -k 2 -t , src/main.rs", "sort -k2,2n -t: src/main.rs"],
+    );
+    check_table(&w, Ruling::Deny, &["sort -T ~/.ssh src/main.rs"]);
+}

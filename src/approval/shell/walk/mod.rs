@@ -108,8 +108,11 @@ pub fn analyze_into(
         return next_group;
     };
     let root = tree.root_node();
-    if root.has_error() {
-        let at = first_error(root).unwrap_or(root);
+    // tree-sitter reads `ls ;; ls` as two commands; bash refuses it (`;;` only ends a case
+    // item). What bash refuses to parse runs nothing, so it is refused here too, one rule.
+    let stray_case_end = stray_terminator(root);
+    if root.has_error() || stray_case_end.is_some() {
+        let at = stray_case_end.or_else(|| first_error(root)).unwrap_or(root);
         let pos = at.start_position();
         let near: String = src[at.byte_range()].chars().take(40).collect();
         let place = if nested.span.is_some() {
@@ -618,4 +621,23 @@ pub fn lexical_normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// A `;;`, `;&` or `;;&` that does not end an item of a `case`, which bash refuses to parse.
+fn stray_terminator(root: Node) -> Option<Node> {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if !child.is_named()
+                && matches!(child.kind(), ";;" | ";&" | ";;&")
+                && node.kind() != "case_item"
+                && node.kind() != "case_statement"
+            {
+                return Some(child);
+            }
+            stack.push(child);
+        }
+    }
+    None
 }
