@@ -17,10 +17,11 @@ pub struct LogLimits {
 }
 
 impl LogLimits {
-    /// 48 MiB from the start and 16 MiB from the end: a 64 MiB log at most per command.
+    /// 60 MiB from the start and 4 MiB from the end: a 64 MiB log at most per command. The tail
+    /// is written when the command ends, before its result goes out, so it is kept small.
     pub const DEFAULT: LogLimits = LogLimits {
-        head: 48 * 1024 * 1024,
-        tail: 16 * 1024 * 1024,
+        head: 60 * 1024 * 1024,
+        tail: 4 * 1024 * 1024,
     };
 
     pub fn describe(&self) -> String {
@@ -191,7 +192,7 @@ mod tests {
     fn the_default_cap_is_described_in_mebibytes() {
         assert_eq!(
             LogLimits::DEFAULT.describe(),
-            "the first 48 MiB and the last 16 MiB"
+            "the first 60 MiB and the last 4 MiB"
         );
     }
 }
