@@ -188,6 +188,45 @@ impl Builder<'_> {
 }
 
 impl Builder<'_> {
+    /// `make -n`: a read of the makefile when it makes make run nothing, else it asks as make
+    /// does, saying which line runs (see `super::makefile`).
+    fn make_dry_run(&mut self, part: usize, dir: &Word, file: Option<&Word>, when: &When) {
+        let found = match (judge::target(self.ctx, when.cwd, dir), file) {
+            (Target::Paths(dirs), None) if dirs.len() == 1 => {
+                super::makefile::makefile_in(&dirs[0].path, None)
+            }
+            (
+                Target::Paths(dirs),
+                Some(Word::Lit {
+                    value, glob: false, ..
+                }),
+            ) if dirs.len() == 1 => {
+                super::makefile::makefile_in(&dirs[0].path, Some(std::path::Path::new(value)))
+            }
+            _ => None,
+        };
+        let why = match &found {
+            Some(makefile) => super::makefile::runs_anyway(makefile),
+            None => Some("airlock cannot tell which makefile it reads".into()),
+        };
+        match (why, found) {
+            (None, Some(makefile)) => {
+                let word = Word::lit(&makefile.to_string_lossy());
+                self.path_effect(part, Access::Read, &word, when);
+            }
+            (why, _) => self.reason(
+                part,
+                Ruling::Ask,
+                ReasonCode::RunsCode,
+                Risk::Mutating,
+                format!(
+                    "`make -n` still runs project code here: {}",
+                    why.unwrap_or_default()
+                ),
+            ),
+        }
+    }
+
     /// A search through every file of a tree that holds the home directory reads the private
     /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
     fn search_effect(&mut self, part: usize, word: &Word, when: &When) {
@@ -662,6 +701,7 @@ fn apply_effect(b: &mut Builder, part: usize, when: &When, effect: &Effect) {
     match effect {
         Effect::Read(w) => b.path_effect(part, Access::Read, w, when),
         Effect::Inspect(w) => b.path_effect(part, Access::Inspect, w, when),
+        Effect::MakeDryRun { dir, file } => b.make_dry_run(part, dir, file.as_ref(), when),
         Effect::SearchTree(w) => b.search_effect(part, w, when),
         Effect::ReadTree(w) => b.tree_effect(part, w, when),
         Effect::Write(w) => b.path_effect(part, Access::Write, w, when),

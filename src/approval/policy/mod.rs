@@ -10,6 +10,7 @@ mod gitconfig;
 mod judge;
 mod lift;
 mod links;
+mod makefile;
 mod replaced;
 pub mod scope;
 

@@ -32,6 +32,12 @@ pub enum Effect {
     Write(Word),
     /// Removes the file or directory the word names.
     Delete(Word),
+    /// `make -n` in `dir` with the makefile `file` (if `-f` named one): runs nothing unless the
+    /// makefile says so, which only reading it can tell (the policy does).
+    MakeDryRun {
+        dir: Word,
+        file: Option<Word>,
+    },
     /// Looks at the name and metadata of what the word names (`stat`, `ls`), not its contents.
     Inspect(Word),
     /// Reads every file in a directory tree (`grep -r`, `rg`): judged by what the tree holds.

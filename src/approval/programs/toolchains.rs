@@ -474,7 +474,56 @@ pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
     e
 }
 
+/// `make -n` with nothing else that runs or injects: `-f FILE`, `-C DIR`, targets and a few
+/// output flags. A `VAR=value` on the command line is left out: make evaluates it, so
+/// `make -n CC='$(shell id)'` runs `id`.
+fn make_dry_run(args: &Args) -> Option<Effect> {
+    let mut dry = false;
+    let (mut dir, mut file) = (Word::lit("."), None);
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        let s = lit(w)?;
+        match s {
+            "-n" | "--dry-run" | "--just-print" | "--recon" => dry = true,
+            "-k"
+            | "-s"
+            | "--silent"
+            | "--quiet"
+            | "--no-print-directory"
+            | "-w"
+            | "--print-directory"
+            | "-B"
+            | "--always-make"
+            | "-p"
+            | "--print-data-base" => {}
+            "-f" | "--file" | "--makefile" => file = Some(words.next()?.clone()),
+            "-C" | "--directory" => dir = words.next()?.clone(),
+            _ if s.starts_with("--file=") || s.starts_with("--makefile=") => {
+                file = Some(Word::lit(s.split_once('=')?.1))
+            }
+            _ if s.starts_with('-') => {
+                // A cluster of the flags above (`-nk`), nothing else.
+                if !s[1..]
+                    .chars()
+                    .all(|c| matches!(c, 'n' | 'k' | 's' | 'w' | 'B' | 'p'))
+                {
+                    return None;
+                }
+                dry |= s.contains('n');
+            }
+            _ if s.contains('=') => return None,
+            _ => {}
+        }
+    }
+    dry.then_some(Effect::MakeDryRun { dir, file })
+}
+
 pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
+    if matches!(name, "make" | "gmake")
+        && let Some(dry_run) = make_dry_run(args)
+    {
+        return vec![dry_run];
+    }
     let words: Vec<&str> = args.words.iter().filter_map(|w| w.as_lit()).collect();
     // `X --version` and friends print a version and run nothing of the project.
     if matches!(

@@ -239,8 +239,6 @@ fn dry_runs_of_destructive_commands_only_read() {
             "rsync -n -e ssh src/ backup/",
             "rsync -n --exclude x src/ backup/",
             "rsync -n --log-file=log src/ backup/",
-            // make -n still runs $(shell ...) in the Makefile and every line marked `+`.
-            "make -n",
         ],
     );
 }
@@ -457,4 +455,41 @@ fn sort_keys_and_separators_are_values_and_its_temporary_directory_is_written() 
         &["sort -k 2 -t , src/main.rs", "sort -k2,2n -t: src/main.rs"],
     );
     check_table(&w, Ruling::Deny, &["sort -T ~/.ssh src/main.rs"]);
+}
+
+#[test]
+fn make_dry_run_reads_a_plain_makefile_and_asks_when_the_makefile_runs_something_anyway() {
+    let w = world();
+    let ws = &w.policy.paths.workspace;
+    std::fs::write(ws.join("Makefile"), "all:\n\tcc -o app main.c\n").unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(
+        ws.join("sub/Makefile"),
+        "V := $(shell id)\nall:\n\techo $(V)\n",
+    )
+    .unwrap();
+    check_table(
+        &w,
+        Ruling::Allow,
+        &["make -n", "make --dry-run all", "make -nk all"],
+    );
+    let v = w.bash("make -n -C sub");
+    assert_eq!(v.ruling, Ruling::Ask, "{:#?}", v.reason_lines());
+    assert!(
+        v.reason_lines()
+            .iter()
+            .any(|l| l.contains("line 1 of Makefile uses `$(shell")),
+        "{:#?}",
+        v.reason_lines()
+    );
+    check_table(
+        &w,
+        Ruling::Ask,
+        &[
+            "make -n CC='$(shell id)'",
+            "make -n -j4",
+            "make -n -f missing.mk",
+            "make",
+        ],
+    );
 }
