@@ -17,10 +17,22 @@ fn exec(args: &[&str], root: &Path) -> Run {
 }
 
 fn exec_with_env(args: &[&str], root: &Path, env: &[(&str, &str)]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .arg("exec")
-        .args(args)
-        .envs(env.iter().copied())
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command.arg("exec").args(args).envs(env.iter().copied());
+    let out = scratch_env(&mut command, root).output().unwrap();
+    Run {
+        status: out.status.code(),
+        events: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is a JSON event"))
+            .collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Home, state, temp and config under `root`, and no provider settings from the outside.
+fn scratch_env<'a>(command: &'a mut Command, root: &Path) -> &'a mut Command {
+    command
         .env("HOME", root.join("home"))
         .env("AIRLOCK_HOME", root.join("state"))
         .env("TMPDIR", root.join("tmp"))
@@ -30,16 +42,6 @@ fn exec_with_env(args: &[&str], root: &Path, env: &[(&str, &str)]) -> Run {
         .env_remove("AIRLOCK_BASE_URL")
         .env_remove("AIRLOCK_MODE")
         .env_remove("AIRLOCK_RULES")
-        .output()
-        .unwrap();
-    Run {
-        status: out.status.code(),
-        events: String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("every line is a JSON event"))
-            .collect(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 fn root() -> tempfile::TempDir {
@@ -304,19 +306,11 @@ print("holders:", found)
     } else {
         Command::new(binary)
     };
-    let out = command
+    command
         .args(&args)
         .current_dir(root.path())
-        .env("OPENAI_API_KEY", "sk-parent-7f3a9")
-        .env("HOME", root.path().join("home"))
-        .env("AIRLOCK_HOME", root.path().join("state"))
-        .env("TMPDIR", root.path().join("tmp"))
-        .env("XDG_CONFIG_HOME", root.path().join("home/.config"))
-        .env_remove("AIRLOCK_PROVIDER")
-        .env_remove("AIRLOCK_MODE")
-        .env_remove("AIRLOCK_RULES")
-        .output()
-        .unwrap();
+        .env("OPENAI_API_KEY", "sk-parent-7f3a9");
+    let out = scratch_env(&mut command, root.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),

@@ -236,14 +236,7 @@ pub fn start_with(
         }
     }
     let home = store::home_dir();
-    let paths = PathContext::new(&workspace, &home, &state)
-        .with_context(|| {
-            format!(
-                "the workspace {} does not exist or cannot be read",
-                workspace.display()
-            )
-        })?
-        .with_protected_files(&config.active_files());
+    let paths = path_context(&workspace, &home, &state, &config)?;
     let workspace = paths.workspace.clone();
     let (model, prompt): (Arc<dyn ModelClient>, String) = if real_model {
         let Some(provider) = &config.provider else {
@@ -431,15 +424,26 @@ fn policy_of(config: &crate::config::Resolved, paths: PathContext) -> Result<Pol
 pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy> {
     let state = store::state_dir();
     let config = resolve(workspace, &args.config, &ProcessEnv, &state)?;
-    let paths = PathContext::new(workspace, &store::home_dir(), &state)
+    let paths = path_context(workspace, &store::home_dir(), &state, &config)?;
+    policy_of(&config, paths)
+}
+
+/// The places a session's calls are judged against, with the config and rules files in force
+/// protected from the agent.
+fn path_context(
+    workspace: &std::path::Path,
+    home: &std::path::Path,
+    state: &std::path::Path,
+    config: &crate::config::Resolved,
+) -> Result<PathContext> {
+    Ok(PathContext::new(workspace, home, state)
         .with_context(|| {
             format!(
                 "the workspace {} does not exist or cannot be read",
                 workspace.display()
             )
         })?
-        .with_protected_files(&config.active_files());
-    policy_of(&config, paths)
+        .with_protected_files(&config.active_files()))
 }
 
 pub fn headless_approver(approvals: HeadlessApprovals) -> Arc<dyn Approver> {

@@ -227,17 +227,23 @@ impl Builder<'_> {
         }
     }
 
-    /// A search through every file of a tree that holds the home directory reads the private
-    /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
-    fn search_effect(&mut self, part: usize, word: &Word, when: &When) {
+    /// The places a tree named by `word` starts: as written, and through the links the command
+    /// line creates.
+    fn roots(&self, word: &Word, when: &When) -> Vec<ResolvedPath> {
         let mut roots = match judge::target(self.ctx, when.cwd, word) {
             Target::Paths(roots) => roots,
             Target::Unknown(_) => Vec::new(),
         };
-        // `ln -s ~ h && grep -r KEY h` searches the home through the link.
         let through = self.rerouted(word, when);
         roots.extend(self.landed(&through).into_iter().map(|(path, _)| path));
-        for root in roots {
+        roots
+    }
+
+    /// A search through every file of a tree that holds the home directory reads the private
+    /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
+    fn search_effect(&mut self, part: usize, word: &Word, when: &When) {
+        // `ln -s ~ h && grep -r KEY h` searches the home through the link.
+        for root in self.roots(word, when) {
             if self.ctx.home.starts_with(&root.path) && root.path.components().count() > 0 {
                 let shown = judge::show(self.ctx, &root);
                 self.reason(
@@ -256,13 +262,7 @@ impl Builder<'_> {
     /// A recursive read that follows symlinks: the tree itself, and every link out of it.
     fn tree_effect(&mut self, part: usize, word: &Word, when: &When) {
         self.path_effect(part, Access::Read, word, when);
-        let mut roots = match judge::target(self.ctx, when.cwd, word) {
-            Target::Paths(roots) => roots,
-            Target::Unknown(_) => Vec::new(),
-        };
-        let through = self.rerouted(word, when);
-        roots.extend(self.landed(&through).into_iter().map(|(path, _)| path));
-        for root in roots {
+        for root in self.roots(word, when) {
             match judge::escaping_links(self.ctx, &root) {
                 Ok(links) => {
                     for target in links {

@@ -487,25 +487,7 @@ fn type_name(v: &Value) -> &'static str {
 /// Lines removed and added going from `old` to `new`, counted as multisets of lines (cheap, and
 /// never less than a real diff's count of deleted lines that have no equal elsewhere).
 pub fn line_changes(old: &str, new: &str) -> (usize, usize) {
-    use std::collections::HashMap;
-    let mut counts: HashMap<&str, isize> = HashMap::new();
-    for l in old.lines() {
-        *counts.entry(l).or_default() += 1;
-    }
-    for l in new.lines() {
-        *counts.entry(l).or_default() -= 1;
-    }
-    let deleted = counts
-        .values()
-        .filter(|v| **v > 0)
-        .map(|v| *v as usize)
-        .sum();
-    let added = counts
-        .values()
-        .filter(|v| **v < 0)
-        .map(|v| (-*v) as usize)
-        .sum();
-    (deleted, added)
+    replaced::line_changes_bytes(old.as_bytes(), new.as_bytes())
 }
 
 /// The workspace-relative form of a path, if it is inside.
