@@ -192,8 +192,8 @@ fn model_api_keys_never_reach_the_commands_an_agent_runs() {
     assert!(!everything.contains("sk-secret"));
 }
 
-/// Runs one bash command through a scripted scenario under allow-all and returns what it printed.
-fn command_output(root: &Path, command: &str, env: &[(&str, &str)]) -> (String, Run) {
+/// A scenario (and its workspace) whose model asks for one bash command, then says "done".
+fn one_command_scenario(root: &Path, command: &str) -> (PathBuf, PathBuf) {
     let scenario = root.join("one.json");
     let steps = serde_json::json!([
         {"calls": [{"tool": "bash", "args": {"command": command}}]},
@@ -206,6 +206,12 @@ fn command_output(root: &Path, command: &str, env: &[(&str, &str)]) -> (String, 
     .unwrap();
     let workspace = root.join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
+    (scenario, workspace)
+}
+
+/// Runs one bash command through a scripted scenario under allow-all and returns what it printed.
+fn command_output(root: &Path, command: &str, env: &[(&str, &str)]) -> (String, Run) {
+    let (scenario, workspace) = one_command_scenario(root, command);
     let run = exec_with_env(
         &[
             "--scenario",
@@ -268,18 +274,7 @@ for pid in os.listdir("/proc"):
         pass
 print("holders:", found)
 '"#;
-    let scenario = root.path().join("one.json");
-    let steps = serde_json::json!([
-        {"calls": [{"tool": "bash", "args": {"command": hunt}}]},
-        {"say": "done"}
-    ]);
-    std::fs::write(
-        &scenario,
-        serde_json::json!({"name": "one", "prompt": "go", "steps": steps}).to_string(),
-    )
-    .unwrap();
-    let workspace = root.path().join("ws");
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (scenario, workspace) = one_command_scenario(root.path(), hunt);
     let args = vec![
         "exec",
         "--scenario",
