@@ -196,7 +196,7 @@ impl<'a> Args<'a> {
                         if looks_like_path(v) {
                             out.push(Word::lit(v));
                         }
-                    } else if !value.starts_with('-') || value == "-" {
+                    } else if (!value.starts_with('-') || value == "-") && !is_url(value) {
                         out.push(w.clone());
                     }
                 }
@@ -211,6 +211,56 @@ impl<'a> Args<'a> {
 /// prefix as a match, which can only make it more careful.
 pub(super) fn long_matches(given: &str, option: &str) -> bool {
     !given.is_empty() && option.starts_with(given) && (given.len() >= 2 || given == option)
+}
+
+/// The local path a `file:` URL names (`file:///etc/x`, `file://localhost/etc/x`, `file:/etc/x`),
+/// with `%XX` escapes decoded; also inside an option (`--url=file:///x`).
+pub(super) fn file_url_path(word: &str) -> Option<String> {
+    let at = word.to_ascii_lowercase().find("file:")?;
+    let rest = &word[at + "file:".len()..];
+    let path = match rest.strip_prefix("//") {
+        Some(after) => {
+            let slash = after.find('/')?;
+            let host = &after[..slash];
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return None;
+            }
+            &after[slash..]
+        }
+        None => rest,
+    };
+    if !path.starts_with('/') {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = path.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A URL with a scheme (`https://…`) names no local file; `file:` URLs are handled on their own.
+fn is_url(s: &str) -> bool {
+    match s.split_once("://") {
+        Some((scheme, _)) => {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        None => false,
+    }
 }
 
 pub(super) fn looks_like_path(s: &str) -> bool {
@@ -304,6 +354,13 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
         return effects;
     }
     effects.extend(program_effects(name, &args, cmd));
+    // `curl file:///etc/shadow`, `wget file://…`: a file URL is a file, whatever reads it.
+    effects.extend(
+        args.iter()
+            .filter_map(lit)
+            .filter_map(file_url_path)
+            .map(|p| Effect::Read(Word::lit(&p))),
+    );
     effects
 }
 

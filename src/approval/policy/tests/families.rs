@@ -493,3 +493,24 @@ fn make_dry_run_reads_a_plain_makefile_and_asks_when_the_makefile_runs_something
         ],
     );
 }
+
+#[test]
+fn a_file_url_is_the_file_it_names_and_other_urls_are_not_paths() {
+    let w = world();
+    check_table(
+        &w,
+        Ruling::Deny,
+        &[
+            "curl file:///etc/shadow",
+            "curl -o x FILE:///etc/shadow",
+            "wget file://localhost/etc/shad%6fw",
+            "curl --url=file:///etc/shadow",
+        ],
+    );
+    let v = w.bash("xdg-open https://example.com/a/b");
+    assert!(
+        !v.reason_lines().iter().any(|l| l.contains("reads https:")),
+        "{:#?}",
+        v.reason_lines()
+    );
+}
