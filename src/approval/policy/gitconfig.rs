@@ -92,7 +92,9 @@ pub fn program_settings(dir: &Path) -> Findings {
     let Some(git_dir) = git_dir_of(dir) else {
         return findings;
     };
-    let mut files = vec![git_dir.join("config")];
+    // `config.worktree` is read too when `extensions.worktreeConfig` is set; reading it always
+    // can only find more.
+    let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
         files.push(git_dir.join(common.trim()).join("config"));
     }
@@ -284,6 +286,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(keys(worktree.path()), ["diff.external"]);
+    }
+
+    #[test]
+    fn a_worktree_config_is_read_too() {
+        let dir = repo("[extensions]\n\tworktreeConfig = true\n");
+        std::fs::write(
+            dir.path().join(".git/config.worktree"),
+            "[core]\n\tfsmonitor = ./w.sh\n",
+        )
+        .unwrap();
+        assert_eq!(keys(dir.path()), ["core.fsmonitor"]);
     }
 
     #[test]
