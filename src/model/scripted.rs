@@ -142,6 +142,17 @@ fn latest_results(conversation: &[Message]) -> Vec<CallResult> {
         .collect()
 }
 
+/// What the scripted model answers once its scenario has played to the end.
+fn finished_notice(scenario: &str) -> String {
+    format!(
+        "The scripted scenario `{scenario}` has played to its end, and no model is configured, so \
+         nothing answers new prompts. To work with a real model, set `provider` and `model` in \
+         ~/.config/airlock/config.toml (or AIRLOCK_PROVIDER and AIRLOCK_MODEL) and put your API \
+         key in OPENAI_API_KEY or ANTHROPIC_API_KEY; README.md, \"Real models and \
+         configuration\", has the details. Then start airlock again."
+    )
+}
+
 impl ModelClient for ScriptedModel {
     fn name(&self) -> String {
         format!("scripted: {}", self.scenario.name)
@@ -168,7 +179,13 @@ impl ModelClient for ScriptedModel {
                 let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 let index = state.next_step;
                 let Some(step) = self.scenario.steps.get(index).cloned() else {
-                    return Ok(ModelReply::default());
+                    // A person typing a new prompt after the demo must not be met by silence.
+                    let text = finished_notice(&self.scenario.name);
+                    let _ = deltas.send(text.clone());
+                    return Ok(ModelReply {
+                        text,
+                        calls: Vec::new(),
+                    });
                 };
                 state.next_step += 1;
                 let first_id = state.next_id;
@@ -277,5 +294,24 @@ mod tests {
             err.to_string().contains("expected the previous calls"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_prompt_after_the_scenario_ended_is_told_how_to_configure_a_model() {
+        let scenario =
+            Scenario::parse(r#"{"name": "demo", "steps": [{"say": "done"}]}"#, "t").unwrap();
+        let model = ScriptedModel::new(scenario);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        model.respond(&[], tx.clone()).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), "done");
+        let after = model.respond(&[], tx).await.unwrap();
+        assert!(after.calls.is_empty());
+        assert!(
+            after.text.contains("no model is configured"),
+            "{}",
+            after.text
+        );
+        assert!(after.text.contains("config.toml"), "{}", after.text);
+        assert_eq!(rx.recv().await.unwrap(), after.text);
     }
 }
