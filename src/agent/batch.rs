@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::tools::output::Thinner;
+use crate::tools::{ToolError, ToolOutcome};
 
 impl Agent {
     /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
@@ -32,7 +33,19 @@ impl Agent {
             } else if cancel.is_cancelled() {
                 None
             } else {
-                Some(self.gate.check(call.clone(), cancel).await)
+                // Calls already running may finish while this one waits for its answer: each
+                // is reported the moment it ends, not when the last question is answered.
+                let check = self.gate.check(call.clone(), cancel);
+                tokio::pin!(check);
+                loop {
+                    tokio::select! {
+                        outcome = &mut check => break Some(outcome),
+                        Some(joined) = running.join_next(), if !running.is_empty() => {
+                            self.finish(calls, joined, &mut results, &mut started);
+                            self.checkpoint(calls, &results, next, &started);
+                        }
+                    }
+                }
             };
             match outcome {
                 Some(GateOutcome::Parked(request)) => {
@@ -102,61 +115,7 @@ impl Agent {
         }
         self.checkpoint(calls, &results, next, &started);
         while let Some(joined) = running.join_next().await {
-            let Ok((index, outcome)) = joined else {
-                continue;
-            };
-            let call = &calls[index];
-            lock(&self.control.running).remove(&call.id);
-            let (message, finished) = match outcome {
-                Ok(o) => {
-                    let result = if o.status == ToolStatus::Ok {
-                        CallResult::Ok
-                    } else {
-                        CallResult::Failed
-                    };
-                    let finished = AgentEvent::ToolFinished {
-                        call_id: call.id.clone(),
-                        status: o.status,
-                        exit_code: o.exit_code,
-                        lines: o.lines,
-                        error: None,
-                        log: o.log.clone(),
-                    };
-                    (tool_message(call, result, o.content), finished)
-                }
-                Err(e) => {
-                    let finished = AgentEvent::ToolFinished {
-                        call_id: call.id.clone(),
-                        status: ToolStatus::Failed,
-                        exit_code: None,
-                        lines: 0,
-                        error: Some(e.to_string()),
-                        log: None,
-                    };
-                    (
-                        tool_message(call, CallResult::Failed, format!("error: {e}")),
-                        finished,
-                    )
-                }
-            };
-            if let AgentEvent::ToolFinished {
-                status, exit_code, ..
-            } = &finished
-            {
-                let _ = self.gate.record_outcome(
-                    &call.id,
-                    match status {
-                        ToolStatus::Ok => "ok",
-                        ToolStatus::Failed => "failed",
-                        ToolStatus::Cancelled => "cancelled",
-                        ToolStatus::TimedOut => "timed_out",
-                    },
-                    serde_json::json!({"exit_code": exit_code}),
-                );
-            }
-            self.emit(finished);
-            results[index] = Some(message);
-            started.retain(|i| *i != index);
+            self.finish(calls, joined, &mut results, &mut started);
             self.checkpoint(calls, &results, next, &started);
         }
         if let Some((index, request)) = parked {
@@ -183,6 +142,72 @@ impl Agent {
                 })
                 .collect(),
         )
+    }
+
+    /// One call has ended: report it, audit its outcome, keep its result in its model-order slot.
+    fn finish(
+        &self,
+        calls: &[ToolCall],
+        joined: Result<(usize, Result<ToolOutcome, ToolError>), tokio::task::JoinError>,
+        results: &mut [Option<Message>],
+        started: &mut Vec<usize>,
+    ) {
+        let Ok((index, outcome)) = joined else {
+            // A task that panicked: its slot stays empty and is filled when the batch ends.
+            return;
+        };
+        let call = &calls[index];
+        lock(&self.control.running).remove(&call.id);
+        let (message, finished) = match outcome {
+            Ok(o) => {
+                let result = if o.status == ToolStatus::Ok {
+                    CallResult::Ok
+                } else {
+                    CallResult::Failed
+                };
+                let finished = AgentEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    status: o.status,
+                    exit_code: o.exit_code,
+                    lines: o.lines,
+                    error: None,
+                    log: o.log.clone(),
+                };
+                (tool_message(call, result, o.content), finished)
+            }
+            Err(e) => {
+                let finished = AgentEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    status: ToolStatus::Failed,
+                    exit_code: None,
+                    lines: 0,
+                    error: Some(e.to_string()),
+                    log: None,
+                };
+                (
+                    tool_message(call, CallResult::Failed, format!("error: {e}")),
+                    finished,
+                )
+            }
+        };
+        if let AgentEvent::ToolFinished {
+            status, exit_code, ..
+        } = &finished
+        {
+            let _ = self.gate.record_outcome(
+                &call.id,
+                match status {
+                    ToolStatus::Ok => "ok",
+                    ToolStatus::Failed => "failed",
+                    ToolStatus::Cancelled => "cancelled",
+                    ToolStatus::TimedOut => "timed_out",
+                },
+                serde_json::json!({"exit_code": exit_code}),
+            );
+        }
+        self.emit(finished);
+        results[index] = Some(message);
+        started.retain(|i| *i != index);
     }
 }
 
