@@ -2,6 +2,7 @@
 //! they run concurrently, results handed back in the order the model asked.
 
 use super::*;
+use crate::protocol::QueuedCall;
 use crate::tools::output::Thinner;
 use crate::tools::{ToolError, ToolOutcome};
 
@@ -18,6 +19,21 @@ impl Agent {
         mut first: Option<GateOutcome>,
         cancel: &CancellationToken,
     ) -> BatchEnd {
+        // Calls still to be gated (a settled `first` is not), so a driver can count its questions.
+        let open = from + usize::from(first.is_some());
+        if open < calls.len() {
+            self.emit(AgentEvent::BatchQueued {
+                calls: calls[open..]
+                    .iter()
+                    .map(|call| QueuedCall {
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        title: title(call),
+                        needs_decision: self.gate.would_ask(call),
+                    })
+                    .collect(),
+            });
+        }
         let mut running = JoinSet::new();
         let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
         // Where the batch stands, for checkpoints: the next call to gate, and calls running.

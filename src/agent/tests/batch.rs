@@ -86,3 +86,56 @@ async fn calls_finish_on_screen_while_a_later_call_of_their_batch_still_waits_fo
     assert_eq!(ids, vec!["c1", "c2", "c3"]);
     assert!(results[0].2.contains("hello"), "{results:?}");
 }
+
+#[tokio::test]
+async fn the_driver_hears_of_the_whole_batch_before_any_call_of_it_is_decided() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [
+                {"tool": "read_file", "args": {"path": "notes.txt"}},
+                {"tool": "write_file", "args": {"path": "new.txt", "content": "x\n"}},
+                bash("touch one\ntouch two")
+            ]},
+            {"say": "ok"}
+        ]}),
+        Approvals::DenyAll,
+    );
+    rig.submit();
+    let (events, _) = rig.until_turn_finished().await;
+    let queued = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::BatchQueued { .. }))
+        .expect("a batch_queued event");
+    let first_decided = events
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                AgentEvent::ToolStarted { .. } | AgentEvent::ToolDenied { .. }
+            )
+        })
+        .unwrap();
+    assert!(queued < first_decided, "{events:?}");
+    let AgentEvent::BatchQueued { calls } = &events[queued] else {
+        unreachable!()
+    };
+    let listed: Vec<(&str, &str, bool)> = calls
+        .iter()
+        .map(|c| (c.call_id.as_str(), c.title.as_str(), c.needs_decision))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            ("c1", "read notes.txt", false),
+            ("c2", "write new.txt", true),
+            ("c3", "$ touch one", true),
+        ]
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::BatchQueued { .. }))
+            .count(),
+        1
+    );
+}
