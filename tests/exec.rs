@@ -89,6 +89,10 @@ fn exec_with_approvals_deny_completes_the_demo_with_the_expected_denials() {
         denied[2]["source"], "policy",
         "rm -rf ~/.cache/pip is a hard deny"
     );
+    assert_eq!(
+        denied[2]["title"], "$ rm -rf ~/.cache/pip",
+        "what was refused"
+    );
     let mut ran = ids(&of_kind(&run.events, "tool_finished"));
     ran.sort();
     assert_eq!(ran, vec!["c1", "c2", "c3", "c4", "c8", "c9"]);

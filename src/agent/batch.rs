@@ -74,6 +74,7 @@ impl Agent {
                     self.emit(AgentEvent::ToolDenied {
                         call_id: call.id.clone(),
                         tool: call.tool.clone(),
+                        title: refused_title(call),
                         source: crate::approval::gate::DecisionSource::Cancelled,
                         message: message.clone(),
                     });
@@ -83,6 +84,7 @@ impl Agent {
                     self.emit(AgentEvent::ToolDenied {
                         call_id: call.id.clone(),
                         tool: call.tool.clone(),
+                        title: refused_title(call),
                         source: denial.source.clone(),
                         message: denial.message.clone(),
                     });
@@ -243,6 +245,31 @@ pub fn title(call: &ToolCall) -> String {
     })
 }
 
+/// The most of a refused command a title carries; the rest is counted.
+pub const REFUSED_TITLE_CHARS: usize = 400;
+
+/// The title of a refused call. A refusal may be about any part of a command, so a command is
+/// shown whole (not only its first line, as a running call's title is), up to a bound.
+pub fn refused_title(call: &ToolCall) -> String {
+    let Some(command) = call
+        .args
+        .get("command")
+        .and_then(|v| v.as_str())
+        .filter(|_| call.tool == "bash")
+    else {
+        return title(call);
+    };
+    let total = command.chars().count();
+    if total <= REFUSED_TITLE_CHARS {
+        return format!("$ {command}");
+    }
+    let kept: String = command.chars().take(REFUSED_TITLE_CHARS).collect();
+    format!(
+        "$ {kept}… ({} more characters)",
+        total - REFUSED_TITLE_CHARS
+    )
+}
+
 /// The title of a frozen call, from its canonical text, reading only the fields a title shows:
 /// a multi-megabyte `content` is skipped over, not copied into a tree.
 pub fn title_of_canonical(tool: &str, canonical: &str) -> String {
@@ -315,6 +342,31 @@ fn text_of(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::approval::frozen::FrozenCall;
+
+    #[test]
+    fn a_refused_command_is_titled_whole_and_a_huge_one_is_cut_and_counted() {
+        let bash = |command: &str| ToolCall {
+            id: "c1".into(),
+            tool: "bash".into(),
+            args: serde_json::json!({ "command": command }),
+        };
+        assert_eq!(
+            refused_title(&bash("echo fine\nrm -rf ~/.cache/pip")),
+            "$ echo fine\nrm -rf ~/.cache/pip"
+        );
+        let huge = refused_title(&bash(&"x".repeat(REFUSED_TITLE_CHARS + 7)));
+        assert!(huge.ends_with("… (7 more characters)"), "{huge}");
+        assert_eq!(
+            huge.chars().filter(|c| *c == 'x').count(),
+            REFUSED_TITLE_CHARS
+        );
+        let write = ToolCall {
+            id: "c2".into(),
+            tool: "write_file".into(),
+            args: serde_json::json!({"path": "~/.ssh/authorized_keys", "content": "k"}),
+        };
+        assert_eq!(refused_title(&write), "write ~/.ssh/authorized_keys");
+    }
 
     #[test]
     fn a_title_read_from_the_frozen_text_is_the_title_of_the_call() {

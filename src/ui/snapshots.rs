@@ -290,6 +290,25 @@ fn the_second_of_five_questions_counts_and_names_the_ones_after_it() {
 }
 
 #[test]
+fn a_call_refused_by_policy_shows_what_it_refused_with_hidden_characters_made_visible() {
+    let mut app = app(Instant::now());
+    conversation(&mut app);
+    app.on_agent_event(AgentEvent::ToolDenied {
+        call_id: "c7".into(),
+        tool: "bash".into(),
+        title: "$ echo ok\trm -rf ~/.cache/pip\u{200b}\nls".into(),
+        source: crate::approval::gate::DecisionSource::Policy,
+        message: "denied: destroys data outside the workspace: ~/.cache/pip".into(),
+    });
+    // Wide enough that the line is not wrapped: this is about what it says.
+    let screen = draw(&app, 260, 12);
+    assert!(
+        screen.contains("✗ c7 $ echo ok⇥rm -rf ~/.cache/pip<U+200B>⏎ls — denied: destroys"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn the_queue_never_takes_a_row_the_current_calls_must_see_parts_need() {
     let requests = [
         command_request("c2", "rm -rf build"),

@@ -2,6 +2,7 @@
 //! for its answer, and what the model gets back.
 
 use super::*;
+use crate::approval::gate::DecisionSource;
 
 /// Events until `done` says stop, failing the test if it takes longer than `within`.
 async fn events_until(
@@ -137,5 +138,38 @@ async fn the_driver_hears_of_the_whole_batch_before_any_call_of_it_is_decided() 
             .filter(|e| matches!(e, AgentEvent::BatchQueued { .. }))
             .count(),
         1
+    );
+}
+
+#[tokio::test]
+async fn a_call_refused_by_policy_is_reported_with_the_whole_command_it_refused() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("echo fine\nrm -rf ~/.cache/pip")]},
+            {"say": "ok", "expect": ["denied"]}
+        ]}),
+        Approvals::AllowAll,
+    );
+    rig.submit();
+    let (events, _) = rig.until_turn_finished().await;
+    let denied: Vec<(&str, &str, &DecisionSource)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolDenied {
+                call_id,
+                title,
+                source,
+                ..
+            } => Some((call_id.as_str(), title.as_str(), source)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        denied,
+        vec![(
+            "c1",
+            "$ echo fine\nrm -rf ~/.cache/pip",
+            &DecisionSource::Policy
+        )]
     );
 }

@@ -43,12 +43,13 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         AgentEvent::ToolDenied {
             call_id,
             tool,
+            title,
             message,
             ..
         } => format!(
             "\n✗ {} {}: {}",
             visible_line(call_id),
-            visible_line(tool),
+            visible_line(if title.is_empty() { tool } else { title }),
             visible_line(message)
         ),
         AgentEvent::ToolStarted { call_id, title, .. } => {

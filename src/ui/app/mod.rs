@@ -301,11 +301,14 @@ impl App {
             AgentEvent::ToolDenied {
                 call_id,
                 tool,
+                title,
                 message,
                 ..
             } => {
                 self.batch.settled(&call_id);
-                self.ensure_tool_line(&call_id, tool, ToolLine::Denied(message));
+                // What was refused, not only which tool (a line made when it asked keeps its own).
+                let title = if title.is_empty() { tool } else { title };
+                self.ensure_tool_line(&call_id, title, ToolLine::Denied(message));
                 // A request the agent settled on its own (interrupt, timeout) leaves the queue.
                 if let Some(overlay) = self.approval_mut() {
                     overlay.retain(|r| r.call_id != call_id);
