@@ -48,6 +48,19 @@ pub struct GrantSummary {
     pub uses: u32,
 }
 
+/// One call of a batch, as `AgentEvent::BatchQueued` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueuedCall {
+    pub call_id: CallId,
+    pub tool: String,
+    /// One line, as the results pane titles the call. Model text: shown through `visible_line`.
+    pub title: String,
+    /// The gate expects to ask for a decision (the policy says ask and no session grant covers
+    /// it). A forecast only: a grant given for an earlier call of the batch may settle it
+    /// without asking, and `ApprovalRequested` is what counts.
+    pub needs_decision: bool,
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -91,6 +104,10 @@ pub enum AgentEvent {
     TurnStarted { turn: u64, prompt: String },
     /// Model text, streamed. More deltas may follow; the turn is not over.
     TextDelta { text: String },
+    /// The model asked for these calls in one step. The gate takes them one at a time in this
+    /// order, starting now; each is then decided (`ApprovalRequested` first when it asks, then
+    /// `ToolStarted` or `ToolDenied`). Lets a driver show how many questions are coming.
+    BatchQueued { calls: Vec<QueuedCall> },
     /// The gate needs a human. The request carries everything to show (tool, risk, every reason,
     /// the frozen arguments and digest, a diff or command preview, the grant scope). Nothing
     /// runs until an `Op::Decide` for this call id, an interrupt, or a timeout.
@@ -101,6 +118,10 @@ pub enum AgentEvent {
     ToolDenied {
         call_id: CallId,
         tool: String,
+        /// What was refused: a command whole, all its lines (a driver shows it on one line
+        /// through `visible_line`), cut after `agent::REFUSED_TITLE_CHARS` characters; for other
+        /// tools the call's usual title. Model text.
+        title: String,
         source: DecisionSource,
         message: String,
     },

@@ -89,11 +89,45 @@ fn exec_with_approvals_deny_completes_the_demo_with_the_expected_denials() {
         denied[2]["source"], "policy",
         "rm -rf ~/.cache/pip is a hard deny"
     );
+    assert_eq!(
+        denied[2]["title"], "$ rm -rf ~/.cache/pip",
+        "what was refused"
+    );
     let mut ran = ids(&of_kind(&run.events, "tool_finished"));
     ran.sort();
     assert_eq!(ran, vec!["c1", "c2", "c3", "c4", "c8", "c9"]);
     let last = of_kind(&run.events, "turn_finished");
     assert_eq!(last[0]["outcome"], "completed");
+    // Each step's calls are announced before any of them is decided, with what the gate expects
+    // of each: the edit and the test run ask, the hard deny and the reads do not.
+    let mut expected_to_ask = std::collections::BTreeMap::new();
+    for event in &run.events {
+        match event["event"].as_str().unwrap() {
+            "batch_queued" => {
+                for call in event["calls"].as_array().unwrap() {
+                    assert!(
+                        call["tool"].is_string() && call["title"].is_string(),
+                        "{call}"
+                    );
+                    expected_to_ask.insert(
+                        call["call_id"].as_str().unwrap().to_string(),
+                        call["needs_decision"].as_bool().unwrap(),
+                    );
+                }
+            }
+            "tool_started" | "tool_denied" => {
+                let id = event["call_id"].as_str().unwrap();
+                assert!(expected_to_ask.contains_key(id), "{id} was not announced");
+            }
+            _ => {}
+        }
+    }
+    let asking: Vec<&str> = expected_to_ask
+        .iter()
+        .filter(|(_, asks)| **asks)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    assert_eq!(asking, vec!["c5", "c6"]);
     // Both long commands streamed output while the other was still running.
     let outputs: Vec<&str> = of_kind(&run.events, "tool_output")
         .iter()

@@ -2,7 +2,9 @@
 //! they run concurrently, results handed back in the order the model asked.
 
 use super::*;
+use crate::protocol::QueuedCall;
 use crate::tools::output::Thinner;
+use crate::tools::{ToolError, ToolOutcome};
 
 impl Agent {
     /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
@@ -17,6 +19,21 @@ impl Agent {
         mut first: Option<GateOutcome>,
         cancel: &CancellationToken,
     ) -> BatchEnd {
+        // Calls still to be gated (a settled `first` is not), so a driver can count its questions.
+        let open = from + usize::from(first.is_some());
+        if open < calls.len() {
+            self.emit(AgentEvent::BatchQueued {
+                calls: calls[open..]
+                    .iter()
+                    .map(|call| QueuedCall {
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        title: title(call),
+                        needs_decision: self.gate.would_ask(call),
+                    })
+                    .collect(),
+            });
+        }
         let mut running = JoinSet::new();
         let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
         // Where the batch stands, for checkpoints: the next call to gate, and calls running.
@@ -32,7 +49,19 @@ impl Agent {
             } else if cancel.is_cancelled() {
                 None
             } else {
-                Some(self.gate.check(call.clone(), cancel).await)
+                // Calls already running may finish while this one waits for its answer: each
+                // is reported the moment it ends, not when the last question is answered.
+                let check = self.gate.check(call.clone(), cancel);
+                tokio::pin!(check);
+                loop {
+                    tokio::select! {
+                        outcome = &mut check => break Some(outcome),
+                        Some(joined) = running.join_next(), if !running.is_empty() => {
+                            self.finish(calls, joined, &mut results, &mut started);
+                            self.checkpoint(calls, &results, next, &started);
+                        }
+                    }
+                }
             };
             match outcome {
                 Some(GateOutcome::Parked(request)) => {
@@ -45,6 +74,7 @@ impl Agent {
                     self.emit(AgentEvent::ToolDenied {
                         call_id: call.id.clone(),
                         tool: call.tool.clone(),
+                        title: refused_title(call),
                         source: crate::approval::gate::DecisionSource::Cancelled,
                         message: message.clone(),
                     });
@@ -54,6 +84,7 @@ impl Agent {
                     self.emit(AgentEvent::ToolDenied {
                         call_id: call.id.clone(),
                         tool: call.tool.clone(),
+                        title: refused_title(call),
                         source: denial.source.clone(),
                         message: denial.message.clone(),
                     });
@@ -102,61 +133,7 @@ impl Agent {
         }
         self.checkpoint(calls, &results, next, &started);
         while let Some(joined) = running.join_next().await {
-            let Ok((index, outcome)) = joined else {
-                continue;
-            };
-            let call = &calls[index];
-            lock(&self.control.running).remove(&call.id);
-            let (message, finished) = match outcome {
-                Ok(o) => {
-                    let result = if o.status == ToolStatus::Ok {
-                        CallResult::Ok
-                    } else {
-                        CallResult::Failed
-                    };
-                    let finished = AgentEvent::ToolFinished {
-                        call_id: call.id.clone(),
-                        status: o.status,
-                        exit_code: o.exit_code,
-                        lines: o.lines,
-                        error: None,
-                        log: o.log.clone(),
-                    };
-                    (tool_message(call, result, o.content), finished)
-                }
-                Err(e) => {
-                    let finished = AgentEvent::ToolFinished {
-                        call_id: call.id.clone(),
-                        status: ToolStatus::Failed,
-                        exit_code: None,
-                        lines: 0,
-                        error: Some(e.to_string()),
-                        log: None,
-                    };
-                    (
-                        tool_message(call, CallResult::Failed, format!("error: {e}")),
-                        finished,
-                    )
-                }
-            };
-            if let AgentEvent::ToolFinished {
-                status, exit_code, ..
-            } = &finished
-            {
-                let _ = self.gate.record_outcome(
-                    &call.id,
-                    match status {
-                        ToolStatus::Ok => "ok",
-                        ToolStatus::Failed => "failed",
-                        ToolStatus::Cancelled => "cancelled",
-                        ToolStatus::TimedOut => "timed_out",
-                    },
-                    serde_json::json!({"exit_code": exit_code}),
-                );
-            }
-            self.emit(finished);
-            results[index] = Some(message);
-            started.retain(|i| *i != index);
+            self.finish(calls, joined, &mut results, &mut started);
             self.checkpoint(calls, &results, next, &started);
         }
         if let Some((index, request)) = parked {
@@ -184,6 +161,72 @@ impl Agent {
                 .collect(),
         )
     }
+
+    /// One call has ended: report it, audit its outcome, keep its result in its model-order slot.
+    fn finish(
+        &self,
+        calls: &[ToolCall],
+        joined: Result<(usize, Result<ToolOutcome, ToolError>), tokio::task::JoinError>,
+        results: &mut [Option<Message>],
+        started: &mut Vec<usize>,
+    ) {
+        let Ok((index, outcome)) = joined else {
+            // A task that panicked: its slot stays empty and is filled when the batch ends.
+            return;
+        };
+        let call = &calls[index];
+        lock(&self.control.running).remove(&call.id);
+        let (message, finished) = match outcome {
+            Ok(o) => {
+                let result = if o.status == ToolStatus::Ok {
+                    CallResult::Ok
+                } else {
+                    CallResult::Failed
+                };
+                let finished = AgentEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    status: o.status,
+                    exit_code: o.exit_code,
+                    lines: o.lines,
+                    error: None,
+                    log: o.log.clone(),
+                };
+                (tool_message(call, result, o.content), finished)
+            }
+            Err(e) => {
+                let finished = AgentEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    status: ToolStatus::Failed,
+                    exit_code: None,
+                    lines: 0,
+                    error: Some(e.to_string()),
+                    log: None,
+                };
+                (
+                    tool_message(call, CallResult::Failed, format!("error: {e}")),
+                    finished,
+                )
+            }
+        };
+        if let AgentEvent::ToolFinished {
+            status, exit_code, ..
+        } = &finished
+        {
+            let _ = self.gate.record_outcome(
+                &call.id,
+                match status {
+                    ToolStatus::Ok => "ok",
+                    ToolStatus::Failed => "failed",
+                    ToolStatus::Cancelled => "cancelled",
+                    ToolStatus::TimedOut => "timed_out",
+                },
+                serde_json::json!({"exit_code": exit_code}),
+            );
+        }
+        self.emit(finished);
+        results[index] = Some(message);
+        started.retain(|i| *i != index);
+    }
 }
 
 pub(super) fn tool_message(call: &ToolCall, result: CallResult, content: String) -> Message {
@@ -200,6 +243,31 @@ pub fn title(call: &ToolCall) -> String {
     title_of(&call.tool, |k| {
         call.args.get(k).and_then(|v| v.as_str()).unwrap_or("")
     })
+}
+
+/// The most of a refused command a title carries; the rest is counted.
+pub const REFUSED_TITLE_CHARS: usize = 400;
+
+/// The title of a refused call. A refusal may be about any part of a command, so a command is
+/// shown whole (not only its first line, as a running call's title is), up to a bound.
+pub fn refused_title(call: &ToolCall) -> String {
+    let Some(command) = call
+        .args
+        .get("command")
+        .and_then(|v| v.as_str())
+        .filter(|_| call.tool == "bash")
+    else {
+        return title(call);
+    };
+    let total = command.chars().count();
+    if total <= REFUSED_TITLE_CHARS {
+        return format!("$ {command}");
+    }
+    let kept: String = command.chars().take(REFUSED_TITLE_CHARS).collect();
+    format!(
+        "$ {kept}… ({} more characters)",
+        total - REFUSED_TITLE_CHARS
+    )
 }
 
 /// The title of a frozen call, from its canonical text, reading only the fields a title shows:
@@ -274,6 +342,31 @@ fn text_of(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::approval::frozen::FrozenCall;
+
+    #[test]
+    fn a_refused_command_is_titled_whole_and_a_huge_one_is_cut_and_counted() {
+        let bash = |command: &str| ToolCall {
+            id: "c1".into(),
+            tool: "bash".into(),
+            args: serde_json::json!({ "command": command }),
+        };
+        assert_eq!(
+            refused_title(&bash("echo fine\nrm -rf ~/.cache/pip")),
+            "$ echo fine\nrm -rf ~/.cache/pip"
+        );
+        let huge = refused_title(&bash(&"x".repeat(REFUSED_TITLE_CHARS + 7)));
+        assert!(huge.ends_with("… (7 more characters)"), "{huge}");
+        assert_eq!(
+            huge.chars().filter(|c| *c == 'x').count(),
+            REFUSED_TITLE_CHARS
+        );
+        let write = ToolCall {
+            id: "c2".into(),
+            tool: "write_file".into(),
+            args: serde_json::json!({"path": "~/.ssh/authorized_keys", "content": "k"}),
+        };
+        assert_eq!(refused_title(&write), "write ~/.ssh/authorized_keys");
+    }
 
     #[test]
     fn a_title_read_from_the_frozen_text_is_the_title_of_the_call() {

@@ -23,7 +23,7 @@ use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
 pub use approver::{ChannelApprover, RemoteCodes};
 use batch::tool_message;
-pub use batch::{title, title_of_canonical};
+pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
 
 /// Where a parked turn stands: everything needed to go on later, in another process.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

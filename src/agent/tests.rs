@@ -634,3 +634,5 @@ async fn a_shutdown_sent_right_behind_the_prompt_ends_the_session_before_anythin
         assert!(!exists(&workspace, "touched.txt"), "attempt {attempt}");
     }
 }
+
+mod batch;

@@ -8,6 +8,7 @@
 //! A file call's `Approved` also carries the physical path it was judged on (`judged`), so the
 //! tool touches what was judged, not what its argument leads to by the time it runs.
 
+mod forecast;
 mod judged;
 mod settle;
 

@@ -279,6 +279,27 @@ impl GrantStore {
         Some(used)
     }
 
+    /// Whether `cover` would cover these subjects now, without using anything up: for a
+    /// forecast, never for a decision.
+    pub fn would_cover(
+        &self,
+        session: &str,
+        workspace: &Path,
+        tool: &str,
+        subjects: &[Subject],
+        now: Millis,
+    ) -> bool {
+        let inner = self.lock();
+        !subjects.is_empty()
+            && subjects.iter().all(|subject| {
+                inner.grants.values().any(|g| {
+                    g.is_live(now)
+                        && g.applies_to(session, workspace, tool)
+                        && g.scope.covers(subject)
+                })
+            })
+    }
+
     /// live grants for a session (expired ones are removed from the store on every read, including cover and list)
     ///
     /// Sorted by id, oldest first.

@@ -17,9 +17,11 @@ use crate::tools::output::BoundedOutput;
 use crate::tools::{Stream, ToolStatus};
 
 mod approval;
+mod batch;
 mod input;
 
 pub use approval::ApprovalOverlay;
+pub use batch::{Batch, Place};
 
 /// Finished runs whose kept output (head and tail) stays in memory; older runs keep their
 /// header and the path of their full log, so a long session does not grow with every run.
@@ -115,6 +117,8 @@ pub struct App {
     /// This session's audit trail, as the agent last sent it.
     pub audit: Vec<String>,
     pub turn_running: bool,
+    /// The calls of the model's last step, for the modal's "2 of 5".
+    pub batch: Batch,
     pub should_quit: bool,
     /// The clock the screen shows (elapsed times); set by the loop, fixed in tests.
     pub now: Instant,
@@ -148,6 +152,7 @@ impl App {
             grants: Vec::new(),
             audit: Vec::new(),
             turn_running: false,
+            batch: Batch::default(),
             should_quit: false,
             now,
             wall_ms: 0,
@@ -269,7 +274,9 @@ impl App {
                 Some(Entry::Assistant(s)) => s.push_str(&text),
                 _ => self.entries.push(Entry::Assistant(text)),
             },
+            AgentEvent::BatchQueued { calls } => self.batch = Batch::new(calls),
             AgentEvent::ApprovalRequested { request } => {
+                self.batch.asked(&request.call_id);
                 let title =
                     crate::agent::title_of_canonical(&request.tool, &request.frozen.canonical);
                 self.ensure_tool_line(&request.call_id, title, ToolLine::Asking);
@@ -294,10 +301,14 @@ impl App {
             AgentEvent::ToolDenied {
                 call_id,
                 tool,
+                title,
                 message,
                 ..
             } => {
-                self.ensure_tool_line(&call_id, tool, ToolLine::Denied(message));
+                self.batch.settled(&call_id);
+                // What was refused, not only which tool (a line made when it asked keeps its own).
+                let title = if title.is_empty() { tool } else { title };
+                self.ensure_tool_line(&call_id, title, ToolLine::Denied(message));
                 // A request the agent settled on its own (interrupt, timeout) leaves the queue.
                 if let Some(overlay) = self.approval_mut() {
                     overlay.retain(|r| r.call_id != call_id);
@@ -305,6 +316,7 @@ impl App {
                 self.close_empty_approval();
             }
             AgentEvent::ToolStarted { call_id, title, .. } => {
+                self.batch.settled(&call_id);
                 self.ensure_tool_line(&call_id, title.clone(), ToolLine::Running);
                 self.runs.push(Run {
                     call_id,
@@ -355,6 +367,7 @@ impl App {
             }
             AgentEvent::TurnFinished { outcome, .. } => {
                 self.turn_running = false;
+                self.batch = Batch::default();
                 match outcome {
                     TurnOutcome::Completed => {}
                     TurnOutcome::Interrupted => {

@@ -266,6 +266,7 @@ fn a_request_the_agent_settles_itself_leaves_the_queue() {
     rig.app.on_agent_event(AgentEvent::ToolDenied {
         call_id: "c1".into(),
         tool: "bash".into(),
+        title: "$ cargo test".into(),
         source: crate::approval::gate::DecisionSource::Timeout,
         message: "denied: timed out".into(),
     });

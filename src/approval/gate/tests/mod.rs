@@ -500,4 +500,5 @@ async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_
     assert!(d.message.contains("tampered"), "{}", d.message);
 }
 
+mod forecast;
 mod judged;

@@ -1,5 +1,7 @@
 //! The approval modal: a title line, the preview document (reasons, parts, the command or the
-//! diff; see `ui::preview`), and the footer (options, countdowns, what must still be seen).
+//! diff; see `ui::preview`), the calls of the batch still to decide after this one, and the
+//! footer (options, countdowns, what must still be seen). The border says where the request
+//! stands in its batch ("approval 2 of 5").
 //!
 //! The preview wraps every line instead of cutting it and scrolls by rows; its last row is a
 //! marker whenever something does not fit, counting the asking, denying and allowed items above
@@ -10,12 +12,15 @@ use super::*;
 use crate::ui::preview::{Doc, MustSee, Scroll, Slice, View, wrap};
 
 mod foot;
+mod queue;
 
 /// Where each piece of the modal goes on a screen of a given size.
 struct Modal<'a> {
     area: Rect,
     title: Rect,
     preview: Rect,
+    queue: Rect,
+    queue_lines: Vec<Line<'static>>,
     foot: Rect,
     reason: Rect,
     foot_lines: Vec<Line<'static>>,
@@ -31,9 +36,47 @@ struct Modal<'a> {
 /// The modal's layout. The footer says what must still be seen once this frame has been drawn,
 /// which depends on the window, which depends on the footer's height: laid out without that
 /// line first, then with it when something stays unseen.
+///
+/// The queue of calls still to decide gets only rows the preview can spare: as many as still
+/// let the whole document fit; when none can be spared, one row (the count and titles on one
+/// line), and only if every must-see item the preview shows at its top without the queue is
+/// still shown whole.
 fn modal<'a>(app: &App, overlay: &'a ApprovalOverlay, screen: Rect) -> Option<Modal<'a>> {
     let request = overlay.queue.front()?;
-    let mut m = place(app, overlay, request, overlay.doc()?, screen, None);
+    let waiting = app
+        .batch
+        .place(&request.call_id)
+        .map(|p| p.waiting)
+        .unwrap_or_default();
+    let without = settle(app, overlay, request, overlay.doc()?, screen, &waiting, 0);
+    let wanted = queue::wanted(&waiting);
+    if wanted == 0 {
+        return Some(without);
+    }
+    let must = shown_at_top(&without);
+    let mut doc = without.doc;
+    for rows in (1..=wanted).rev().filter(|r| queue::useful(*r, &waiting)) {
+        let m = settle(app, overlay, request, doc, screen, &waiting, rows);
+        if !m.hinted || (rows == 1 && must.is_subset(&shown_at_top(&m))) {
+            return Some(m);
+        }
+        doc = m.doc;
+    }
+    Some(settle(app, overlay, request, doc, screen, &waiting, 0))
+}
+
+/// Lays the modal out with `queue_rows` rows for the queue, settling the footer's gate line.
+fn settle<'a>(
+    app: &App,
+    overlay: &ApprovalOverlay,
+    request: &crate::approval::approver::ApprovalRequest,
+    doc: Doc<'a>,
+    screen: Rect,
+    waiting: &[(String, String)],
+    queue_rows: usize,
+) -> Modal<'a> {
+    let queue = (waiting, queue_rows);
+    let mut m = place(app, overlay, request, doc, screen, None, queue);
     let mut gate = None;
     for _ in 0..2 {
         let still = unseen_after(overlay, &m);
@@ -42,9 +85,21 @@ fn modal<'a>(app: &App, overlay: &'a ApprovalOverlay, screen: Rect) -> Option<Mo
             break;
         }
         gate = next;
-        m = place(app, overlay, request, m.doc, screen, gate.clone());
+        m = place(app, overlay, request, m.doc, screen, gate.clone(), queue);
     }
-    Some(m)
+    m
+}
+
+/// The must-see items a layout's preview shows whole when scrolled to the top.
+fn shown_at_top(m: &Modal) -> std::collections::BTreeSet<MustSee> {
+    let mut seen = crate::ui::preview::Seen::default();
+    seen.record(&m.doc, &m.doc.window(Scroll::TOP, m.view), m.view.width);
+    m.doc
+        .must_see()
+        .iter()
+        .map(|(_, item)| *item)
+        .filter(|item| seen.contains(item))
+        .collect()
 }
 
 /// Must-see items (and their lines) not seen before and not shown whole by this layout.
@@ -66,6 +121,7 @@ fn place<'a>(
     doc: Doc<'a>,
     screen: Rect,
     gate: Option<(String, Style)>,
+    (waiting, queue_rows): (&[(String, String)], usize),
 ) -> Modal<'a> {
     let area = centered(screen, 92, 90);
     let inner = Block::default().borders(Borders::ALL).inner(area);
@@ -80,18 +136,22 @@ fn place<'a>(
     // The title, the preview's border and at least one row of it stay; the footer gets the rest.
     let foot_height =
         (foot_lines.len() as u16 + reason_height).min(inner.height.saturating_sub(2 + title_rows));
+    // The queue never takes the preview's last two rows or the footer's.
+    let queue_height =
+        (queue_rows as u16).min(inner.height.saturating_sub(2 + title_rows + foot_height));
     let rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([
             Constraint::Length(title_rows),
             Constraint::Min(2),
+            Constraint::Length(queue_height),
             Constraint::Length(foot_height),
         ])
         .split(inner);
     let foot_rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([Constraint::Min(0), Constraint::Length(reason_height)])
-        .split(rows[2]);
+        .split(rows[3]);
     let preview_inner = preview_block().inner(rows[1]);
     let (view, hinted) = doc.view(preview_inner.width as usize, preview_inner.height as usize);
     let top = doc.clamp(overlay.scroll, view);
@@ -100,6 +160,8 @@ fn place<'a>(
         area,
         title: rows[0],
         preview: rows[1],
+        queue: rows[2],
+        queue_lines: queue::lines(waiting, queue_height as usize, width),
         foot: foot_rows[0],
         reason: foot_rows[1],
         foot_lines,
@@ -124,9 +186,14 @@ pub(super) fn render_approval(
     let m = modal(app, overlay, frame.area())?;
     let request = overlay.queue.front()?;
     frame.render_widget(Clear, m.area);
-    let total = overlay.answered + overlay.queue.len();
+    // Where this request stands in its batch; a request from outside it (none known) counts
+    // within the modal's own queue.
+    let (index, total) = match app.batch.place(&request.call_id) {
+        Some(place) => (place.index, place.total),
+        None => (overlay.answered + 1, overlay.answered + overlay.queue.len()),
+    };
     let title = if total > 1 {
-        format!(" approval {} of {total} ", overlay.answered + 1)
+        format!(" approval {index} of {total} ")
     } else {
         " approval ".to_string()
     };
@@ -148,6 +215,7 @@ pub(super) fn render_approval(
     let inner = block.inner(m.preview);
     frame.render_widget(block, m.preview);
     frame.render_widget(Paragraph::new(shown), inner);
+    frame.render_widget(Paragraph::new(m.queue_lines), m.queue);
     frame.render_widget(Paragraph::new(m.foot_lines), m.foot);
     if let Some(reason) = &overlay.reason {
         let mut reason = reason.clone();

@@ -1,0 +1,30 @@
+//! Which calls of a batch the gate expects to put to the approver, told before it takes the
+//! first one, so a person sees how many questions are coming. Only a forecast: it consumes no
+//! grant uses, audits nothing and decides nothing. `Gate::check` alone decides, and it may still
+//! differ (a session grant given for an earlier call of the batch, a file changed meanwhile).
+
+use super::*;
+
+impl Gate {
+    /// Whether `check` would ask the approver for this call as things are now: the policy says
+    /// ask, and no live session grant covers it.
+    pub fn would_ask(&self, call: &ToolCall) -> bool {
+        // The arguments as the model sent them: the same value `check` reads back from their
+        // frozen text, without hashing a large file's content twice.
+        let verdict = self.policy.assess(&call.tool, &call.args).verdict;
+        if verdict.ruling != Ruling::Ask {
+            return false;
+        }
+        let covered = verdict.no_session_grant.is_none()
+            && verdict.asking_subjects().is_some_and(|subjects| {
+                self.grants.would_cover(
+                    &self.config.session,
+                    &self.workspace(),
+                    &call.tool,
+                    &subjects,
+                    (self.clock)(),
+                )
+            });
+        !covered
+    }
+}

@@ -1,0 +1,146 @@
+//! `airlock exec --human`: each agent event as a line a person reads. Everything from a model,
+//! a file or a tool goes through `visible`/`visible_line`, so a transcript cannot redraw the
+//! terminal it is printed on.
+
+use crate::protocol::AgentEvent;
+use crate::visible::{visible, visible_line};
+
+/// One event as a person would want to read it, or nothing for events that add no news.
+pub fn human_line(event: &AgentEvent) -> Option<String> {
+    Some(match event {
+        AgentEvent::TurnStarted { prompt, .. } => format!("\n> {}\n", visible(prompt)),
+        AgentEvent::TextDelta { text } => return Some(visible(text)),
+        AgentEvent::BatchQueued { calls } => {
+            // Worth a line only for several calls, some of which will ask.
+            let asking: Vec<String> = calls
+                .iter()
+                .filter(|c| c.needs_decision)
+                .map(|c| format!("{} {}", visible_line(&c.call_id), visible_line(&c.title)))
+                .collect();
+            if calls.len() < 2 || asking.is_empty() {
+                return None;
+            }
+            format!(
+                "\n≡ {} of {} calls will ask: {}",
+                asking.len(),
+                calls.len(),
+                asking.join("; ")
+            )
+        }
+        AgentEvent::ApprovalRequested { request } => format!(
+            "\n? {} {} asks: {}",
+            visible_line(&request.call_id),
+            visible_line(&request.tool),
+            visible_line(&request.verdict.reason_lines().join("; "))
+        ),
+        AgentEvent::ApprovalSettled { call_id, by } => {
+            format!(
+                "\n✓ {} was answered by {}",
+                visible_line(call_id),
+                visible_line(&by.to_string())
+            )
+        }
+        AgentEvent::ToolDenied {
+            call_id,
+            tool,
+            title,
+            message,
+            ..
+        } => format!(
+            "\n✗ {} {}: {}",
+            visible_line(call_id),
+            visible_line(if title.is_empty() { tool } else { title }),
+            visible_line(message)
+        ),
+        AgentEvent::ToolStarted { call_id, title, .. } => {
+            format!("\n▶ {} {}", visible_line(call_id), visible_line(title))
+        }
+        AgentEvent::ToolOutput {
+            call_id,
+            text,
+            skipped,
+            ..
+        } => {
+            let call_id = visible_line(call_id);
+            let mut lines: Vec<String> = Vec::new();
+            if *skipped > 0 {
+                lines.push(format!(
+                    "\n  {call_id} │ … {skipped} lines not shown (all of them are in the run's log) …"
+                ));
+            }
+            lines.extend(
+                text.lines()
+                    .map(|l| format!("\n  {call_id} │ {}", visible_line(l))),
+            );
+            return Some(lines.concat());
+        }
+        AgentEvent::ToolFinished {
+            call_id,
+            status,
+            exit_code,
+            error,
+            ..
+        } => {
+            let code = exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
+            let error = error
+                .as_ref()
+                .map(|e| format!(": {}", visible_line(e)))
+                .unwrap_or_default();
+            format!("\n■ {} {status:?}{code}{error}", visible_line(call_id))
+        }
+        AgentEvent::TurnFinished { outcome, .. } => format!("\n\n(turn {outcome:?})\n"),
+        AgentEvent::Error { message } => format!("\n! {}", visible_line(message)),
+        AgentEvent::ShutdownComplete
+        | AgentEvent::Grants { .. }
+        | AgentEvent::Audit { .. }
+        | AgentEvent::Checkpoint { .. } => {
+            return None;
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::output::Stream;
+
+    #[test]
+    fn the_readable_transcript_shows_escape_sequences_instead_of_obeying_them() {
+        let events = [
+            AgentEvent::TextDelta {
+                text: "fine\u{1b}[2J\u{1b}[Hcargo test\n".into(),
+            },
+            AgentEvent::ToolOutput {
+                call_id: "c1\u{1b}[1A".into(),
+                stream: Stream::Stdout,
+                text: "ok\u{1b}]0;title\u{7}\nsecond \u{202e}line\n".into(),
+                skipped: 0,
+            },
+            AgentEvent::Error {
+                message: "bad\u{1b}[31m path".into(),
+            },
+            AgentEvent::BatchQueued {
+                calls: ["c1", "c2\u{202e}"]
+                    .into_iter()
+                    .map(|id| crate::protocol::QueuedCall {
+                        call_id: id.into(),
+                        tool: "bash".into(),
+                        title: "$ echo \u{1b}[2J\u{7}".into(),
+                        needs_decision: true,
+                    })
+                    .collect(),
+            },
+        ];
+        for event in &events {
+            let line = human_line(event).unwrap();
+            assert!(
+                !line
+                    .chars()
+                    .any(|c| c == '\u{1b}' || c == '\u{7}' || c == '\u{202e}'),
+                "{line:?}"
+            );
+        }
+        let output = human_line(&events[1]).unwrap();
+        assert_eq!(output.lines().filter(|l| !l.is_empty()).count(), 2);
+    }
+}
