@@ -151,6 +151,35 @@ fn frames(c: &mut Criterion) {
                 .is_ok()
         })
     });
+    // A long session: 500 turns of prose to wrap, each with a tool line; only the last screen
+    // of it is visible.
+    let mut app = App::new(Status::default(), Instant::now());
+    let prose = "The tests fail because add() subtracts; the workspace holds one module, and \
+                 nothing outside it is read. "
+        .repeat(12);
+    for turn in 0..500u64 {
+        app.on_agent_event(AgentEvent::TurnStarted {
+            turn,
+            prompt: format!("Question {turn}: why do the tests fail?"),
+        });
+        app.on_agent_event(AgentEvent::TextDelta {
+            text: prose.clone(),
+        });
+        app.on_agent_event(AgentEvent::ToolStarted {
+            call_id: format!("c{turn}"),
+            tool: "bash".into(),
+            title: "$ python -m unittest".into(),
+        });
+    }
+    group.bench_function("conversation of 500 long turns", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|frame| {
+                    render::render(black_box(&app), frame);
+                })
+                .is_ok()
+        })
+    });
     group.finish();
 }
 

@@ -7,6 +7,7 @@
 //! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
 pub mod app;
+pub mod conversation;
 pub mod keys;
 pub mod preview;
 pub mod render;
@@ -14,6 +15,7 @@ pub mod render;
 mod snapshots;
 #[cfg(test)]
 mod testing;
+pub mod words;
 
 use std::time::{Duration, Instant};
 
@@ -150,6 +152,7 @@ where
                 let areas = render::layout(frame.area(), app.prompt.lines().len());
                 app.conversation_area = rect_tuple(areas.conversation);
                 app.results_area = rect_tuple(areas.results);
+                app.screen = (frame.area().width, frame.area().height);
                 approval_shown = render::render(&app, frame);
             })?;
             // What the approval modal showed counts as seen only once it has been drawn.

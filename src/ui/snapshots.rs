@@ -616,3 +616,85 @@ fn a_chord_leaves_the_modal_unanswered_on_screen() {
     let screen = frame(&mut app, 100, 30);
     insta::assert_snapshot!("chord_not_an_answer_100x30", screen);
 }
+
+/// Draws a frame as the loop does, recording the panes' geometry the scroll keys use.
+fn frame_with_geometry(app: &mut App, width: u16, height: u16) -> String {
+    let areas = render::layout(
+        ratatui::layout::Rect::new(0, 0, width, height),
+        app.prompt.lines().len(),
+    );
+    let rect = |r: ratatui::layout::Rect| (r.x, r.y, r.width, r.height);
+    app.conversation_area = rect(areas.conversation);
+    app.results_area = rect(areas.results);
+    app.screen = (width, height);
+    frame(app, width, height)
+}
+
+const LONG_ANSWER: &str = "The tests fail because add() in calc.py subtracts instead of adding. \
+     I changed `return a - b` to `return a + b`; nothing outside the workspace was read or \
+     written, and all three tests pass now. See https://docs.python.org/3/library/unittest.html \
+     for how the test runner finds them.";
+
+#[test]
+fn a_long_answer_wraps_between_words() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    app.on_agent_event(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "The tests of this project fail. Find out why and fix it, and tell me what you \
+                 touched outside the workspace, if anything."
+            .into(),
+    });
+    app.on_agent_event(AgentEvent::TextDelta {
+        text: LONG_ANSWER.into(),
+    });
+    for (width, height) in [(100, 30), (60, 20)] {
+        let screen = draw(&app, width, height);
+        for cut in ["outsid\n", "wo\n", "worksp\n"] {
+            assert!(!screen.replace("│\n│", "\n").contains(cut), "{screen}");
+        }
+        insta::assert_snapshot!(format!("word_wrap_{width}x{height}"), screen);
+    }
+}
+
+#[test]
+fn the_conversation_scrolled_back_by_a_page_says_more_is_below() {
+    use crossterm::event::KeyCode;
+    for (width, height) in [(100, 30), (60, 20)] {
+        let t0 = Instant::now();
+        let mut app = app(t0);
+        for turn in 1..=12 {
+            app.on_agent_event(AgentEvent::TurnStarted {
+                turn,
+                prompt: format!("question {turn}: why do the tests fail?"),
+            });
+            app.on_agent_event(AgentEvent::TextDelta {
+                text: format!("answer {turn}: {LONG_ANSWER}"),
+            });
+        }
+        frame_with_geometry(&mut app, width, height);
+        for c in "a draft".chars() {
+            press(&mut app, KeyCode::Char(c), t0);
+        }
+        press(&mut app, KeyCode::PageUp, t0);
+        let screen = frame_with_geometry(&mut app, width, height);
+        assert!(screen.contains("more below"), "{screen}");
+        assert!(screen.contains("a draft"), "{screen}");
+        insta::assert_snapshot!(format!("conversation_scrolled_{width}x{height}"), screen);
+    }
+}
+
+#[test]
+fn the_help_scrolled_to_its_end_says_what_is_above() {
+    use crossterm::event::KeyCode;
+    for (width, height) in [(100, 30), (60, 20)] {
+        let t0 = Instant::now();
+        let mut app = app(t0);
+        frame_with_geometry(&mut app, width, height);
+        press(&mut app, KeyCode::F(1), t0);
+        press(&mut app, KeyCode::End, t0);
+        let screen = frame_with_geometry(&mut app, width, height);
+        assert!(screen.contains("any other key"), "{screen}");
+        insta::assert_snapshot!(format!("help_end_{width}x{height}"), screen);
+    }
+}

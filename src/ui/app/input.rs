@@ -1,99 +1,162 @@
-//! What keys and the mouse do to the cockpit: the modal stack gets keys first, then the focused
-//! pane.
+//! What keys and the mouse do to the cockpit. Every press is looked up in the key table
+//! (`ui::keys`), which the help is drawn from: the modal stack gets keys first (the approval modal
+//! through its own guarded dispatcher), then, with no window open, the keys that work anywhere,
+//! the conversation's scroll keys, and the focused pane.
 
 use super::*;
+use crate::ui::conversation;
+use crate::ui::keys::{self, Action, Place};
 
 impl App {
     /// Handles a key. Returns the ops it sends.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Op> {
         self.now = now;
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if let Some(top) = self.overlays.last_mut() {
-            return match top {
-                Overlay::Approval(_) => self.approval_key(key, now),
-                Overlay::Help => {
-                    if matches!(
-                        key.code,
-                        KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::F(1)
-                    ) {
-                        self.overlays.pop();
-                    }
-                    Vec::new()
-                }
-                Overlay::Grants { selected } => {
-                    let count = self.grants.len();
-                    match key.code {
-                        KeyCode::Esc | KeyCode::Char('q') => {
-                            self.overlays.pop();
-                            Vec::new()
-                        }
-                        KeyCode::Char('j') | KeyCode::Down => {
-                            *selected = (*selected + 1).min(count.saturating_sub(1));
-                            Vec::new()
-                        }
-                        KeyCode::Char('k') | KeyCode::Up => {
-                            *selected = selected.saturating_sub(1);
-                            Vec::new()
-                        }
-                        KeyCode::Char('d') => match self.grants.get(*selected) {
-                            Some(g) => vec![Op::RevokeGrant { id: g.id }],
-                            None => Vec::new(),
-                        },
-                        _ => Vec::new(),
-                    }
-                }
-                Overlay::Audit { scroll } => {
-                    match key.code {
-                        KeyCode::Esc | KeyCode::Char('q') | KeyCode::F(2) => {
-                            self.overlays.pop();
-                        }
-                        KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_add(1),
-                        KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_sub(1),
-                        _ => {}
-                    }
-                    Vec::new()
-                }
-                Overlay::ConfirmQuit => {
-                    let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('q'))
-                        || (ctrl && key.code == KeyCode::Char('d'));
-                    self.overlays.pop();
-                    if yes {
-                        self.should_quit = true;
-                        return vec![Op::Shutdown];
-                    }
-                    Vec::new()
-                }
-            };
+        match self.overlays.last() {
+            Some(Overlay::Approval(_)) => return self.approval_key(key, now),
+            Some(Overlay::Help { .. }) => return self.help_key(&key),
+            Some(Overlay::Grants { .. }) => return self.grants_key(&key),
+            Some(Overlay::Audit { .. }) => return self.audit_key(&key),
+            Some(Overlay::ConfirmQuit) => return self.confirm_quit_key(&key),
+            None => {}
         }
-        // No overlay: global keys first.
-        match (key.code, ctrl) {
-            (KeyCode::Char('c'), true) => {
-                if self.turn_running {
-                    return vec![Op::Interrupt];
-                }
-                self.prompt = new_prompt();
-                return Vec::new();
-            }
-            (KeyCode::Char('d'), true) => return self.request_quit(),
-            (KeyCode::Char('g'), true) => return self.open_grants(),
-            (KeyCode::F(1), _) => {
-                self.overlays.push(Overlay::Help);
-                return Vec::new();
-            }
-            (KeyCode::F(2), _) => return self.open_audit(),
-            (KeyCode::Tab | KeyCode::BackTab, _) => {
+        if let Some(action) = keys::action(Place::Anywhere, &key) {
+            return self.anywhere(action);
+        }
+        if let Some(action) = keys::action(Place::Conversation, &key) {
+            self.scroll_conversation(action);
+            return Vec::new();
+        }
+        match self.focus {
+            Focus::Prompt => self.prompt_key(key),
+            Focus::Results => self.results_key(&key),
+        }
+    }
+
+    fn anywhere(&mut self, action: Action) -> Vec<Op> {
+        match action {
+            Action::SwitchFocus => {
                 self.focus = match self.focus {
                     Focus::Prompt => Focus::Results,
                     Focus::Results => Focus::Prompt,
                 };
-                return Vec::new();
+            }
+            Action::Interrupt if self.turn_running => return vec![Op::Interrupt],
+            Action::Interrupt => self.prompt = new_prompt(),
+            Action::Quit => return self.request_quit(),
+            Action::Grants => return self.open_grants(),
+            Action::Help => self.open_help(),
+            Action::Audit => return self.open_audit(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// The conversation pane's size inside its border, as last drawn.
+    fn conversation_size(&self) -> (usize, usize) {
+        let (_, _, width, height) = self.conversation_area;
+        (
+            usize::from(width.saturating_sub(2)),
+            usize::from(height.saturating_sub(2)),
+        )
+    }
+
+    fn scroll_conversation(&mut self, action: Action) {
+        let (width, height) = self.conversation_size();
+        // A page keeps one line of the previous page in view, to read on from.
+        let page = height.saturating_sub(1).max(1) as isize;
+        let rows = match action {
+            Action::Up(n) => -isize::from(n),
+            Action::Down(n) => isize::from(n),
+            Action::PageUp => -page,
+            Action::PageDown => page,
+            Action::Top => {
+                self.conversation = conversation::first(&self.entries, width, height);
+                return;
+            }
+            Action::Bottom => {
+                self.conversation = conversation::View::Bottom;
+                return;
+            }
+            _ => return,
+        };
+        self.conversation =
+            conversation::scroll(&self.entries, self.conversation, width, height, rows);
+    }
+
+    fn open_help(&mut self) {
+        self.overlays.push(Overlay::Help { scroll: 0 });
+    }
+
+    fn help_key(&mut self, key: &KeyEvent) -> Vec<Op> {
+        self.help_action(keys::action(Place::Help, key));
+        Vec::new()
+    }
+
+    fn help_action(&mut self, action: Option<Action>) {
+        let (rows, page) = crate::ui::render::help_size(self.screen);
+        let last = rows.saturating_sub(page);
+        let page = page.max(1);
+        let Some(Overlay::Help { scroll }) = self.overlays.last_mut() else {
+            return;
+        };
+        let at = (*scroll).min(last);
+        match action {
+            Some(Action::Close) => {
+                self.overlays.pop();
+            }
+            Some(Action::Up(n)) => *scroll = at.saturating_sub(usize::from(n)),
+            Some(Action::Down(n)) => *scroll = (at + usize::from(n)).min(last),
+            Some(Action::PageUp) => *scroll = at.saturating_sub(page),
+            Some(Action::PageDown) => *scroll = (at + page).min(last),
+            Some(Action::Top) => *scroll = 0,
+            Some(Action::Bottom) => *scroll = last,
+            _ => {}
+        }
+    }
+
+    fn grants_key(&mut self, key: &KeyEvent) -> Vec<Op> {
+        let count = self.grants.len();
+        let Some(Overlay::Grants { selected }) = self.overlays.last_mut() else {
+            return Vec::new();
+        };
+        match keys::action(Place::Grants, key) {
+            Some(Action::Close) => {
+                self.overlays.pop();
+            }
+            Some(Action::Down(_)) => *selected = (*selected + 1).min(count.saturating_sub(1)),
+            Some(Action::Up(_)) => *selected = selected.saturating_sub(1),
+            Some(Action::Revoke) => {
+                if let Some(g) = self.grants.get(*selected) {
+                    return vec![Op::RevokeGrant { id: g.id }];
+                }
             }
             _ => {}
         }
-        match self.focus {
-            Focus::Prompt => self.prompt_key(key),
-            Focus::Results => self.results_key(key),
+        Vec::new()
+    }
+
+    fn audit_key(&mut self, key: &KeyEvent) -> Vec<Op> {
+        let Some(Overlay::Audit { scroll }) = self.overlays.last_mut() else {
+            return Vec::new();
+        };
+        match keys::action(Place::Audit, key) {
+            Some(Action::Close) => {
+                self.overlays.pop();
+            }
+            Some(Action::Up(n)) => *scroll = scroll.saturating_add(u16::from(n)),
+            Some(Action::Down(n)) => *scroll = scroll.saturating_sub(u16::from(n)),
+            _ => {}
         }
+        Vec::new()
+    }
+
+    fn confirm_quit_key(&mut self, key: &KeyEvent) -> Vec<Op> {
+        self.overlays.pop();
+        if keys::action(Place::ConfirmQuit, key) == Some(Action::Quit) {
+            self.should_quit = true;
+            return vec![Op::Shutdown];
+        }
+        Vec::new()
     }
 
     fn request_quit(&mut self) -> Vec<Op> {
@@ -117,14 +180,12 @@ impl App {
     }
 
     fn prompt_key(&mut self, key: KeyEvent) -> Vec<Op> {
-        let newline = key.modifiers.contains(KeyModifiers::SHIFT)
-            || key.modifiers.contains(KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Enter if newline => {
+        match keys::action(Place::Prompt, &key) {
+            Some(Action::NewLine) => {
                 self.prompt.insert_newline();
                 Vec::new()
             }
-            KeyCode::Enter => {
+            Some(Action::Send) => {
                 let text = self.draft();
                 if text.trim().is_empty() {
                     return Vec::new();
@@ -136,10 +197,12 @@ impl App {
                     return Vec::new();
                 }
                 self.prompt = new_prompt();
+                // What was sent, and what answers it, is what the person wants to see next.
+                self.conversation = conversation::View::Bottom;
                 vec![Op::Submit { prompt: text }]
             }
-            KeyCode::Char('?') if self.prompt.is_empty() => {
-                self.overlays.push(Overlay::Help);
+            Some(Action::Help) if self.prompt.is_empty() => {
+                self.open_help();
                 Vec::new()
             }
             _ => {
@@ -149,27 +212,27 @@ impl App {
         }
     }
 
-    fn results_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    fn results_key(&mut self, key: &KeyEvent) -> Vec<Op> {
         let count = self.runs.len();
-        match key.code {
-            KeyCode::Esc => self.focus = Focus::Prompt,
-            KeyCode::Char('j') | KeyCode::Down => {
+        match keys::action(Place::Results, key) {
+            Some(Action::Close) => self.focus = Focus::Prompt,
+            Some(Action::Down(_)) => {
                 self.follow = false;
                 self.selected_run = (self.selected_run + 1).min(count.saturating_sub(1));
             }
-            KeyCode::Char('k') | KeyCode::Up => {
+            Some(Action::Up(_)) => {
                 self.follow = false;
                 self.selected_run = self.selected_run.saturating_sub(1);
             }
-            KeyCode::Enter => self.expanded = !self.expanded,
-            KeyCode::Char('f') => {
+            Some(Action::Expand) => self.expanded = !self.expanded,
+            Some(Action::Follow) => {
                 self.follow = !self.follow;
                 if self.follow {
                     self.selected_run = count.saturating_sub(1);
                     self.results_scroll = 0;
                 }
             }
-            KeyCode::Char('x') => {
+            Some(Action::CancelRun) => {
                 if let Some(run) = self.runs.get(self.selected_run)
                     && run.status == RunStatus::Running
                 {
@@ -178,10 +241,10 @@ impl App {
                     }];
                 }
             }
-            KeyCode::Char('g') => return self.open_grants(),
-            KeyCode::Char('l') => return self.open_audit(),
-            KeyCode::Char('?') => self.overlays.push(Overlay::Help),
-            KeyCode::Char('q') => return self.request_quit(),
+            Some(Action::Grants) => return self.open_grants(),
+            Some(Action::Audit) => return self.open_audit(),
+            Some(Action::Help) => self.open_help(),
+            Some(Action::Quit) => return self.request_quit(),
             _ => {}
         }
         Vec::new()
@@ -191,26 +254,36 @@ impl App {
         let inside = |(x, y, w, h): (u16, u16, u16, u16)| {
             mouse.column >= x && mouse.column < x + w && mouse.row >= y && mouse.row < y + h
         };
-        let up = matches!(mouse.kind, MouseEventKind::ScrollUp);
-        let down = matches!(mouse.kind, MouseEventKind::ScrollDown);
-        if !up && !down {
-            return;
-        }
-        if let Some(Overlay::Approval(a)) = self.overlays.last_mut() {
-            a.scroll_rows(if up { -3 } else { 3 });
-        } else if inside(self.conversation_area) {
-            self.conversation_scroll = if up {
-                self.conversation_scroll.saturating_add(3)
-            } else {
-                self.conversation_scroll.saturating_sub(3)
-            };
-        } else if inside(self.results_area) {
-            self.follow = false;
-            self.results_scroll = if up {
-                self.results_scroll.saturating_add(3)
-            } else {
-                self.results_scroll.saturating_sub(3)
-            };
+        let up = match mouse.kind {
+            MouseEventKind::ScrollUp => true,
+            MouseEventKind::ScrollDown => false,
+            _ => return,
+        };
+        let rows = |action: Option<Action>| match action {
+            Some(Action::Up(n)) => -isize::from(n),
+            Some(Action::Down(n)) => isize::from(n),
+            _ => 0,
+        };
+        match self.overlays.last_mut() {
+            Some(Overlay::Approval(a)) => a.scroll_rows(rows(keys::wheel(Place::Approval, up))),
+            Some(Overlay::Help { .. }) => self.help_action(keys::wheel(Place::Help, up)),
+            Some(_) => {}
+            None if inside(self.conversation_area) => {
+                if let Some(action) = keys::wheel(Place::Conversation, up) {
+                    self.scroll_conversation(action);
+                }
+            }
+            None if inside(self.results_area) => {
+                let rows = rows(keys::wheel(Place::Results, up));
+                self.follow = false;
+                self.results_scroll = if rows < 0 {
+                    self.results_scroll
+                        .saturating_add(rows.unsigned_abs() as u16)
+                } else {
+                    self.results_scroll.saturating_sub(rows as u16)
+                };
+            }
+            None => {}
         }
     }
 }

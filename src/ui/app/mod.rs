@@ -81,7 +81,10 @@ pub enum Focus {
 #[derive(Debug)]
 pub enum Overlay {
     Approval(Box<ApprovalOverlay>),
-    Help,
+    /// The key list, scrolled this many rows from its top.
+    Help {
+        scroll: usize,
+    },
     Grants {
         selected: usize,
     },
@@ -106,8 +109,8 @@ pub struct App {
     pub selected_run: usize,
     pub expanded: bool,
     pub follow: bool,
-    /// Lines scrolled up from the bottom of the conversation.
-    pub conversation_scroll: u16,
+    /// Where the conversation's view stands: following the newest line, or scrolled back.
+    pub conversation: super::conversation::View,
     pub results_scroll: u16,
     pub prompt: TextArea<'static>,
     pub focus: Focus,
@@ -127,6 +130,8 @@ pub struct App {
     /// Last known areas of the panes, for mouse scrolling: (x, y, width, height).
     pub conversation_area: (u16, u16, u16, u16),
     pub results_area: (u16, u16, u16, u16),
+    /// Last known size of the whole screen (width, height), for scrolling the help.
+    pub screen: (u16, u16),
 }
 
 fn new_prompt() -> TextArea<'static> {
@@ -143,7 +148,7 @@ impl App {
             selected_run: 0,
             expanded: false,
             follow: true,
-            conversation_scroll: 0,
+            conversation: Default::default(),
             results_scroll: 0,
             prompt: new_prompt(),
             focus: Focus::Prompt,
@@ -158,6 +163,7 @@ impl App {
             wall_ms: 0,
             conversation_area: (0, 0, 0, 0),
             results_area: (0, 0, 0, 0),
+            screen: (0, 0),
         }
     }
 
@@ -396,7 +402,6 @@ impl App {
             }
             AgentEvent::ShutdownComplete => self.should_quit = true,
         }
-        self.conversation_scroll = 0;
         Vec::new()
     }
 

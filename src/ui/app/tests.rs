@@ -403,3 +403,4 @@ fn the_clock_face_changes_when_the_modal_arms_even_from_a_countdown_that_shows_z
 }
 
 mod approval;
+mod key_table;

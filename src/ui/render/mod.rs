@@ -5,20 +5,23 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
-use ratatui::text::{Line, Span, Text};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::app::{App, ApprovalOverlay, Entry, Focus, Overlay, RunStatus, ToolLine};
-use super::keys::{self, APPROVAL_OPTIONS, ApprovalChoice, Binding};
+use super::app::{App, ApprovalOverlay, Focus, Overlay, RunStatus};
+use super::conversation::{self, finished_icon};
+use super::keys::{self, APPROVAL_OPTIONS, ApprovalChoice, Place};
+use super::words::wrap_words;
 use crate::approval::risk::Risk;
 use crate::approval::verdict::Ruling;
-use crate::tools::{Stream, ToolStatus};
+use crate::tools::Stream;
 
 mod approval;
 mod overlays;
 
 pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
+pub use overlays::help_size;
 use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
 
 pub struct Areas {
@@ -70,23 +73,6 @@ fn pane_block(title: &str, focused: bool) -> Block<'static> {
     }
 }
 
-/// Wraps text to a width, by characters (long words are cut).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut out = Vec::new();
-    for raw in text.split('\n') {
-        let chars: Vec<char> = raw.chars().collect();
-        if chars.is_empty() {
-            out.push(String::new());
-            continue;
-        }
-        for chunk in chars.chunks(width) {
-            out.push(chunk.iter().collect());
-        }
-    }
-    out
-}
-
 /// Draws the whole screen. Returns what the approval modal showed (its request and the size of
 /// its preview) when the modal is the top overlay, so the state can record what was on screen
 /// without laying the modal out a second time.
@@ -102,7 +88,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         approval_shown = None;
         match overlay {
             Overlay::Approval(a) => approval_shown = render_approval(app, a, frame),
-            Overlay::Help => render_help(frame),
+            Overlay::Help { scroll } => render_help(*scroll, frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
             Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
             Overlay::ConfirmQuit => render_confirm_quit(app, frame),
@@ -112,94 +98,24 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
 }
 
 fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
-    let block = pane_block("conversation", false);
-    let inner = block.inner(area);
+    let probe = pane_block("conversation", false);
+    let inner = probe.inner(area);
+    let window = conversation::window(
+        &app.entries,
+        app.conversation,
+        inner.width as usize,
+        inner.height as usize,
+    );
+    let block = if window.more_below {
+        probe.title_bottom(Line::styled(
+            " ↓ more below · Shift-End: latest ",
+            Style::default().fg(Color::Yellow),
+        ))
+    } else {
+        probe
+    };
     frame.render_widget(block, area);
-    let width = inner.width as usize;
-    let mut lines: Vec<Line> = Vec::new();
-    for entry in &app.entries {
-        match entry {
-            Entry::User(text) => {
-                for (i, l) in wrap(&visible(text), width.saturating_sub(2))
-                    .into_iter()
-                    .enumerate()
-                {
-                    let lead = if i == 0 { "> " } else { "  " };
-                    lines.push(Line::from(vec![
-                        Span::raw(lead).bold(),
-                        Span::raw(l).bold(),
-                    ]));
-                }
-            }
-            Entry::Assistant(text) => {
-                for l in wrap(&visible(text), width) {
-                    lines.push(Line::raw(l));
-                }
-            }
-            Entry::Tool {
-                call_id,
-                title,
-                state,
-            } => {
-                let (icon, style, tail) = match state {
-                    ToolLine::Asking => (
-                        "?",
-                        Style::default().fg(Color::Yellow),
-                        "waiting for approval".to_string(),
-                    ),
-                    ToolLine::Denied(message) => {
-                        ("✗", Style::default().fg(Color::Red), message.clone())
-                    }
-                    ToolLine::Running => {
-                        ("▶", Style::default().fg(Color::Blue), "running".to_string())
-                    }
-                    ToolLine::Finished(status, code) => finished_icon(*status, *code),
-                };
-                // The call id, the title (a path, a command) and a denial's message all come
-                // from the model or its arguments: shown, never obeyed by the terminal.
-                let text = format!(
-                    "{icon} {} {} — {}",
-                    visible_line(call_id),
-                    visible_line(title),
-                    visible(&tail)
-                );
-                for (i, l) in wrap(&text, width).into_iter().enumerate() {
-                    let style = if i == 0 {
-                        style
-                    } else {
-                        style.add_modifier(Modifier::DIM)
-                    };
-                    lines.push(Line::styled(l, style));
-                }
-            }
-            Entry::Notice(text) => {
-                for l in wrap(&format!("! {}", visible(text)), width) {
-                    lines.push(Line::styled(l, dim().add_modifier(Modifier::ITALIC)));
-                }
-            }
-        }
-        lines.push(Line::raw(""));
-    }
-    let height = inner.height as usize;
-    let scroll = app.conversation_scroll as usize;
-    let end = lines
-        .len()
-        .saturating_sub(scroll.min(lines.len().saturating_sub(height.min(lines.len()))));
-    let start = end.saturating_sub(height);
-    let visible: Vec<Line> = lines.drain(start..end).collect();
-    frame.render_widget(Paragraph::new(visible), inner);
-}
-
-fn finished_icon(status: ToolStatus, code: Option<i32>) -> (&'static str, Style, String) {
-    let code = code
-        .map(|c| format!("exit {c}"))
-        .unwrap_or_else(|| "done".into());
-    match status {
-        ToolStatus::Ok => ("✓", Style::default().fg(Color::Green), code),
-        ToolStatus::Failed => ("✗", Style::default().fg(Color::Red), code),
-        ToolStatus::Cancelled => ("⊘", Style::default().fg(Color::Yellow), "cancelled".into()),
-        ToolStatus::TimedOut => ("⏱", Style::default().fg(Color::Yellow), "timed out".into()),
-    }
+    frame.render_widget(Paragraph::new(window.lines), inner);
 }
 
 /// Elapsed time of a run: whole seconds while it runs (the screen changes once a second, not
@@ -278,7 +194,7 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
                 "older run: its output is no longer kept in memory; all of it is in {}",
                 path.unwrap_or_default()
             );
-            for l in wrap(&note, width.saturating_sub(2)) {
+            for l in wrap_words(&note, width.saturating_sub(2)) {
                 lines.push(Line::styled(format!("  {l}"), dim()));
             }
             continue;
@@ -347,12 +263,13 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     if app.turn_running {
         spans.push(Span::styled("· working ", Style::default().fg(Color::Blue)));
     }
-    let hints: &[Binding] = match (app.overlays.last(), app.focus) {
-        (Some(Overlay::Approval(_)), _) => keys::APPROVAL_KEYS,
-        (Some(Overlay::Grants { .. }), _) => keys::GRANTS_KEYS,
+    let hints: &[Place] = match (app.overlays.last(), app.focus) {
+        (Some(Overlay::Approval(_)), _) => &[Place::Approval],
+        (Some(Overlay::Grants { .. }), _) => &[Place::Grants],
+        (Some(Overlay::Help { .. }), _) => &[Place::Help],
         (Some(_), _) => &[],
-        (None, Focus::Prompt) => keys::PROMPT_KEYS,
-        (None, Focus::Results) => keys::RESULTS_KEYS,
+        (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],
+        (None, Focus::Results) => &[Place::Results],
     };
     spans.push(Span::styled(format!("· {}", keys::hint(hints, 4)), dim()));
     let line = Line::from(spans);
