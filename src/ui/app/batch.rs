@@ -75,6 +75,11 @@ impl Batch {
         }
     }
 
+    /// How many calls of the batch still wait for a person's decision (asked or forecast to).
+    pub fn undecided(&self) -> usize {
+        self.calls.iter().filter(|c| c.asks && !c.settled).count()
+    }
+
     /// Where the request for `call_id` stands; `None` when it is not in this batch.
     pub fn place(&self, call_id: &str) -> Option<Place> {
         let asking: Vec<&BatchCall> = self.calls.iter().filter(|c| c.asks).collect();

@@ -253,7 +253,8 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         Span::styled(format!("· {} ", visible_line(&app.status.workspace)), dim()),
         Span::raw(format!("· grants {} ", app.grants.len())),
     ];
-    let pending = app.pending_approvals();
+    // The batch's count, like the modal's "2 of 5": the questions still to come count too.
+    let pending = app.pending_approvals().max(app.batch.undecided());
     if pending > 0 {
         spans.push(Span::styled(
             format!("· {pending} waiting for approval "),
