@@ -31,6 +31,8 @@ pub struct ApprovalOverlay {
     pub seen: Seen,
     /// The answer key last refused because something was not seen yet (the hint says what).
     pub refused: Option<char>,
+    /// Keys typed before it armed went on into the prompt (said once in the conversation).
+    pub typed_into_prompt: bool,
 }
 
 impl ApprovalOverlay {
@@ -45,6 +47,7 @@ impl ApprovalOverlay {
             view: None,
             seen: Seen::default(),
             refused: None,
+            typed_into_prompt: false,
         };
         overlay.front_changed();
         overlay
@@ -139,6 +142,15 @@ pub(super) fn answers_a_modal(key: &KeyEvent) -> bool {
             && matches!(key.code, KeyCode::Char(c) if c.is_uppercase()))
 }
 
+/// A key that types text (a character with no Ctrl or Alt, or Backspace), as opposed to one that
+/// moves, scrolls or commands.
+fn is_typing(key: &KeyEvent) -> bool {
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER);
+    plain && matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
+}
+
 impl App {
     /// After a frame: the renderer's report of the approval preview it drew (request and size).
     pub fn approval_drawn(&mut self, drawn: Option<(String, View)>) {
@@ -188,6 +200,21 @@ impl App {
                     Vec::new()
                 }
             };
+        }
+        // Typing that was meant for the prompt when the modal appeared goes on into the prompt
+        // (j and k too, which scroll an armed modal), never into an answer; the modal stays
+        // unarmed while it lasts.
+        if now < overlay.armed_at && is_typing(&key) {
+            overlay.armed_at = now + ARM_DELAY;
+            let first = !overlay.typed_into_prompt;
+            overlay.typed_into_prompt = true;
+            self.prompt.input(key);
+            if first {
+                self.entries.push(Entry::Notice(
+                    "an approval appeared while you typed: your keys went on into the prompt draft, not to the approval".into(),
+                ));
+            }
+            return Vec::new();
         }
         // Scrolling is always safe, armed or not, with or without modifiers.
         let scrolled = match key.code {

@@ -208,7 +208,7 @@ fn keys_typed_into_the_prompt_never_answer_a_modal_that_pops_up() {
         assert!(rig.press(key(c), 50 + 100 * i as u64).is_empty());
     }
     assert_eq!(rig.app.pending_approvals(), 1);
-    assert_eq!(rig.app.draft(), "hello ");
+    assert_eq!(rig.app.draft(), "hello yes");
 }
 
 #[test]

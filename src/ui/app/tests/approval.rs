@@ -248,10 +248,12 @@ fn up_after_end_moves_from_the_real_bottom() {
     rig.ask(huge_edit());
     rig.press(KeyEvent::new(KeyCode::End, KeyModifiers::NONE), 100);
     let bottom = overlay(&rig.app).scroll;
-    rig.press(key('k'), 200);
+    // The arrows scroll at once; j and k only once the modal is armed (before, they are typing
+    // meant for the prompt).
+    rig.press(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE), 200);
     let up = overlay(&rig.app).scroll;
     assert!(up < bottom, "{up:?} {bottom:?}");
-    rig.press(key('j'), 300);
+    rig.press(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE), 300);
     assert_eq!(overlay(&rig.app).scroll, bottom);
 }
 
@@ -270,4 +272,31 @@ fn mouse_wheel_scrolls_the_preview_by_rows() {
     assert!(down > crate::ui::preview::Scroll::TOP);
     rig.app.on_mouse(wheel(MouseEventKind::ScrollUp));
     assert_eq!(overlay(&rig.app).scroll, crate::ui::preview::Scroll::TOP);
+}
+
+#[test]
+fn keys_typed_as_the_modal_appears_go_on_into_the_prompt_and_never_answer_it() {
+    let mut rig = Rig::new();
+    rig.ask(file_request("c1"));
+    let mut ops = Vec::new();
+    for (i, c) in "yes, just kidding".chars().enumerate() {
+        ops.extend(rig.press(key(c), 10 * i as u64));
+    }
+    assert!(decided(&ops).is_empty(), "a typed key answered the modal");
+    assert_eq!(rig.app.draft(), "yes, just kidding");
+    assert_eq!(rig.app.pending_approvals(), 1);
+    let notices = rig
+        .app
+        .entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Notice(n) if n.contains("went on into the prompt draft")))
+        .count();
+    assert_eq!(notices, 1, "said once, not per key");
+    // Once the typing has stopped for the arming delay, the modal answers as usual.
+    let ops = rig.press(key('n'), 10 * 17 + 1000);
+    assert_eq!(
+        decided(&ops),
+        vec![("c1".into(), Decision::Deny { reason: None })]
+    );
+    assert_eq!(rig.app.draft(), "yes, just kidding");
 }
