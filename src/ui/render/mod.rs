@@ -172,19 +172,22 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
         };
         let selected = index == app.selected_run;
         let marker = if selected && focused { "›" } else { " " };
-        let header = format!(
-            "{marker}{icon} {} {}  {}  {}",
-            visible_line(&run.call_id),
-            visible_line(&run.title),
-            elapsed(app, run.started, run.ended),
-            tail
+        // The status and time are what a glance is for: the title gives way first.
+        let header = fit_header(
+            &format!(
+                "{marker}{icon} {} {}",
+                visible_line(&run.call_id),
+                visible_line(&run.title)
+            ),
+            &format!("  {}  {}", elapsed(app, run.started, run.ended), tail),
+            width,
         );
         let header_style = if selected {
             style.add_modifier(Modifier::BOLD)
         } else {
             style
         };
-        lines.push(Line::styled(truncate(&header, width), header_style));
+        lines.push(Line::styled(header, header_style));
         if run.trimmed {
             let path = run
                 .log
@@ -220,6 +223,19 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
     }
     let start = lines.len().saturating_sub(height);
     frame.render_widget(Paragraph::new(lines.split_off(start)), inner);
+}
+
+/// `left` then `right` on one line of `width`: when they do not fit, `left` is cut (visibly)
+/// so `right` stays whole, unless the row is too narrow to keep even a few characters of it.
+fn fit_header(left: &str, right: &str, width: usize) -> String {
+    let (l, r) = (left.chars().count(), right.chars().count());
+    if l + r <= width {
+        return format!("{left}{right}");
+    }
+    if r + 6 <= width {
+        return format!("{}{right}", truncate(left, width - r));
+    }
+    truncate(&format!("{left}{right}"), width)
 }
 
 /// Cuts a line to a width, visibly.
@@ -349,5 +365,17 @@ mod tests {
     fn a_long_line_is_cut_visibly() {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    #[test]
+    fn a_run_header_cuts_its_title_before_its_status() {
+        let left = "✓ c6 $ python3 -m unittest -v 2>&1";
+        let right = "  0.4s  exit 0";
+        assert_eq!(
+            fit_header(left, right, 30),
+            "✓ c6 $ python3 …  0.4s  exit 0"
+        );
+        assert_eq!(fit_header("✓ c1 ls", right, 30), "✓ c1 ls  0.4s  exit 0");
+        assert_eq!(fit_header(left, right, 12), "✓ c6 $ pyth…");
     }
 }
