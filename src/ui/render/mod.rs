@@ -260,26 +260,6 @@ fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
-    let mut spans = vec![
-        Span::styled(
-            format!(" {} ", visible_line(&app.status.model)),
-            Style::default().add_modifier(Modifier::REVERSED),
-        ),
-        Span::raw(format!(" mode {} ", app.status.mode)),
-        Span::styled(format!("· {} ", visible_line(&app.status.workspace)), dim()),
-        Span::raw(format!("· grants {} ", app.grants.len())),
-    ];
-    // The batch's count, like the modal's "2 of 5": the questions still to come count too.
-    let pending = app.pending_approvals().max(app.batch.undecided());
-    if pending > 0 {
-        spans.push(Span::styled(
-            format!("· {pending} waiting for approval "),
-            Style::default().fg(Color::Yellow),
-        ));
-    }
-    if app.turn_running {
-        spans.push(Span::styled("· working ", Style::default().fg(Color::Blue)));
-    }
     let hints: &[Place] = match (app.overlays.last(), app.focus) {
         (Some(Overlay::Approval(_)), _) => &[Place::Approval],
         (Some(Overlay::Grants { .. }), _) => &[Place::Grants],
@@ -288,9 +268,109 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],
         (None, Focus::Results) => &[Place::Results],
     };
-    spans.push(Span::styled(format!("· {}", keys::hint(hints, 4)), dim()));
-    let line = Line::from(spans);
+    let status = StatusLine {
+        model: visible_line(&app.status.model),
+        mode: app.status.mode.to_string(),
+        workspace: visible_line(&app.status.workspace),
+        grants: app.grants.len(),
+        // The batch's count, like the modal's "2 of 5": the questions still to come count too.
+        pending: app.pending_approvals().max(app.batch.undecided()),
+        working: app.turn_running,
+        hint: keys::hint(hints, 4),
+    };
+    let line = Line::from(status.spans(area.width as usize));
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// What the status bar says, before it is fitted to a width.
+struct StatusLine {
+    model: String,
+    mode: String,
+    workspace: String,
+    grants: usize,
+    pending: usize,
+    working: bool,
+    hint: String,
+}
+
+impl StatusLine {
+    /// The parts that matter survive narrowing: labels shorten first ("4 waiting for approval"
+    /// becomes "4 waiting"), the workspace path gives up its beginning, and the key hints, last
+    /// on the line, are what the edge cuts.
+    fn spans(&self, width: usize) -> Vec<Span<'static>> {
+        let len = |s: &str| s.chars().count();
+        let model = format!(" {} ", self.model);
+        let working = if self.working { "· working " } else { "" };
+        // Ever shorter labels, tried in order until the parts that matter fit with some path.
+        let ladder = [
+            (true, true, true),
+            (true, false, true),
+            (false, false, true),
+            (false, false, false),
+        ];
+        let parts = |(mode_label, long_pending, zero_grants): (bool, bool, bool)| {
+            let mode = if mode_label {
+                format!(" mode {} ", self.mode)
+            } else {
+                format!(" {} ", self.mode)
+            };
+            let grants = if self.grants > 0 || zero_grants {
+                format!("· grants {} ", self.grants)
+            } else {
+                String::new()
+            };
+            let pending = match (self.pending, long_pending) {
+                (0, _) => String::new(),
+                (n, true) => format!("· {n} waiting for approval "),
+                (n, false) => format!("· {n} waiting "),
+            };
+            (mode, grants, pending)
+        };
+        let path_full = len(&self.workspace) + 3;
+        let fits = |(mode, grants, pending): &(String, String, String)| {
+            len(&model) + len(mode) + len(grants) + len(pending) + len(working) + path_full.min(16)
+                <= width
+        };
+        let (mode, grants, pending) = ladder
+            .iter()
+            .map(|step| parts(*step))
+            .find(fits)
+            .unwrap_or_else(|| parts(ladder[ladder.len() - 1]));
+        let fixed = len(&model) + len(&mode) + len(&grants) + len(working);
+        let path = format!("· {} ", self.workspace);
+        let room = width.saturating_sub(fixed + len(&pending));
+        let path = if len(&path) <= room {
+            path
+        } else {
+            // Keep the end of the path: its last directories say which workspace this is.
+            let keep = room.saturating_sub(4);
+            let tail: String = {
+                let chars: Vec<char> = self.workspace.chars().collect();
+                chars[chars.len().saturating_sub(keep)..].iter().collect()
+            };
+            if keep == 0 {
+                String::new()
+            } else {
+                format!("· …{tail} ")
+            }
+        };
+        let mut spans = vec![
+            Span::styled(model, Style::default().add_modifier(Modifier::REVERSED)),
+            Span::raw(mode),
+            Span::styled(path, dim()),
+        ];
+        if !grants.is_empty() {
+            spans.push(Span::raw(grants));
+        }
+        if !pending.is_empty() {
+            spans.push(Span::styled(pending, Style::default().fg(Color::Yellow)));
+        }
+        if self.working {
+            spans.push(Span::styled(working, Style::default().fg(Color::Blue)));
+        }
+        spans.push(Span::styled(format!("· {}", self.hint), dim()));
+        spans
+    }
 }
 
 fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
@@ -365,6 +445,40 @@ mod tests {
     fn a_long_line_is_cut_visibly() {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    fn status_text(width: usize, pending: usize) -> String {
+        let status = StatusLine {
+            model: "scripted: demo".into(),
+            mode: "default".into(),
+            workspace: "/tmp/airlock-demo/exec-1796104174000-18445".into(),
+            grants: 0,
+            pending,
+            working: true,
+            hint: "y allow once  n deny".into(),
+        };
+        let text: String = status
+            .spans(width)
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect();
+        text.chars().take(width).collect()
+    }
+
+    #[test]
+    fn a_narrow_status_bar_keeps_the_count_and_shortens_the_path_and_labels_first() {
+        let wide = status_text(160, 4);
+        assert!(wide.contains("4 waiting for approval"), "{wide}");
+        assert!(
+            wide.contains("/tmp/airlock-demo/exec-1796104174000-18445"),
+            "{wide}"
+        );
+        let narrow = status_text(60, 4);
+        assert!(narrow.contains("· 4 waiting · working"), "{narrow}");
+        assert!(narrow.contains("…"), "{narrow}");
+        let mid = status_text(100, 1);
+        assert!(mid.contains("1 waiting for approval · working"), "{mid}");
+        assert!(mid.contains("…-1796104174000-18445 "), "{mid}");
     }
 
     #[test]
