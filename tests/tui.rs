@@ -99,8 +99,8 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
     ]);
 
     // The edit asks first: the modal shows the diff before any key is live.
-    let screen = tmux.wait_for("approval");
-    assert!(screen.contains("edit_file"), "{screen}");
+    // (Not just "approval": the status bar counts the batch's questions before the modal opens.)
+    tmux.wait_for("wants to run edit_file");
     let screen = tmux.wait_for("+    return a + b");
     assert!(screen.contains("-    return a - b"), "{screen}");
     std::thread::sleep(Duration::from_millis(600)); // past the arm delay
