@@ -191,38 +191,17 @@ impl Builder<'_> {
     /// `make -n`: a read of the makefile when it makes make run nothing, else it asks as make
     /// does, saying which line runs (see `super::makefile`).
     fn make_dry_run(&mut self, part: usize, dir: &Word, file: Option<&Word>, when: &When) {
-        let found = match (judge::target(self.ctx, when.cwd, dir), file) {
-            (Target::Paths(dirs), None) if dirs.len() == 1 => {
-                super::makefile::makefile_in(&dirs[0].path, None)
-            }
-            (
-                Target::Paths(dirs),
-                Some(Word::Lit {
-                    value, glob: false, ..
-                }),
-            ) if dirs.len() == 1 => {
-                super::makefile::makefile_in(&dirs[0].path, Some(std::path::Path::new(value)))
-            }
-            _ => None,
-        };
-        let why = match &found {
-            Some(makefile) => super::makefile::runs_anyway(makefile),
-            None => Some("airlock cannot tell which makefile it reads".into()),
-        };
-        match (why, found) {
-            (None, Some(makefile)) => {
+        match super::makefile::quiet_makefile(self.ctx, when.cwd, dir, file) {
+            Ok(makefile) => {
                 let word = Word::lit(&makefile.to_string_lossy());
                 self.path_effect(part, Access::Read, &word, when);
             }
-            (why, _) => self.reason(
+            Err(why) => self.reason(
                 part,
                 Ruling::Ask,
                 ReasonCode::RunsCode,
                 Risk::Mutating,
-                format!(
-                    "`make -n` still runs project code here: {}",
-                    why.unwrap_or_default()
-                ),
+                format!("`make -n` still runs project code here: {why}"),
             ),
         }
     }
@@ -280,96 +259,6 @@ impl Builder<'_> {
                 ),
             }
         }
-    }
-}
-
-/// Names bash runs itself, whatever PATH holds.
-const BASH_BUILTINS: &[&str] = &[
-    ":", ".", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
-    "complete", "continue", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit",
-    "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let",
-    "local", "logout", "popd", "printf", "pushd", "pwd", "read", "readonly", "return", "set",
-    "shift", "shopt", "source", "suspend", "test", "times", "trap", "true", "type", "typeset",
-    "ulimit", "umask", "unalias", "unset", "wait",
-];
-
-/// `cd` reads nothing itself, but `cd /proc/$PPID && cat environ` reads another process's
-/// environment through where it lands, and what follows is relative to a place airlock only
-/// knows as "computed". A change of directory into another process's `/proc` entry is refused
-/// like the read it prepares.
-fn enters_other_process(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand) {
-    if !matches!(
-        cmd.argv.first().and_then(Word::as_lit),
-        Some("cd" | "pushd")
-    ) {
-        return;
-    }
-    for word in &cmd.argv[1..] {
-        let finding = match judge::target(b.ctx, &cmd.cwd, word) {
-            Target::Paths(paths) => paths
-                .iter()
-                .map(|p| judge::judge(b.ctx, Access::Read, p))
-                .find(|f| f.code == ReasonCode::CredentialMaterial),
-            Target::Unknown(_) => judge::judge_dynamic(word.display()),
-        };
-        if let Some(f) = finding {
-            b.reason(part, f.ruling, f.code, f.risk, f.message);
-        }
-    }
-}
-
-/// A git command in a repository whose own config makes git run programs (see
-/// [`super::gitconfig`]) asks, naming each setting.
-fn repository_runs_programs(b: &mut Builder, part: usize, cmd: &shell::SimpleCommand) {
-    if cmd.argv.first().and_then(Word::as_lit) != Some("git") {
-        return;
-    }
-    let shell::Cwd::Known(cwd) = &cmd.cwd else {
-        return;
-    };
-    // `git -C DIR` runs in DIR (relative ones add up); a computed one is judged elsewhere.
-    let mut dir = cwd.clone();
-    let mut words = cmd.argv[1..].iter();
-    while let Some(w) = words.next() {
-        match w.as_lit() {
-            Some("-C") => match words.next().and_then(Word::as_lit) {
-                Some(d) => dir = crate::approval::paths::resolve(b.ctx, &dir, d).path,
-                None => return,
-            },
-            Some(o) if o.starts_with('-') => {}
-            _ => break,
-        }
-    }
-    let found = super::gitconfig::program_settings(&dir);
-    for setting in &found.settings {
-        let shown = crate::approval::paths::resolve(
-            b.ctx,
-            &b.ctx.workspace,
-            &setting.file.to_string_lossy(),
-        );
-        b.reason(
-            part,
-            Ruling::Ask,
-            ReasonCode::ConfigInjection,
-            Risk::Dangerous,
-            format!(
-                "the repository's git config ({}) sets `{}` to `{}`: git runs that program",
-                judge::show(b.ctx, &shown),
-                setting.key,
-                setting.value
-            ),
-        );
-    }
-    if let Some(why) = &found.unreadable {
-        b.reason(
-            part,
-            Ruling::Ask,
-            ReasonCode::ConfigInjection,
-            Risk::Dangerous,
-            format!(
-                "the repository's git config cannot be checked for programs git would run: {why}"
-            ),
-        );
     }
 }
 
@@ -446,25 +335,8 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         for effect in &effects {
             apply_effect(&mut b, part, &when, effect);
         }
-        enters_other_process(&mut b, part, cmd);
-        repository_runs_programs(&mut b, part, cmd);
-        if let Some(name) = cmd.argv.first().and_then(Word::as_lit)
-            && !name.contains('/')
-            && !BASH_BUILTINS.contains(&name)
-            && let Some(found) = ctx.program_in_writable_place(name)
-        {
-            let shown =
-                crate::approval::paths::resolve(ctx, &ctx.workspace, &found.to_string_lossy());
-            b.reason(
-                part,
-                Ruling::Ask,
-                ReasonCode::RunsCode,
-                Risk::Dangerous,
-                format!(
-                    "`{name}` is found first at {} (through PATH), a place the agent can write: it runs that file",
-                    judge::show(ctx, &shown)
-                ),
-            );
+        for f in super::command_checks::findings(ctx, cmd) {
+            b.reason(part, f.ruling, f.code, f.risk, f.message);
         }
         if b.parts[part].ruling == Ruling::Allow && !b.reasons.iter().any(|r| r.part == Some(part))
         {

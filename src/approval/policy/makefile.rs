@@ -8,8 +8,38 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::judge::{self, Target};
+use crate::approval::paths::PathContext;
+use crate::approval::shell::{Cwd, Word};
+
 /// A makefile bigger than this is not read; the dry run asks.
 const MAX_MAKEFILE_BYTES: u64 = 1024 * 1024;
+
+/// The makefile a `make -n` in `dir` (a word in `cwd`, `-f file` if given) reads, when the dry
+/// run runs nothing; otherwise why it would run something, or why airlock cannot tell.
+pub fn quiet_makefile(
+    ctx: &PathContext,
+    cwd: &Cwd,
+    dir: &Word,
+    file: Option<&Word>,
+) -> Result<PathBuf, String> {
+    let given = match file {
+        None => None,
+        Some(Word::Lit {
+            value, glob: false, ..
+        }) => Some(Path::new(value.as_str())),
+        Some(_) => return Err("its makefile is named at run time".into()),
+    };
+    let makefile = match judge::target(ctx, cwd, dir) {
+        Target::Paths(dirs) if dirs.len() == 1 => makefile_in(&dirs[0].path, given),
+        _ => None,
+    }
+    .ok_or_else(|| "airlock cannot tell which makefile it reads".to_string())?;
+    match runs_anyway(&makefile) {
+        None => Ok(makefile),
+        Some(why) => Err(why),
+    }
+}
 
 /// The makefile `make` would read in `dir` (`-f` given, or GNU make's search order).
 pub fn makefile_in(dir: &Path, given: Option<&Path>) -> Option<PathBuf> {

@@ -6,6 +6,7 @@
 
 mod active;
 mod bash;
+mod command_checks;
 mod gitconfig;
 mod judge;
 mod lift;
