@@ -142,10 +142,38 @@ impl StateKey {
         crate::approval::frozen::hex(&hmac_sha256(&self.bytes, &message(label, fields)))
     }
 
+    /// `secret` (at most 32 bytes) hidden under this key for `context`, as hex: XOR with the MAC of
+    /// the context, so only a holder of the key reads it back. A context must seal one secret
+    /// only (a one-time code's hash does).
+    pub fn seal(&self, label: &str, context: &[u8], secret: &[u8]) -> Option<String> {
+        let pad = hmac_sha256(&self.bytes, &message(label, &[b"seal", context]));
+        (secret.len() <= pad.len()).then(|| {
+            let sealed: Vec<u8> = secret.iter().zip(pad).map(|(s, p)| s ^ p).collect();
+            crate::approval::frozen::hex(&sealed)
+        })
+    }
+
+    /// What `seal` hid for `context`, if `sealed` is hex of at most 32 bytes.
+    pub fn unseal(&self, label: &str, context: &[u8], sealed: &str) -> Option<Vec<u8>> {
+        let bytes = unhex(sealed)?;
+        let pad = hmac_sha256(&self.bytes, &message(label, &[b"seal", context]));
+        (bytes.len() <= pad.len()).then(|| bytes.iter().zip(pad).map(|(s, p)| s ^ p).collect())
+    }
+
     /// Whether `mac` is the MAC of this record.
     pub fn verify(&self, label: &str, fields: &[&[u8]], mac: Option<&str>) -> bool {
         mac.is_some_and(|m| same_text(&self.mac(label, fields), m))
     }
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 fn message(label: &str, fields: &[&[u8]]) -> Vec<u8> {

@@ -221,10 +221,14 @@ impl Store {
         };
         let mac = approval_mac(self, &row, "pending", None);
         row.mac = Some(mac);
+        // The code itself, readable only with the state key: a reopened cockpit shows it again.
+        let sealed = self
+            .key
+            .seal("code", row.code_hash.as_bytes(), code.as_bytes());
         tx.execute(
-            "INSERT INTO approvals (run_id, session, call_id, tool, digest, frozen, summary, code_hash, created_ms, expires_ms, state, spec_hash, mac)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11, ?12)",
-            params![row.run_id, row.session, row.call_id, row.tool, row.digest, row.frozen_text, row.summary, row.code_hash, row.created_ms as i64, row.expires_ms as i64, row.spec_hash, row.mac],
+            "INSERT INTO approvals (run_id, session, call_id, tool, digest, frozen, summary, code_hash, created_ms, expires_ms, state, spec_hash, mac, sealed_code)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11, ?12, ?13)",
+            params![row.run_id, row.session, row.call_id, row.tool, row.digest, row.frozen_text, row.summary, row.code_hash, row.created_ms as i64, row.expires_ms as i64, row.spec_hash, row.mac, sealed],
         )
         .map_err(|e| self.sqlite(e))?;
         tx.commit().map_err(|e| self.sqlite(e))?;

@@ -24,6 +24,9 @@ pub use approvals::{ApprovalRow, Refusal, code_hash, new_code};
 mod anchors;
 pub use anchors::DbAnchor;
 
+mod sessions;
+pub use sessions::SessionRow;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the state database {path}: {source}")]
@@ -105,6 +108,21 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE approvals ADD COLUMN spec_hash TEXT;
     ALTER TABLE approvals ADD COLUMN mac TEXT;
     ALTER TABLE session_grants ADD COLUMN mac TEXT;",
+    // 6: cockpit sessions (their conversation and where their turn stands, to reopen them), and
+    // each one-time code sealed under the state key, so a reopened cockpit shows the same code.
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        state TEXT NOT NULL,
+        owner TEXT,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        turns INTEGER NOT NULL,
+        spec TEXT,
+        mac TEXT
+    );
+    ALTER TABLE approvals ADD COLUMN sealed_code TEXT;",
 ];
 
 pub struct Store {

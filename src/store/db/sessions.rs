@@ -1,0 +1,373 @@
+//! Cockpit sessions: what a cockpit needs to be reopened after it stopped (quit, crash,
+//! `kill -9`): its workspace and a spec (the conversation, where the turn stands, the settings it
+//! started with), kept current as the turn moves. A session is `open` while the process named by
+//! `owner` ("pid:start time") runs it, `closed` after a clean quit; a session whose owner is gone
+//! is taken over by exactly one `airlock --resume`.
+//!
+//! The spec is signed with the state key like a run's checkpoint: a spec edited outside airlock
+//! is refused, never resumed. Title and turn count are for the listing only.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Store, StoreError};
+
+/// A cockpit session as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    pub id: String,
+    pub workspace: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub owner: Option<String>,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    /// The first prompt (model or person text: shown through `visible_line`).
+    pub title: String,
+    pub turns: u64,
+    pub spec: Option<String>,
+    /// Its signature verifies: id, workspace and spec are as airlock wrote them.
+    pub signed: bool,
+}
+
+fn session_fields<'a>(id: &'a str, workspace: &'a str, spec: Option<&'a str>) -> [&'a [u8]; 4] {
+    [
+        id.as_bytes(),
+        workspace.as_bytes(),
+        if spec.is_some() { b"1" } else { b"0" },
+        spec.unwrap_or("").as_bytes(),
+    ]
+}
+
+const COLUMNS: &str =
+    "id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac";
+
+impl Store {
+    fn session_row(&self, r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
+        let mut row = SessionRow {
+            id: r.get(0)?,
+            workspace: r.get(1)?,
+            state: r.get(2)?,
+            owner: r.get(3)?,
+            created_ms: r.get::<_, i64>(4)? as u64,
+            updated_ms: r.get::<_, i64>(5)? as u64,
+            title: r.get(6)?,
+            turns: r.get::<_, i64>(7)? as u64,
+            spec: r.get(8)?,
+            signed: false,
+        };
+        let mac: Option<String> = r.get(9)?;
+        row.signed = self.key.verify(
+            "session",
+            &session_fields(&row.id, &row.workspace, row.spec.as_deref()),
+            mac.as_deref(),
+        );
+        Ok(row)
+    }
+
+    /// Records a new cockpit session, open and owned by `owner`, with nothing in it yet.
+    pub fn open_session(
+        &self,
+        id: &str,
+        workspace: &str,
+        owner: &str,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let mac = self
+            .key
+            .mac("session", &session_fields(id, workspace, None));
+        self.conn
+            .execute(
+                "INSERT INTO sessions (id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac)
+                 VALUES (?1, ?2, 'open', ?3, ?4, ?4, '', 0, NULL, ?5)",
+                params![id, workspace, owner, now as i64, mac],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// Keeps where an open session stands: `false` (nothing written) when `owner` no longer owns
+    /// it (another process took it over).
+    #[allow(clippy::too_many_arguments)]
+    pub fn save_session(
+        &self,
+        id: &str,
+        workspace: &str,
+        owner: &str,
+        title: &str,
+        turns: u64,
+        spec: &str,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let mac = self
+            .key
+            .mac("session", &session_fields(id, workspace, Some(spec)));
+        let n = self
+            .conn
+            .execute(
+                "UPDATE sessions SET workspace = ?2, title = ?4, turns = ?5, spec = ?6, mac = ?7,
+                    updated_ms = ?8
+                 WHERE id = ?1 AND owner IS ?3",
+                params![
+                    id,
+                    workspace,
+                    owner,
+                    title,
+                    turns as i64,
+                    spec,
+                    mac,
+                    now as i64
+                ],
+            )
+            .map_err(|e| self.sqlite(e))?;
+        Ok(n == 1)
+    }
+
+    /// Marks a session `owner` runs as closed (a clean quit); nobody owns it any more.
+    pub fn close_session(&self, id: &str, owner: &str, now: u64) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE sessions SET state = 'closed', owner = NULL, updated_ms = ?3
+                 WHERE id = ?1 AND owner IS ?2",
+                params![id, owner, now as i64],
+            )
+            .map_err(|e| self.sqlite(e))?;
+        Ok(n == 1)
+    }
+
+    /// Takes a session over from `previous` (its owner, whose process is gone, or none after a
+    /// clean quit): only one caller wins; `false` for the others.
+    pub fn take_session(
+        &self,
+        id: &str,
+        previous: Option<&str>,
+        owner: &str,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE sessions SET state = 'open', owner = ?3, updated_ms = ?4
+                 WHERE id = ?1 AND owner IS ?2",
+                params![id, previous, owner, now as i64],
+            )
+            .map_err(|e| self.sqlite(e))?;
+        Ok(n == 1)
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
+        self.conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+                params![id],
+                |r| self.session_row(r),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// Cockpit sessions, the most recently used first, at most `limit`.
+    pub fn sessions(&self, limit: usize) -> Result<Vec<SessionRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM sessions ORDER BY updated_ms DESC, rowid DESC LIMIT ?1"
+            ))
+            .map_err(|e| self.sqlite(e))?;
+        let rows = stmt
+            .query_map(params![limit as i64], |r| self.session_row(r))
+            .map_err(|e| self.sqlite(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sqlite(e))
+    }
+
+    /// The one-time code of a request asked before for this call of `run_id` with this exact
+    /// frozen call (`digest`), if it can still be answered or was answered and not used: so a
+    /// reopened cockpit asks with the code it printed before, and an answer given with that code
+    /// meanwhile counts. Only a signed row whose sealed code matches its hash qualifies.
+    pub fn reusable_code(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        digest: &str,
+        now: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let found: Option<(i64, String, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT id, code_hash, sealed_code FROM approvals
+                 WHERE run_id = ?1 AND call_id = ?2 AND digest = ?3 AND expires_ms > ?4
+                   AND state IN ('pending', 'approved', 'denied')
+                 ORDER BY id DESC LIMIT 1",
+                params![run_id, call_id, digest, now as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))?;
+        let Some((_, hash, Some(sealed))) = found else {
+            return Ok(None);
+        };
+        let Some(code) = self
+            .key
+            .unseal("code", hash.as_bytes(), &sealed)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+        else {
+            return Ok(None);
+        };
+        if !crate::store::key::same_text(&super::code_hash(&code), &hash) {
+            return Ok(None);
+        }
+        let row = self.approval_by_code(&code)?;
+        Ok(row.filter(|r| r.signed).map(|_| code))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::approval::frozen::FrozenCall;
+    use crate::store::db::Store;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("airlock.db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_session_keeps_its_latest_spec_and_verifies() {
+        let (_dir, db) = store();
+        db.open_session("s1", "/w", "1:1", 10).unwrap();
+        assert!(
+            db.save_session("s1", "/w", "1:1", "fix it", 1, "{\"a\":1}", 20)
+                .unwrap()
+        );
+        let row = db.session("s1").unwrap().unwrap();
+        assert_eq!(row.spec.as_deref(), Some("{\"a\":1}"));
+        assert_eq!((row.title.as_str(), row.turns), ("fix it", 1));
+        assert!(row.signed);
+        assert_eq!(row.state, "open");
+    }
+
+    #[test]
+    fn a_spec_edited_outside_airlock_no_longer_verifies() {
+        let (_dir, db) = store();
+        db.open_session("s1", "/w", "1:1", 10).unwrap();
+        db.save_session("s1", "/w", "1:1", "t", 1, "{\"a\":1}", 20)
+            .unwrap();
+        db.conn
+            .execute("UPDATE sessions SET spec = '{\"a\":2}'", [])
+            .unwrap();
+        assert!(!db.session("s1").unwrap().unwrap().signed);
+    }
+
+    #[test]
+    fn a_process_that_lost_the_session_to_another_writes_nothing() {
+        let (_dir, db) = store();
+        db.open_session("s1", "/w", "1:1", 10).unwrap();
+        assert!(db.take_session("s1", Some("1:1"), "2:2", 20).unwrap());
+        assert!(
+            !db.save_session("s1", "/w", "1:1", "t", 1, "{}", 30)
+                .unwrap()
+        );
+        assert!(!db.close_session("s1", "1:1", 30).unwrap());
+        assert_eq!(
+            db.session("s1").unwrap().unwrap().owner.as_deref(),
+            Some("2:2")
+        );
+    }
+
+    #[test]
+    fn only_one_of_two_resumes_takes_a_session_over() {
+        let (_dir, db) = store();
+        db.open_session("s1", "/w", "1:1", 10).unwrap();
+        assert!(db.take_session("s1", Some("1:1"), "2:2", 20).unwrap());
+        assert!(!db.take_session("s1", Some("1:1"), "3:3", 20).unwrap());
+    }
+
+    #[test]
+    fn a_closed_session_is_taken_over_from_nobody() {
+        let (_dir, db) = store();
+        db.open_session("s1", "/w", "1:1", 10).unwrap();
+        assert!(db.close_session("s1", "1:1", 20).unwrap());
+        let row = db.session("s1").unwrap().unwrap();
+        assert_eq!((row.state.as_str(), row.owner), ("closed", None));
+        assert!(db.take_session("s1", None, "2:2", 30).unwrap());
+    }
+
+    #[test]
+    fn sessions_are_listed_most_recent_first() {
+        let (_dir, db) = store();
+        db.open_session("old", "/w", "1:1", 10).unwrap();
+        db.open_session("new", "/w", "1:1", 20).unwrap();
+        let ids: Vec<String> = db.sessions(10).unwrap().into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["new", "old"]);
+    }
+
+    fn ask(db: &Store, call: &str, args: serde_json::Value) -> (String, FrozenCall) {
+        db.save_run("s1", "s1", std::path::Path::new("/w"), "live", None, 1)
+            .unwrap();
+        let frozen = FrozenCall::freeze("bash", &args);
+        let code = db
+            .add_approval("s1", "s1", call, &frozen, "{}", 1, 1000)
+            .unwrap();
+        (code, frozen)
+    }
+
+    #[test]
+    fn the_code_of_a_request_asked_again_is_the_one_printed_before() {
+        let (_dir, db) = store();
+        let (code, frozen) = ask(&db, "c1", serde_json::json!({"command": "ls"}));
+        assert_eq!(
+            db.reusable_code("s1", "c1", &frozen.digest, 2).unwrap(),
+            Some(code.clone())
+        );
+        // Answered meanwhile from another terminal: still the one to pick the answer up from.
+        db.decide(&code, r#"{"decision":"allow_once"}"#, 3).unwrap();
+        assert_eq!(
+            db.reusable_code("s1", "c1", &frozen.digest, 4).unwrap(),
+            Some(code)
+        );
+    }
+
+    #[test]
+    fn no_code_is_reused_for_other_arguments_an_expired_request_or_a_used_answer() {
+        let (_dir, db) = store();
+        let (code, frozen) = ask(&db, "c1", serde_json::json!({"command": "ls"}));
+        let other = FrozenCall::freeze("bash", &serde_json::json!({"command": "rm -rf /"}));
+        assert_eq!(
+            db.reusable_code("s1", "c1", &other.digest, 2).unwrap(),
+            None
+        );
+        assert_eq!(
+            db.reusable_code("s1", "c2", &frozen.digest, 2).unwrap(),
+            None
+        );
+        assert_eq!(
+            db.reusable_code("s1", "c1", &frozen.digest, 5000).unwrap(),
+            None
+        );
+        let row = db.decide(&code, r#"{"decision":"allow_once"}"#, 3).unwrap();
+        db.consume(&row, 4).unwrap();
+        assert_eq!(
+            db.reusable_code("s1", "c1", &frozen.digest, 5).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_sealed_code_swapped_for_another_rows_is_not_reused() {
+        let (_dir, db) = store();
+        let (_, first) = ask(&db, "c1", serde_json::json!({"command": "ls"}));
+        let (_, _) = ask(&db, "c2", serde_json::json!({"command": "rm -rf build"}));
+        // Move c2's sealed code onto c1: it was sealed for c2's hash, so it does not unseal.
+        db.conn
+            .execute(
+                "UPDATE approvals SET sealed_code = (SELECT sealed_code FROM approvals WHERE call_id = 'c2') WHERE call_id = 'c1'",
+                [],
+            )
+            .unwrap();
+        assert_eq!(
+            db.reusable_code("s1", "c1", &first.digest, 2).unwrap(),
+            None
+        );
+    }
+}
