@@ -166,6 +166,12 @@ pub enum AgentEvent {
     Checkpoint {
         checkpoint: Box<crate::agent::Checkpoint>,
     },
+    /// A session was reopened (`airlock --resume`): the conversation so far, and where its turn
+    /// stood (calls already settled, calls that were running, `idle` between turns), for the
+    /// driver to show again. Sent first; a turn that was under way then goes on.
+    Restored {
+        checkpoint: Box<crate::agent::Checkpoint>,
+    },
     /// This session's decisions, one readable line each, with their source (after `Op::ListAudit`).
     Audit { lines: Vec<String> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.

@@ -121,10 +121,13 @@ impl Agent {
                             });
                         }
                     });
+                    // On record as started before it starts: if the process dies from here on,
+                    // a resume reports it interrupted and never runs it again.
+                    started.push(index);
+                    self.checkpoint(calls, &results, index + 1, &started);
                     let tools = self.tools.clone();
                     running
                         .spawn(async move { (index, tools.execute(approved, token, sink).await) });
-                    started.push(index);
                 }
             }
         }

@@ -42,6 +42,18 @@ pub struct Checkpoint {
     /// are reported as interrupted on resume and never run again.
     #[serde(default)]
     pub started: Vec<usize>,
+    /// No turn is running: the conversation is all there is to go on from (a cockpit session
+    /// between turns). A resume restores it and waits for the next prompt.
+    #[serde(default)]
+    pub idle: bool,
+}
+
+/// Keeps where the session stands, durably, as the turn moves: called on the agent task before
+/// the step it describes goes on (a call is recorded as started before it starts), so a process
+/// killed at any point can be resumed without running anything twice.
+pub trait Journal: Send + Sync {
+    /// Stores `checkpoint`; an error is told to the driver once and the session goes on.
+    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String>;
 }
 
 /// How a batch of calls ended.
@@ -64,6 +76,10 @@ pub(crate) struct Control {
     pending: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
     running: Mutex<HashMap<CallId, CancellationToken>>,
     turn: Mutex<Option<CancellationToken>>,
+    /// The driver is shutting down: what the interrupt does to the turn from now on (requests
+    /// denied, tools killed) is not the person's decision, so it is not journaled; the session
+    /// resumes from where it stood.
+    closing: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -83,6 +99,8 @@ pub struct AgentConfig {
     pub checkpoints: bool,
     /// Give every approval request a one-time code in this state database too.
     pub remote: Option<RemoteCodes>,
+    /// Keep the session durable as it moves (the cockpit's sessions).
+    pub journal: Option<Arc<dyn Journal>>,
 }
 
 impl Default for AgentConfig {
@@ -91,6 +109,7 @@ impl Default for AgentConfig {
             max_steps: DEFAULT_MAX_STEPS,
             checkpoints: false,
             remote: None,
+            journal: None,
         }
     }
 }
@@ -112,6 +131,8 @@ pub struct Resume {
     pub checkpoint: Checkpoint,
     /// The decision for the parked call; none when resuming a run whose process died.
     pub answer: Option<ParkedAnswer>,
+    /// Tell the driver the conversation so far (`AgentEvent::Restored`), so it shows it again.
+    pub show_history: bool,
 }
 
 /// How the parked call was decided.
@@ -150,10 +171,20 @@ pub fn spawn_with(
         conversation: Vec::new(),
         turn: 0,
         config,
+        journal_failed: std::sync::atomic::AtomicBool::new(false),
     };
     let task = tokio::spawn(async move {
         let mut agent = agent;
         if let Some(r) = resume {
+            if r.show_history {
+                agent.emit(AgentEvent::Restored {
+                    checkpoint: Box::new(r.checkpoint.clone()),
+                });
+            }
+            if r.checkpoint.idle {
+                agent.restore(r.checkpoint);
+                return agent.run(op_rx).await;
+            }
             let settled = r.answer.map(|a| {
                 agent.gate.settle_parked(
                     &a.call_id,
@@ -184,6 +215,8 @@ struct Agent {
     conversation: Vec<Message>,
     turn: u64,
     config: AgentConfig,
+    /// The journal failed once and the driver was told; it is not told again.
+    journal_failed: std::sync::atomic::AtomicBool,
 }
 
 /// What an op handled during a turn asks the loop to do.
@@ -271,7 +304,7 @@ fn handle_op_during_turn(
         },
         Op::Interrupt => control.interrupt(),
         Op::Shutdown => {
-            control.interrupt();
+            control.close();
             return Next::Shutdown;
         }
     }
@@ -279,6 +312,13 @@ fn handle_op_during_turn(
 }
 
 impl Control {
+    /// Shutting down: stop journaling, then interrupt.
+    fn close(&self) {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.interrupt();
+    }
+
     fn interrupt(&self) {
         if let Some(token) = lock(&self.turn).as_ref() {
             token.cancel();
@@ -315,7 +355,7 @@ impl Agent {
                                         }
                                     }
                                     None => {
-                                        control.interrupt();
+                                        control.close();
                                         shutdown = true;
                                     }
                                 },
@@ -360,8 +400,10 @@ impl Agent {
             prompt: prompt.clone(),
         });
         self.conversation.push(Message::User { text: prompt });
+        self.journal(&[], &[], 0, &[], false);
         let outcome = self.turn_steps(&cancel).await;
         *lock(&self.control.turn) = None;
+        self.journal(&[], &[], 0, &[], true);
         self.emit(AgentEvent::TurnFinished { turn, outcome });
     }
 
@@ -419,7 +461,7 @@ impl Agent {
         TurnOutcome::StepLimit
     }
 
-    /// Tells the driver where the turn stands, when it keeps checkpoints.
+    /// Tells the driver where the turn stands, when it keeps checkpoints, and the journal.
     fn checkpoint(
         &self,
         calls: &[ToolCall],
@@ -427,20 +469,69 @@ impl Agent {
         next: usize,
         started: &[usize],
     ) {
+        self.journal(calls, results, next, started, false);
         if !self.config.checkpoints {
             return;
         }
         self.emit(AgentEvent::Checkpoint {
-            checkpoint: Box::new(Checkpoint {
-                conversation: self.conversation.clone(),
-                calls: calls.to_vec(),
-                results: results.to_vec(),
-                parked: next,
-                model: self.model.save(),
-                turn: self.turn,
-                started: started.to_vec(),
-            }),
+            checkpoint: Box::new(self.checkpoint_of(calls, results, next, started, false)),
         });
+    }
+
+    fn checkpoint_of(
+        &self,
+        calls: &[ToolCall],
+        results: &[Option<Message>],
+        next: usize,
+        started: &[usize],
+        idle: bool,
+    ) -> Checkpoint {
+        Checkpoint {
+            conversation: self.conversation.clone(),
+            calls: calls.to_vec(),
+            results: results.to_vec(),
+            parked: next,
+            model: self.model.save(),
+            turn: self.turn,
+            started: started.to_vec(),
+            idle,
+        }
+    }
+
+    /// Keeps where the session stands in the journal, if there is one and the driver is not
+    /// shutting down.
+    fn journal(
+        &self,
+        calls: &[ToolCall],
+        results: &[Option<Message>],
+        next: usize,
+        started: &[usize],
+        idle: bool,
+    ) {
+        use std::sync::atomic::Ordering;
+        let Some(journal) = &self.config.journal else {
+            return;
+        };
+        if self.control.closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let checkpoint = self.checkpoint_of(calls, results, next, started, idle);
+        if let Err(e) = journal.save(&checkpoint)
+            && !self.journal_failed.swap(true, Ordering::SeqCst)
+        {
+            self.emit(AgentEvent::Error {
+                message: format!(
+                    "this session could not be saved ({e}); it goes on, but --resume may not reopen it as it is now"
+                ),
+            });
+        }
+    }
+
+    /// Takes up a conversation between turns: the next prompt goes on from it.
+    fn restore(&mut self, checkpoint: Checkpoint) {
+        self.turn = checkpoint.turn;
+        self.conversation = checkpoint.conversation;
+        self.model.restore(&checkpoint.model);
     }
 
     fn park(
@@ -459,6 +550,7 @@ impl Agent {
                 model: self.model.save(),
                 turn: self.turn,
                 started: Vec::new(),
+                idle: false,
             }),
             request,
         }
@@ -520,6 +612,7 @@ impl Agent {
             } => self.park(checkpoint.calls, results, index, request),
         };
         *lock(&self.control.turn) = None;
+        self.journal(&[], &[], 0, &[], true);
         self.emit(AgentEvent::TurnFinished { turn, outcome });
     }
 }

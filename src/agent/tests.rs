@@ -26,7 +26,7 @@ enum Approvals {
 }
 
 struct Rig {
-    _dir: tempfile::TempDir,
+    dir: Arc<tempfile::TempDir>,
     workspace: PathBuf,
     handle: AgentHandle,
     seen: Arc<Mutex<Vec<Vec<Message>>>>,
@@ -41,6 +41,14 @@ struct Recording {
 impl ModelClient for Recording {
     fn name(&self) -> String {
         self.inner.name()
+    }
+
+    fn save(&self) -> serde_json::Value {
+        self.inner.save()
+    }
+
+    fn restore(&self, saved: &serde_json::Value) {
+        self.inner.restore(saved)
     }
 
     fn respond<'a>(
@@ -58,12 +66,37 @@ fn rig(scenario: serde_json::Value, approvals: Approvals) -> Rig {
 }
 
 fn rig_with_remote(scenario: serde_json::Value, approvals: Approvals, remote: bool) -> Rig {
+    rig_with(
+        scenario,
+        approvals,
+        Extras {
+            remote,
+            ..Extras::default()
+        },
+    )
+}
+
+/// What some tests add to the plain rig.
+#[derive(Default)]
+struct Extras {
+    remote: bool,
+    journal: Option<Arc<dyn Journal>>,
+    /// Start from this checkpoint, in this world (another process going on with a session).
+    resume: Option<(Arc<tempfile::TempDir>, Checkpoint)>,
+}
+
+fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -> Rig {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-worlds");
     std::fs::create_dir_all(&root).unwrap();
-    let dir = tempfile::tempdir_in(&root).unwrap();
+    let (dir, resume) = match extras.resume {
+        Some((dir, checkpoint)) => (dir, Some(checkpoint)),
+        None => (Arc::new(tempfile::tempdir_in(&root).unwrap()), None),
+    };
     let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::write(workspace.join("notes.txt"), "hello\n").unwrap();
+    if resume.is_none() {
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::write(workspace.join("notes.txt"), "hello\n").unwrap();
+    }
     let paths = PathContext::new(
         &workspace,
         &dir.path().join("home"),
@@ -88,7 +121,7 @@ fn rig_with_remote(scenario: serde_json::Value, approvals: Approvals, remote: bo
         inner: ScriptedModel::new(scenario),
         seen: seen.clone(),
     });
-    let handle = spawn(
+    let handle = spawn_with(
         model,
         tools,
         move |driver| {
@@ -113,16 +146,22 @@ fn rig_with_remote(scenario: serde_json::Value, approvals: Approvals, remote: bo
             )
         },
         AgentConfig {
-            remote: remote.then(|| RemoteCodes {
+            remote: extras.remote.then(|| RemoteCodes {
                 db: dir.path().join("state/airlock.db"),
                 session: "t".into(),
                 workspace: workspace.clone(),
             }),
+            journal: extras.journal,
             ..AgentConfig::default()
         },
+        resume.map(|checkpoint| Resume {
+            checkpoint,
+            answer: None,
+            show_history: true,
+        }),
     );
     Rig {
-        _dir: dir,
+        dir,
         workspace,
         handle,
         seen,
@@ -519,7 +558,7 @@ async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_mod
         Approvals::Driver,
         true,
     );
-    let db = rig._dir.path().join("state/airlock.db");
+    let db = rig.dir.path().join("state/airlock.db");
     rig.submit();
     let mut settled = false;
     loop {
@@ -565,7 +604,7 @@ async fn an_approval_set_to_approved_behind_airlocks_back_is_not_taken_as_an_ans
         Approvals::Driver,
         true,
     );
-    let db = rig._dir.path().join("state/airlock.db");
+    let db = rig.dir.path().join("state/airlock.db");
     rig.submit();
     loop {
         match rig.next().await {
@@ -614,7 +653,7 @@ async fn a_shutdown_sent_right_behind_the_prompt_ends_the_session_before_anythin
         let Rig {
             mut handle,
             workspace,
-            _dir,
+            dir: _dir,
             ..
         } = rig;
         let ended = tokio::time::timeout(Duration::from_secs(10), async {
@@ -636,3 +675,4 @@ async fn a_shutdown_sent_right_behind_the_prompt_ends_the_session_before_anythin
 }
 
 mod batch;
+mod journal;

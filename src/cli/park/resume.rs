@@ -367,6 +367,7 @@ fn go_on(
         Some(Resume {
             checkpoint: spec.checkpoint,
             answer,
+            show_history: false,
         }),
     )?;
     Ok((args, started))

@@ -19,6 +19,7 @@ use crate::tools::{Stream, ToolStatus};
 mod approval;
 mod batch;
 mod input;
+mod restore;
 
 pub use approval::ApprovalOverlay;
 pub use batch::{Batch, Place};
@@ -132,6 +133,9 @@ pub struct App {
     pub results_area: (u16, u16, u16, u16),
     /// Last known size of the whole screen (width, height), for scrolling the help.
     pub screen: (u16, u16),
+    /// A reopened session's turn goes on: its next `TurnStarted` says so instead of showing a
+    /// prompt the person never typed.
+    pub resumed_turn: bool,
 }
 
 fn new_prompt() -> TextArea<'static> {
@@ -164,6 +168,7 @@ impl App {
             conversation_area: (0, 0, 0, 0),
             results_area: (0, 0, 0, 0),
             screen: (0, 0),
+            resumed_turn: false,
         }
     }
 
@@ -274,7 +279,14 @@ impl App {
         match event {
             AgentEvent::TurnStarted { prompt, .. } => {
                 self.turn_running = true;
-                self.entries.push(Entry::User(prompt));
+                if std::mem::take(&mut self.resumed_turn) {
+                    self.entries.push(Entry::Notice(
+                        "the turn goes on where it stopped: calls not yet decided are judged again"
+                            .into(),
+                    ));
+                } else {
+                    self.entries.push(Entry::User(prompt));
+                }
             }
             AgentEvent::TextDelta { text } => match self.entries.last_mut() {
                 Some(Entry::Assistant(s)) => s.push_str(&text),
@@ -397,6 +409,7 @@ impl App {
                 self.grants = grants;
             }
             AgentEvent::Checkpoint { .. } => {}
+            AgentEvent::Restored { checkpoint } => self.restore(&checkpoint),
             AgentEvent::Audit { lines } => {
                 self.audit = lines;
             }

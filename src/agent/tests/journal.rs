@@ -1,0 +1,154 @@
+//! The journal a cockpit session is kept in: what it holds at each point of a turn, and what a
+//! process that goes on from it (after a crash, `kill -9` or a quit) does and never does.
+
+use super::*;
+
+/// Keeps every checkpoint, as a state database would keep the latest.
+#[derive(Default)]
+struct Memory(Mutex<Vec<Checkpoint>>);
+
+impl Journal for Memory {
+    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+        lock(&self.0).push(checkpoint.clone());
+        Ok(())
+    }
+}
+
+impl Memory {
+    fn last(&self) -> Checkpoint {
+        lock(&self.0)
+            .last()
+            .cloned()
+            .expect("something was journaled")
+    }
+}
+
+fn journaled(scenario: serde_json::Value, approvals: Approvals) -> (Rig, Arc<Memory>) {
+    let memory = Arc::new(Memory::default());
+    let rig = rig_with(
+        scenario,
+        approvals,
+        Extras {
+            journal: Some(memory.clone()),
+            ..Extras::default()
+        },
+    );
+    (rig, memory)
+}
+
+fn resumed(scenario: serde_json::Value, from: &Rig, checkpoint: Checkpoint) -> Rig {
+    rig_with(
+        scenario,
+        Approvals::AllowAll,
+        Extras {
+            resume: Some((from.dir.clone(), checkpoint)),
+            ..Extras::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_call_running_when_the_process_died_is_reported_interrupted_and_never_run_again() {
+    let scenario = json!({"name": "t", "steps": [
+        {"calls": [bash("echo ran >> marker; sleep 2")]},
+        {"say": "noted", "expect": ["failed"]}
+    ]});
+    let (mut rig, memory) = journaled(scenario.clone(), Approvals::AllowAll);
+    rig.submit();
+    loop {
+        if let AgentEvent::ToolStarted { .. } = rig.next().await {
+            break;
+        }
+    }
+    // On record as started before it started.
+    let at_death = memory.last();
+    assert_eq!(at_death.started, vec![0]);
+    assert!(!at_death.idle);
+    while !rig.workspace.join("marker").exists() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The process dies (kill -9): nothing more is written.
+    rig.handle.task.abort();
+    assert_eq!(
+        std::fs::read_to_string(rig.workspace.join("marker")).unwrap(),
+        "ran\n"
+    );
+    let mut again = resumed(scenario, &rig, at_death);
+    assert!(matches!(again.next().await, AgentEvent::Restored { .. }));
+    let (events, outcome) = again.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert!(started(&events).is_empty(), "{events:?}");
+    let results = again.last_results();
+    assert_eq!(results[0].1, CallResult::Failed);
+    assert!(results[0].2.starts_with("interrupted"), "{results:?}");
+    assert_eq!(
+        std::fs::read_to_string(rig.workspace.join("marker")).unwrap(),
+        "ran\n",
+        "the interrupted call ran again"
+    );
+}
+
+#[tokio::test]
+async fn quitting_while_a_request_waits_keeps_the_session_where_it_stood() {
+    let (mut rig, memory) = journaled(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch made")]},
+            {"say": "done"}
+        ]}),
+        Approvals::Driver,
+    );
+    rig.submit();
+    loop {
+        if let AgentEvent::ApprovalRequested { .. } = rig.next().await {
+            break;
+        }
+    }
+    rig.op(Op::Shutdown);
+    loop {
+        if let AgentEvent::ShutdownComplete = rig.next().await {
+            break;
+        }
+    }
+    // The shutdown's denial of the waiting request is not the person's answer: not kept.
+    let kept = memory.last();
+    assert!(!kept.idle);
+    assert_eq!((kept.parked, kept.results.clone()), (0, vec![None]));
+    assert!(kept.started.is_empty());
+}
+
+#[tokio::test]
+async fn a_session_reopened_between_turns_goes_on_from_its_conversation() {
+    let scenario = json!({"name": "t", "steps": [
+        {"say": "first answer"},
+        {"say": "second answer"}
+    ]});
+    let (mut rig, memory) = journaled(scenario.clone(), Approvals::AllowAll);
+    rig.submit();
+    rig.until_turn_finished().await;
+    let between = memory.last();
+    assert!(between.idle);
+    assert!(matches!(
+        between.conversation.last(),
+        Some(Message::Assistant { text, .. }) if text == "first answer"
+    ));
+    let mut again = resumed(scenario, &rig, between);
+    assert!(matches!(again.next().await, AgentEvent::Restored { .. }));
+    again.op(Op::Submit {
+        prompt: "and then?".into(),
+    });
+    let (events, _) = again.until_turn_finished().await;
+    let said: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said, "second answer");
+    let shown = lock(&again.seen).last().cloned().unwrap();
+    assert_eq!(
+        shown.len(),
+        3,
+        "the earlier turn is in the conversation: {shown:?}"
+    );
+}
