@@ -8,11 +8,42 @@ use airlock::cli::{
     park, policy_check,
 };
 
-async fn cockpit(args: exec::ExecArgs) -> anyhow::Result<()> {
-    let started = exec::start(&args, None)?;
+/// The cockpit, new or reopened (`--resume`).
+async fn cockpit(
+    args: exec::ExecArgs,
+    reopen: Option<airlock::cli::sessions::Reopened>,
+) -> anyhow::Result<()> {
+    let (started, first) = match reopen {
+        Some(r) => {
+            let started = exec::start_with(&r.args, None, Some(r.session), Some(r.resume))?;
+            (started, None)
+        }
+        None => {
+            let started = exec::start(&args, None)?;
+            let first = started.opening_prompt(args.scenario.is_some());
+            (started, first)
+        }
+    };
     let status = started.status();
-    let first = started.opening_prompt(args.scenario.is_some());
-    let result = airlock::ui::run(started.handle, status, first, started.notices).await;
+    let session = started.session.clone();
+    let journal = started.journal.clone();
+    let mut notices = started.notices;
+    if first.is_none() && journal.is_some() {
+        notices.push(format!(
+            "session {} (kept as it goes: `airlock --resume {}` reopens it after a quit or a crash)",
+            airlock::visible::visible_line(&session),
+            airlock::visible::visible_line(&session)
+        ));
+    }
+    let result = airlock::ui::run(started.handle, status, first, notices).await;
+    if let Some(journal) = journal {
+        journal.close();
+        println!(
+            "session {} kept; reopen it with: airlock --resume {}",
+            airlock::visible::visible_line(&session),
+            airlock::visible::visible_line(&session)
+        );
+    }
     if let Ok(path) = std::env::var("AIRLOCK_EXIT_STATUS_FILE") {
         let _ = std::fs::write(path, if result.is_ok() { "0\n" } else { "1\n" });
     }
@@ -53,14 +84,28 @@ fn main() -> ExitCode {
             tokio::runtime::Runtime::new()
                 .map_err(anyhow::Error::from)
                 .and_then(|rt| {
-                    rt.block_on(cockpit(exec::ExecArgs {
-                        workspace: cli.workspace.clone(),
-                        config: cli.config.clone(),
-                        ..exec::ExecArgs::default()
-                    }))
+                    let reopen = match cli.resume.as_deref() {
+                        Some(id) => Some(airlock::cli::sessions::reopen(
+                            Some(id).filter(|id| !id.is_empty()),
+                            &cli.config,
+                        )?),
+                        None => None,
+                    };
+                    rt.block_on(cockpit(
+                        exec::ExecArgs {
+                            workspace: cli.workspace.clone(),
+                            config: cli.config.clone(),
+                            scenario: cli.scenario.clone(),
+                            ..exec::ExecArgs::default()
+                        },
+                        reopen,
+                    ))
                 })
                 .map(|()| ExitCode::SUCCESS)
         }
+        None if cli.resume.is_some() => Err(anyhow::anyhow!(
+            "--resume reopens a cockpit session, which needs a terminal; run it in one"
+        )),
         None => {
             // Not a terminal: play the offline demo, readably.
             let args = exec::ExecArgs {
@@ -119,6 +164,25 @@ fn main() -> ExitCode {
                 .approval_by_code(&code)?
                 .map(|a| a.run_id)
                 .unwrap_or_default();
+            // A cockpit's request: reopen that cockpit, where the call is judged again and runs.
+            match airlock::cli::sessions::cockpit_session(&db, &run) {
+                Some(true) => return Ok(ExitCode::SUCCESS),
+                Some(false) if io::stdout().is_terminal() && io::stdin().is_terminal() => {
+                    drop(db);
+                    let reopen = airlock::cli::sessions::reopen(Some(&run), &Default::default())?;
+                    return tokio::runtime::Runtime::new()?
+                        .block_on(cockpit(exec::ExecArgs::default(), Some(reopen)))
+                        .map(|()| ExitCode::SUCCESS);
+                }
+                Some(false) => {
+                    return Err(anyhow::anyhow!(
+                        "{} is a cockpit session: reopen it in a terminal with `airlock --resume {}`",
+                        airlock::visible::visible_line(&run),
+                        airlock::visible::visible_line(&run)
+                    ));
+                }
+                None => {}
+            }
             tokio::runtime::Runtime::new()?
                 .block_on(park::resume(&run, &mut io::stdout().lock()))
                 .map(ExitCode::from)
@@ -128,6 +192,9 @@ fn main() -> ExitCode {
                 eprintln!("{text}");
                 ExitCode::SUCCESS
             })
+        }
+        Some(Command::Sessions) => {
+            airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
         }
         Some(Command::Resume { run }) => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)

@@ -81,7 +81,12 @@ impl Approver for ChannelApprover {
                 store.save_run(&r.session, &r.session, &r.workspace, "live", None, now).ok()?;
                 let ttl = request.deadline_ms.map(|d| d.saturating_sub(now)).unwrap_or(24 * 3600 * 1000);
                 let summary = serde_json::json!({"risk": request.risk, "reasons": request.verdict.reason_lines(), "preview": request.preview}).to_string();
-                let code = store.add_approval(&r.session, &r.session, &call_id, &request.frozen, &summary, now, ttl).ok()?;
+                // Asked before for exactly this call (a reopened session): the same code, so the
+                // one printed then still answers it, and an answer given with it meanwhile counts.
+                let code = match store.reusable_code(&r.session, &call_id, &request.frozen.digest, now) {
+                    Ok(Some(code)) => code,
+                    _ => store.add_approval(&r.session, &r.session, &call_id, &request.frozen, &summary, now, ttl).ok()?,
+                };
                 request.code = Some(code.clone());
                 Some((store, code))
             });
@@ -103,6 +108,8 @@ impl Approver for ChannelApprover {
             };
             // Whichever answer comes first wins: a key in this cockpit, or the code elsewhere.
             let mut answer = answer;
+            // The code may already be answered (from another terminal while no cockpit ran).
+            let mut wait = Duration::ZERO;
             loop {
                 tokio::select! {
                     local = &mut answer => {
@@ -122,7 +129,8 @@ impl Approver for ChannelApprover {
                             },
                         };
                     }
-                    _ = tokio::time::sleep(Duration::from_millis(300)) => {
+                    _ = tokio::time::sleep(wait) => {
+                        wait = Duration::from_millis(300);
                         // Only an answer airlock signed counts: a row set to approved with
                         // sqlite3 is not one.
                         let row = store.approval_by_code(&code).ok().flatten().filter(|row| row.signed);

@@ -195,7 +195,15 @@ pub fn spawn_with(
                     a.judged_path,
                 )
             });
-            agent.resume_turn(r.checkpoint, settled).await;
+            let mut op_rx = op_rx;
+            if agent
+                .drive_turn(TurnStart::Resume(r.checkpoint, settled), &mut op_rx)
+                .await
+            {
+                agent.emit(AgentEvent::ShutdownComplete);
+                return;
+            }
+            return agent.run(op_rx).await;
         }
         agent.run(op_rx).await
     });
@@ -217,6 +225,12 @@ struct Agent {
     config: AgentConfig,
     /// The journal failed once and the driver was told; it is not told again.
     journal_failed: std::sync::atomic::AtomicBool,
+}
+
+/// How a turn begins: with the person's prompt, or going on with a checkpoint.
+enum TurnStart {
+    Prompt(String),
+    Resume(Checkpoint, Option<GateOutcome>),
 }
 
 /// What an op handled during a turn asks the loop to do.
@@ -329,40 +343,55 @@ impl Control {
 }
 
 impl Agent {
+    /// Runs one turn while answering ops (decisions, cancels, grants, shutdown); true when the
+    /// driver asked to shut down.
+    async fn drive_turn(
+        &mut self,
+        start: TurnStart,
+        ops: &mut mpsc::UnboundedReceiver<Op>,
+    ) -> bool {
+        let control = self.control.clone();
+        let events = self.events.clone();
+        let gate = self.gate.clone();
+        let mut shutdown = false;
+        // The turn's token exists before any op is looked at, so an interrupt that arrives
+        // before the turn's first step still stops it.
+        let cancel = CancellationToken::new();
+        *lock(&control.turn) = Some(cancel.clone());
+        let turn = async {
+            match start {
+                TurnStart::Prompt(prompt) => self.run_turn(prompt, cancel).await,
+                TurnStart::Resume(checkpoint, settled) => {
+                    self.resume_turn(checkpoint, settled, cancel).await
+                }
+            }
+        };
+        tokio::pin!(turn);
+        loop {
+            tokio::select! {
+                _ = &mut turn => break,
+                op = ops.recv() => match op {
+                    Some(op) if handle_grant_op(&gate, &events, &op) => {}
+                    Some(op) => {
+                        if let Next::Shutdown = handle_op_during_turn(&control, &events, op) {
+                            shutdown = true;
+                        }
+                    }
+                    None => {
+                        control.close();
+                        shutdown = true;
+                    }
+                },
+            }
+        }
+        shutdown
+    }
+
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         while let Some(op) = ops.recv().await {
             match op {
                 Op::Submit { prompt } => {
-                    let control = self.control.clone();
-                    let events = self.events.clone();
-                    let gate = self.gate.clone();
-                    let mut shutdown = false;
-                    {
-                        // The turn's token exists before any op is looked at, so an interrupt
-                        // that arrives before the turn's first step still stops it.
-                        let cancel = CancellationToken::new();
-                        *lock(&control.turn) = Some(cancel.clone());
-                        let turn = self.run_turn(prompt, cancel);
-                        tokio::pin!(turn);
-                        loop {
-                            tokio::select! {
-                                _ = &mut turn => break,
-                                op = ops.recv() => match op {
-                                    Some(op) if handle_grant_op(&gate, &events, &op) => {}
-                                    Some(op) => {
-                                        if let Next::Shutdown = handle_op_during_turn(&control, &events, op) {
-                                            shutdown = true;
-                                        }
-                                    }
-                                    None => {
-                                        control.close();
-                                        shutdown = true;
-                                    }
-                                },
-                            }
-                        }
-                    }
-                    if shutdown {
+                    if self.drive_turn(TurnStart::Prompt(prompt), &mut ops).await {
                         break;
                     }
                 }
@@ -558,7 +587,12 @@ impl Agent {
 
     /// Continues a parked turn: the parked call is settled by `settled` (from its one-time code),
     /// the rest of its batch goes through the gate, then the turn goes on with the model.
-    async fn resume_turn(&mut self, checkpoint: Checkpoint, settled: Option<GateOutcome>) {
+    async fn resume_turn(
+        &mut self,
+        checkpoint: Checkpoint,
+        settled: Option<GateOutcome>,
+        cancel: CancellationToken,
+    ) {
         self.turn = checkpoint.turn;
         self.conversation = checkpoint.conversation;
         self.model.restore(&checkpoint.model);
@@ -585,8 +619,6 @@ impl Agent {
                     ));
             }
         }
-        let cancel = CancellationToken::new();
-        *lock(&self.control.turn) = Some(cancel.clone());
         let outcome = match self
             .run_calls(
                 &checkpoint.calls,

@@ -98,6 +98,8 @@ pub struct Started {
     pub mode: Mode,
     /// Things the person should know before the first turn (ignored project settings).
     pub notices: Vec<String>,
+    /// Where a cockpit keeps its session (none for headless runs).
+    pub journal: Option<Arc<super::sessions::CockpitJournal>>,
 }
 
 impl Started {
@@ -291,6 +293,13 @@ pub fn start_with(
     });
     let model_name = model.name();
     let is_headless = headless.is_some();
+    // A cockpit keeps its session, so it can be reopened after a quit or a crash.
+    let journal = match is_headless {
+        true => None,
+        false => Some(Arc::new(super::sessions::CockpitJournal::open(
+            args, &session, &workspace,
+        )?)),
+    };
     // With a person at the keyboard, requests can also be answered from another terminal.
     let remote_codes = headless.is_none().then(|| agent::RemoteCodes {
         db: super::park::db_path(),
@@ -320,6 +329,7 @@ pub fn start_with(
             remote: remote_codes,
             // Headless runs keep durable checkpoints, so a killed run can be resumed.
             checkpoints: is_headless,
+            journal: journal.clone().map(|j| j as Arc<dyn crate::agent::Journal>),
             ..AgentConfig::default()
         },
         resume,
@@ -332,6 +342,7 @@ pub fn start_with(
         model: model_name,
         mode: config.mode.value,
         notices,
+        journal,
     })
 }
 

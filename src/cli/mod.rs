@@ -8,6 +8,7 @@ pub mod bench;
 pub mod exec;
 pub mod park;
 pub mod policy_check;
+pub mod sessions;
 
 use std::path::PathBuf;
 
@@ -29,6 +30,13 @@ pub struct Cli {
     /// else a scratch copy of the demo).
     #[arg(long)]
     pub workspace: Option<PathBuf>,
+    /// Reopen a cockpit session kept in the state database (default: the most recent one no
+    /// running airlock has open); `airlock sessions` lists them.
+    #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+    /// For the cockpit: play this scenario with the scripted model instead of the demo.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
     #[command(flatten)]
     pub config: crate::config::ConfigFlags,
 }
@@ -76,6 +84,9 @@ pub enum Command {
     },
     /// Go on with a parked run: runs exactly the frozen call (if approved), then the model goes on.
     Resume { run: String },
+    /// The cockpit sessions kept in the state database, most recent first (reopen one with
+    /// `airlock --resume SESSION`).
+    Sessions,
     /// The cockpit without a terminal, measured (for scripts/bench.sh; prints one JSON object).
     #[command(hide = true)]
     BenchCockpit(bench::BenchArgs),

@@ -37,9 +37,18 @@ fn journaled(scenario: serde_json::Value, approvals: Approvals) -> (Rig, Arc<Mem
 }
 
 fn resumed(scenario: serde_json::Value, from: &Rig, checkpoint: Checkpoint) -> Rig {
+    resumed_asking(scenario, from, checkpoint, Approvals::AllowAll)
+}
+
+fn resumed_asking(
+    scenario: serde_json::Value,
+    from: &Rig,
+    checkpoint: Checkpoint,
+    approvals: Approvals,
+) -> Rig {
     rig_with(
         scenario,
-        Approvals::AllowAll,
+        approvals,
         Extras {
             resume: Some((from.dir.clone(), checkpoint)),
             ..Extras::default()
@@ -89,14 +98,12 @@ async fn a_call_running_when_the_process_died_is_reported_interrupted_and_never_
 }
 
 #[tokio::test]
-async fn quitting_while_a_request_waits_keeps_the_session_where_it_stood() {
-    let (mut rig, memory) = journaled(
-        json!({"name": "t", "steps": [
-            {"calls": [bash("touch made")]},
-            {"say": "done"}
-        ]}),
-        Approvals::Driver,
-    );
+async fn quitting_while_a_request_waits_keeps_the_session_where_it_stood_and_it_is_asked_again() {
+    let scenario = json!({"name": "t", "steps": [
+        {"calls": [bash("touch made")]},
+        {"say": "done", "expect": ["ok"]}
+    ]});
+    let (mut rig, memory) = journaled(scenario.clone(), Approvals::Driver);
     rig.submit();
     loop {
         if let AgentEvent::ApprovalRequested { .. } = rig.next().await {
@@ -114,6 +121,22 @@ async fn quitting_while_a_request_waits_keeps_the_session_where_it_stood() {
     assert!(!kept.idle);
     assert_eq!((kept.parked, kept.results.clone()), (0, vec![None]));
     assert!(kept.started.is_empty());
+    // Reopened: the request is asked again, and the answer given then is taken.
+    let mut again = resumed_asking(scenario, &rig, kept, Approvals::Driver);
+    loop {
+        if let AgentEvent::ApprovalRequested { request } = again.next().await {
+            assert_eq!(request.call_id, "c1");
+            break;
+        }
+    }
+    assert!(!exists(&again.workspace, "made"));
+    again.op(Op::Decide {
+        call_id: "c1".into(),
+        decision: Decision::AllowOnce,
+    });
+    let (_, outcome) = again.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert!(exists(&again.workspace, "made"));
 }
 
 #[tokio::test]

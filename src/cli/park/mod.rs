@@ -7,7 +7,7 @@
 //! again: the verdict it had when parked (`rejudge`), absolute paths of the scenario and rules.
 //! A run being run or resumed names its process (`owner`), so a killed one can be taken over.
 
-mod owner;
+pub(crate) mod owner;
 mod rejudge;
 mod resume;
 
@@ -258,17 +258,25 @@ pub fn decide(
     let row = db
         .decide(code, &decision.to_string(), now_ms())
         .map_err(|e| anyhow!(visible(&e.to_string())))?;
-    let live = db.run(&row.run_id)?.is_some_and(|r| r.state == "live");
+    let cockpit = crate::cli::sessions::cockpit_session(&db, &row.run_id);
     let (call, tool, run) = (
         visible_line(&row.call_id),
         visible_line(&row.tool),
         visible_line(&row.run_id),
     );
     let verb = if allow { "approved" } else { "denied" };
-    if live {
-        return Ok(format!(
-            "{verb} {call} ({tool}); the running cockpit picks the answer up"
-        ));
+    match cockpit {
+        Some(true) => {
+            return Ok(format!(
+                "{verb} {call} ({tool}); the running cockpit picks the answer up"
+            ));
+        }
+        Some(false) => {
+            return Ok(format!(
+                "{verb} {call} ({tool}) of cockpit session {run}, which is not running; reopen it with: airlock --resume {run} (the call is judged again, then the answer applies)"
+            ));
+        }
+        None => {}
     }
     Ok(format!(
         "{verb} {call} ({tool}) in run {run}; go on with: airlock resume {run}"
