@@ -197,7 +197,10 @@ pub fn spawn_with(
             });
             let mut op_rx = op_rx;
             if agent
-                .drive_turn(TurnStart::Resume(r.checkpoint, settled), &mut op_rx)
+                .drive_turn(
+                    TurnStart::Resume(Box::new(r.checkpoint), settled),
+                    &mut op_rx,
+                )
                 .await
             {
                 agent.emit(AgentEvent::ShutdownComplete);
@@ -230,7 +233,7 @@ struct Agent {
 /// How a turn begins: with the person's prompt, or going on with a checkpoint.
 enum TurnStart {
     Prompt(String),
-    Resume(Checkpoint, Option<GateOutcome>),
+    Resume(Box<Checkpoint>, Option<GateOutcome>),
 }
 
 /// What an op handled during a turn asks the loop to do.
@@ -362,7 +365,7 @@ impl Agent {
             match start {
                 TurnStart::Prompt(prompt) => self.run_turn(prompt, cancel).await,
                 TurnStart::Resume(checkpoint, settled) => {
-                    self.resume_turn(checkpoint, settled, cancel).await
+                    self.resume_turn(*checkpoint, settled, cancel).await
                 }
             }
         };
