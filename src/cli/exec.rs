@@ -133,7 +133,13 @@ pub fn start_with(
     session: Option<String>,
     resume: Option<agent::Resume>,
 ) -> Result<Started> {
-    let session = session.unwrap_or_else(|| session_id("exec"));
+    let session = session.unwrap_or_else(|| {
+        session_id(if headless.is_some() {
+            "exec"
+        } else {
+            "cockpit"
+        })
+    });
     let state = store::state_dir();
     let env = ProcessEnv;
     // With a model configured (and no scenario asked for), the agent works where it was started;

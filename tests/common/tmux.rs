@@ -1,0 +1,77 @@
+//! A real terminal for the real binary: one tmux server per test (its own socket), a pane to
+//! read as a person would, keys to press. The server goes when the test ends.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// A server of its own, with one session `airlock` of `width` x `height` running `command`.
+    pub fn start(name: &str, width: u16, height: u16, command: &str) -> Tmux {
+        let tmux = Tmux {
+            socket: format!("airlock-{name}-{}", std::process::id()),
+        };
+        tmux.open(width, height, command);
+        tmux
+    }
+
+    /// Runs `command` in a fresh session (the previous one, if any, is closed first).
+    pub fn open(&self, width: u16, height: u16, command: &str) {
+        self.run(&["kill-session", "-t", "airlock"]);
+        let (w, h) = (width.to_string(), height.to_string());
+        self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "airlock",
+            "-x",
+            &w,
+            "-y",
+            &h,
+            command,
+        ]);
+    }
+
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux is installed (.ci/run installs it)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "airlock"])
+    }
+
+    /// Polls the screen until `want` shows up; fails with the screen if it does not.
+    pub fn wait_for(&self, want: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if screen.contains(want) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{want}` never appeared; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn keys(&self, keys: &str) {
+        self.run(&["send-keys", "-t", "airlock", keys]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.run(&["kill-server"]);
+    }
+}

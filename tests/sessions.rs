@@ -1,0 +1,211 @@
+//! Cockpit sessions that survive their process: the real binary in tmux, killed with SIGKILL in
+//! the middle of a turn, reopened with `airlock --resume`: the conversation is back, a waiting
+//! request is asked again with the code printed before, an answer given with that code while no
+//! cockpit ran is taken, and a call that was running is reported interrupted, never run again.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/tmux.rs"]
+mod tmux;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use tmux::Tmux;
+
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "state", "tmp", "ws"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        World { dir }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    fn env(&self) -> String {
+        format!(
+            "env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status}",
+            home = self.path("home").display(),
+            state = self.path("state").display(),
+            tmp = self.path("tmp").display(),
+            status = self.path("exit-status").display(),
+        )
+    }
+
+    /// The cockpit with `args`, as a shell command for tmux.
+    fn cockpit(&self, args: &str) -> String {
+        format!(
+            "{} {} {args}; echo AIRLOCK-ENDED; sleep 60",
+            self.env(),
+            env!("CARGO_BIN_EXE_airlock")
+        )
+    }
+
+    /// A subcommand, run to its end; its stdout and stderr.
+    fn airlock(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(args)
+            .env_remove("AIRLOCK_PROVIDER")
+            .env_remove("AIRLOCK_MODEL")
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("home/.config"))
+            .env("AIRLOCK_HOME", self.path("state"))
+            .env("TMPDIR", self.path("tmp"))
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    }
+
+    /// Kills the cockpit `airlock sessions` says is open, with SIGKILL, and waits until it is
+    /// gone.
+    fn kill_the_open_cockpit(&self) {
+        let listing = self.airlock(&["sessions"]);
+        let pid: i32 = listing
+            .split("open (process ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .and_then(|pid| pid.parse().ok())
+            .unwrap_or_else(|| panic!("no open cockpit in:\n{listing}"));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(Instant::now() < deadline, "process {pid} did not die");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The one-time code the modal shows.
+fn code_on(screen: &str) -> String {
+    screen
+        .split("airlock approve ")
+        .nth(1)
+        .map(|rest| rest.chars().take(9).collect())
+        .unwrap_or_else(|| panic!("no code on screen:\n{screen}"))
+}
+
+#[test]
+fn a_cockpit_killed_at_its_approvals_reopens_with_the_same_codes_and_finishes_the_demo() {
+    let world = World::new();
+    let tmux = Tmux::start("sessions", 120, 40, &world.cockpit(""));
+    let screen = tmux.wait_for("wants to run edit_file");
+    let edit_code = code_on(&tmux.wait_for("airlock approve "));
+    assert!(screen.contains("edit_file"), "{screen}");
+
+    world.kill_the_open_cockpit();
+    let listing = world.airlock(&["sessions"]);
+    assert!(
+        listing.contains("stopped mid-turn, 1 request waiting"),
+        "{listing}"
+    );
+    assert!(
+        !listing.contains(&edit_code),
+        "the listing must never show a code (an agent could read it):\n{listing}"
+    );
+
+    // Reopened: the same question, with the same code; the conversation before it is back.
+    tmux.open(120, 40, &world.cockpit("--resume"));
+    tmux.wait_for("wants to run edit_file");
+    let screen = tmux.wait_for("airlock approve ");
+    assert_eq!(code_on(&screen), edit_code, "{screen}");
+    std::thread::sleep(Duration::from_millis(700));
+    tmux.keys("y");
+
+    // The test run asks next; kill the cockpit there and answer with its code from outside.
+    tmux.wait_for("wants to run bash");
+    let bash_code = code_on(&tmux.wait_for("airlock approve "));
+    assert_ne!(bash_code, edit_code);
+    world.kill_the_open_cockpit();
+    let answered = world.airlock(&["approve", &bash_code]);
+    assert!(
+        answered.contains("not running; reopen it with: airlock --resume"),
+        "{answered}"
+    );
+
+    // Reopened again: the answer given while no cockpit ran is taken; the demo goes on to its
+    // end, with the conversation of the first process still there.
+    tmux.open(120, 40, &world.cockpit("--resume"));
+    tmux.wait_for("answered by a one-time code from another terminal");
+    let screen = tmux.wait_for("Done. `add`");
+    assert!(screen.contains("c6"), "{screen}");
+    // The turn is over (the status bar's hints are back) before quitting without a question.
+    tmux.wait_for("· Enter send");
+    tmux.keys("C-d");
+    let screen = tmux.wait_for("AIRLOCK-ENDED");
+    assert!(
+        screen.contains("kept; reopen it with: airlock --resume"),
+        "{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.path("exit-status")).unwrap(),
+        "0\n"
+    );
+    let listing = world.airlock(&["sessions"]);
+    assert!(listing.contains("quit between turns"), "{listing}");
+    // The fix was made once, in the scratch workspace the session started with.
+    let workspace = listing
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("in "))
+        .unwrap()
+        .to_string();
+    let calc = std::fs::read_to_string(Path::new(&workspace).join("calc.py")).unwrap();
+    assert_eq!(calc.matches("return a + b").count(), 1, "{calc}");
+}
+
+#[test]
+fn a_call_running_when_the_cockpit_was_killed_is_reported_interrupted_and_never_run_again() {
+    let world = World::new();
+    std::fs::write(
+        world.path("s.json"),
+        serde_json::json!({"name": "slow", "prompt": "run the slow thing", "steps": [
+            {"say": "Starting it.", "calls": [
+                {"tool": "bash", "args": {"command": "echo ran >> marker; sleep 20"}}
+            ]},
+            {"say": "It was interrupted, so I will not trust its result.", "expect": ["failed"]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let args = format!(
+        "--scenario {} --workspace {}",
+        world.path("s.json").display(),
+        world.path("ws").display()
+    );
+    let tmux = Tmux::start("running", 120, 40, &world.cockpit(&args));
+    tmux.wait_for("wants to run bash");
+    std::thread::sleep(Duration::from_millis(700));
+    tmux.keys("y");
+    tmux.wait_for("running");
+    let marker = world.path("ws/marker");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    world.kill_the_open_cockpit();
+
+    tmux.open(120, 40, &world.cockpit("--resume"));
+    let screen = tmux.wait_for("I will not trust its result");
+    assert!(
+        screen.contains("was running when airlock stopped"),
+        "{screen}"
+    );
+    assert!(screen.contains("Starting it."), "{screen}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
+}
