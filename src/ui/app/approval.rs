@@ -273,6 +273,7 @@ impl App {
                     return Vec::new();
                 }
                 Some(o) if o.choice == ApprovalChoice::AllowSession && !grants_session => None,
+                Some(o) if o.choice == ApprovalChoice::Park => return self.park_front(now),
                 Some(o) => o.choice.decision(),
                 None => None,
             },
@@ -290,6 +291,29 @@ impl App {
             return Vec::new();
         }
         self.decide(decision, now)
+    }
+
+    /// Parks the front request: it leaves the modal and keeps waiting in the agent for an answer
+    /// by its one-time code (from any terminal; after a quit, `airlock approve CODE --resume`
+    /// reopens this session). Nothing is decided. A request without a code stays.
+    fn park_front(&mut self, now: Instant) -> Vec<Op> {
+        let Some(overlay) = self.approval_mut() else {
+            return Vec::new();
+        };
+        let Some(code) = overlay.queue.front().and_then(|r| r.code.clone()) else {
+            return Vec::new();
+        };
+        let Some(request) = overlay.queue.pop_front() else {
+            return Vec::new();
+        };
+        overlay.front_changed();
+        overlay.armed_at = now + ARM_DELAY;
+        self.close_empty_approval();
+        self.entries.push(super::Entry::Notice(format!(
+            "parked {} ({}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal; quit if you like, then `airlock approve {code} --resume` reopens this session and goes on",
+            request.call_id, request.tool
+        )));
+        Vec::new()
     }
 
     /// Answers the front request; the next one (if any) arms again after the delay; when the

@@ -141,6 +141,8 @@ pub enum ApprovalChoice {
     AllowSession,
     Deny,
     DenyWithReason,
+    /// Leave it waiting, answered later by its one-time code (here, elsewhere, or after a quit).
+    Park,
 }
 
 pub struct ApprovalOption {
@@ -170,6 +172,11 @@ pub const APPROVAL_OPTIONS: &[ApprovalOption] = &[
         label: "deny with a reason for the model",
         choice: ApprovalChoice::DenyWithReason,
     },
+    ApprovalOption {
+        key: 'p',
+        label: "park: answer later by its code",
+        choice: ApprovalChoice::Park,
+    },
 ];
 
 impl ApprovalChoice {
@@ -179,7 +186,7 @@ impl ApprovalChoice {
             ApprovalChoice::AllowOnce => Some(Decision::AllowOnce),
             ApprovalChoice::AllowSession => Some(Decision::AllowSession { directory: false }),
             ApprovalChoice::Deny => Some(Decision::Deny { reason: None }),
-            ApprovalChoice::DenyWithReason => None,
+            ApprovalChoice::DenyWithReason | ApprovalChoice::Park => None,
         }
     }
 }

@@ -217,6 +217,12 @@ pub const BINDINGS: &[Binding] = &[
         does: "deny and type a reason for the model",
     },
     Binding {
+        keys: "p",
+        place: Place::Approval,
+        presses: &[(plain('p'), Action::Modal)],
+        does: "park: it waits for `airlock approve CODE` from any terminal, even after you quit",
+    },
+    Binding {
         keys: "j k ↑ ↓ PgUp PgDn Home End",
         place: Place::Approval,
         // Scrolling is always safe, so the modal takes these with any modifier.

@@ -47,6 +47,7 @@ fn a_chord_never_answers_the_modal_whatever_option_key_it_holds() {
         KeyCode::Char('d'),
         KeyCode::Char('n'),
         KeyCode::Char('N'),
+        KeyCode::Char('p'),
         KeyCode::Esc,
     ];
     for code in options {
@@ -299,4 +300,44 @@ fn keys_typed_as_the_modal_appears_go_on_into_the_prompt_and_never_answer_it() {
         vec![("c1".into(), Decision::Deny { reason: None })]
     );
     assert_eq!(rig.app.draft(), "yes, just kidding");
+}
+
+#[test]
+fn parking_a_request_closes_the_modal_decides_nothing_and_says_how_to_answer_it_later() {
+    let mut rig = Rig::new();
+    let mut req = file_request("c1");
+    req.code = Some("ABCD-EFGH".into());
+    rig.ask(req);
+    let ops = rig.press(key('p'), 1000);
+    assert!(ops.is_empty(), "parking answered: {ops:?}");
+    assert_eq!(rig.app.pending_approvals(), 0);
+    assert!(rig.app.overlays.is_empty());
+    let said =
+        rig.app.entries.iter().any(
+            |e| matches!(e, Entry::Notice(n) if n.contains("airlock approve ABCD-EFGH --resume")),
+        );
+    assert!(said, "{:?}", rig.app.entries);
+}
+
+#[test]
+fn a_request_without_a_code_cannot_be_parked() {
+    let mut rig = Rig::new();
+    rig.ask(file_request("c1"));
+    let ops = rig.press(key('p'), 1000);
+    assert!(ops.is_empty());
+    assert_eq!(rig.app.pending_approvals(), 1);
+}
+
+#[test]
+fn parking_the_first_of_two_requests_brings_the_second_up_unarmed() {
+    let mut rig = Rig::new();
+    let mut first = file_request("c1");
+    first.code = Some("ABCD-EFGH".into());
+    rig.ask(first);
+    rig.ask(file_request("c2"));
+    rig.press(key('p'), 1000);
+    assert_eq!(rig.app.pending_approvals(), 1);
+    // Right after, a `y` is too soon to answer the request that just came up.
+    let ops = rig.press(key('y'), 1010);
+    assert!(decided(&ops).is_empty(), "{ops:?}");
 }

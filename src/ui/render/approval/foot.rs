@@ -109,6 +109,8 @@ fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'stat
                 }
                 None => continue,
             },
+            // Only a request with a one-time code can wait for one.
+            ApprovalChoice::Park if request.code.is_none() => continue,
             _ => option.label.to_string(),
         };
         pairs.push((option.key, label));
