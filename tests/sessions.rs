@@ -209,3 +209,48 @@ fn a_call_running_when_the_cockpit_was_killed_is_reported_interrupted_and_never_
     assert!(screen.contains("Starting it."), "{screen}");
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
 }
+
+#[test]
+fn a_request_parked_from_the_modal_is_approved_after_a_quit_and_the_session_goes_on() {
+    let world = World::new();
+    let tmux = Tmux::start("parked", 120, 40, &world.cockpit(""));
+    tmux.wait_for("wants to run edit_file");
+    let code = code_on(&tmux.wait_for("airlock approve "));
+    std::thread::sleep(Duration::from_millis(700));
+    tmux.keys("p");
+    let screen = tmux.wait_for("reopens this session and goes on");
+    assert!(
+        screen.contains(&format!("`airlock deny {code}`")),
+        "{screen}"
+    );
+    // The turn still waits for that answer, so quitting asks first.
+    tmux.keys("C-d");
+    tmux.wait_for("quit?");
+    tmux.keys("y");
+    tmux.wait_for("AIRLOCK-ENDED");
+    let listing = world.airlock(&["sessions"]);
+    assert!(
+        listing.contains("quit mid-turn, 1 request waiting"),
+        "{listing}"
+    );
+
+    // Later, in a terminal: approve it and go on, in one command.
+    tmux.open(
+        120,
+        40,
+        &format!(
+            "{} {} approve {code} --resume; echo AIRLOCK-ENDED; sleep 60",
+            world.env(),
+            env!("CARGO_BIN_EXE_airlock")
+        ),
+    );
+    tmux.wait_for("answered by a one-time code from another terminal");
+    tmux.wait_for("wants to run bash");
+    let workspace = listing
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("in "))
+        .unwrap()
+        .to_string();
+    let calc = std::fs::read_to_string(Path::new(&workspace).join("calc.py")).unwrap();
+    assert!(calc.contains("return a + b"), "{calc}");
+}
