@@ -604,6 +604,9 @@ fn apply_effect(b: &mut Builder, part: usize, when: &When, effect: &Effect) {
         Effect::ProcessControl(m) => {
             b.reason(part, Ask, C::ProcessControl, Risk::Mutating, m.clone())
         }
+        Effect::TampersWithAirlock(m) => {
+            b.reason(part, Deny, C::TampersWithAirlock, Risk::Dangerous, m.clone())
+        }
         Effect::ShellBehaviour(m) => {
             b.reason(part, Ask, C::ShellBehaviour, Risk::Dangerous, m.clone())
         }

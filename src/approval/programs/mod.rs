@@ -68,6 +68,9 @@ pub enum Effect {
     ConfigInjection(String),
     /// Signals or stops other processes.
     ProcessControl(String),
+    /// Answers airlock's own questions or lifts its checks (`airlock approve`, `trust`,
+    /// `exec --approvals dangerously-allow-all`): an agent must never approve itself.
+    TampersWithAirlock(String),
     /// Changes how the shell reads the rest of the command (`shopt`, `alias`, `set -o`...).
     ShellBehaviour(String),
     /// A program airlock knows nothing about.
@@ -170,6 +173,10 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
     let args = Args {
         words: &cmd.argv[1..],
     };
+    // airlock itself, by any path: checked before anything else about the program.
+    if name.rsplit('/').next() == Some("airlock") {
+        effects.extend(airlock_effects(&args));
+    }
     if name.contains('/') {
         effects.push(Effect::RunsCode(format!("runs the program `{name}`")));
         effects.push(Effect::Read(first.clone()));
@@ -184,6 +191,45 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
             .map(|p| Effect::Read(Word::lit(&p))),
     );
     effects
+}
+
+/// What running airlock from a command would lift: answering a request (the agent approving
+/// itself), trusting a project config, going on with a parked run or session, or a nested agent
+/// that approves everything. Other subcommands are left to the ordinary rules.
+fn airlock_effects(args: &Args) -> Vec<Effect> {
+    let words: Vec<&str> = args.iter().filter_map(lit).collect();
+    let mut e = Vec::new();
+    // Any word, not only the first: options with values come before the subcommand.
+    if let Some(sub) = words
+        .iter()
+        .find(|w| matches!(**w, "approve" | "deny" | "resume" | "trust"))
+    {
+        e.push(Effect::TampersWithAirlock(format!(
+            "`airlock {sub}` answers or lifts airlock's own checks; only a person runs it"
+        )));
+    }
+    if words.len() < args.iter().count() {
+        e.push(Effect::TampersWithAirlock(
+            "airlock run with words computed at run time could be `airlock approve`; only a person runs it"
+                .into(),
+        ));
+    }
+    if words.iter().any(|w| *w == "--resume") {
+        e.push(Effect::TampersWithAirlock(
+            "`airlock --resume` reopens a session, with its waiting requests; only a person runs it"
+                .into(),
+        ));
+    }
+    let allow_all = words
+        .windows(2)
+        .any(|p| p[0] == "--approvals" && p[1] == "dangerously-allow-all")
+        || words.contains(&"--approvals=dangerously-allow-all");
+    if allow_all {
+        e.push(Effect::TampersWithAirlock(
+            "a nested airlock that allows whatever would ask runs commands nobody approves".into(),
+        ));
+    }
+    e
 }
 
 fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {

@@ -30,4 +30,5 @@ mod active_files;
 mod bypasses;
 mod families;
 mod planned_links;
+mod self_approval;
 mod verdicts;
