@@ -214,7 +214,7 @@ fn airlock_effects(args: &Args) -> Vec<Effect> {
                 .into(),
         ));
     }
-    if words.iter().any(|w| *w == "--resume") {
+    if words.contains(&"--resume") {
         e.push(Effect::TampersWithAirlock(
             "`airlock --resume` reopens a session, with its waiting requests; only a person runs it"
                 .into(),
