@@ -3,6 +3,7 @@
 //! Every error names the provider, the URL and the status. The API key is never in an error,
 //! a log line, an event or the audit log.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -70,7 +71,21 @@ pub struct HttpModel {
     pub system: String,
     pub retry: RetryPolicy,
     pub tools: ToolCatalog,
-    client: reqwest::Client,
+    /// Built on a thread of its own from the moment the model is made (loading the system's CA
+    /// certificates takes tens of milliseconds), so it is never on the way to the first frame;
+    /// the first request waits for it if it is not ready yet.
+    client: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    timeouts: (Duration, Duration),
+}
+
+fn build_client((connect, read): (Duration, Duration)) -> Result<reqwest::Client, String> {
+    // Installing the provider twice is harmless; the first one wins.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(connect)
+        .read_timeout(read)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 pub struct HttpModelConfig {
@@ -87,16 +102,12 @@ pub struct HttpModelConfig {
 
 impl HttpModel {
     pub fn new(config: HttpModelConfig) -> Result<HttpModel, ModelError> {
-        // Installing the provider twice is harmless; the first one wins.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .build()
-            .map_err(|e| ModelError::Provider {
-                provider: config.kind.name().into(),
-                message: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let timeouts = (config.connect_timeout, config.read_timeout);
+        let client = Arc::new(OnceLock::new());
+        let early = client.clone();
+        std::thread::spawn(move || {
+            early.get_or_init(|| build_client(timeouts));
+        });
         Ok(HttpModel {
             kind: config.kind,
             base_url: config.base_url.trim_end_matches('/').to_string(),
@@ -107,7 +118,25 @@ impl HttpModel {
             retry: config.retry,
             tools: ToolCatalog::builtin(),
             client,
+            timeouts,
         })
+    }
+
+    /// The HTTP client, once built (waiting for the thread building it, off the async workers).
+    async fn client(&self) -> Result<reqwest::Client, ModelError> {
+        let built = match self.client.get() {
+            Some(built) => built.clone(),
+            None => {
+                let cell = self.client.clone();
+                let timeouts = self.timeouts;
+                tokio::task::spawn_blocking(move || {
+                    cell.get_or_init(|| build_client(timeouts)).clone()
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("building the HTTP client stopped: {e}")))
+            }
+        };
+        built.map_err(|message| self.error(message))
     }
 
     fn url(&self) -> String {
@@ -144,9 +173,10 @@ impl HttpModel {
     /// number of times. Other statuses are errors at once, with the body's message.
     async fn send(&self, body: &Value) -> Result<reqwest::Response, ModelError> {
         let url = self.url();
+        let client = self.client().await?;
         let mut attempt = 0;
         loop {
-            let mut request = self.client.post(&url).json(body);
+            let mut request = client.post(&url).json(body);
             request = match self.kind {
                 ProviderKind::OpenAi => match &self.api_key {
                     Some(key) => request.bearer_auth(key),
