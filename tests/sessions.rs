@@ -208,6 +208,12 @@ fn a_call_running_when_the_cockpit_was_killed_is_reported_interrupted_and_never_
     );
     assert!(screen.contains("Starting it."), "{screen}");
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
+    // What it left running was stopped when the session reopened.
+    let leftover = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| c.windows(24).any(|w| w == b"echo ran >> marker; slee"))
+    });
+    assert!(!leftover, "the interrupted command is still running");
 }
 
 #[test]

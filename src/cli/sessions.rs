@@ -185,6 +185,18 @@ pub fn reopen(wanted: Option<&str>, flags: &ConfigFlags) -> Result<Reopened> {
             visible_line(&id)
         );
     }
+    // A command that was running when the process died may still be: it is reported as
+    // interrupted, so whatever it left running is stopped too.
+    let checkpoint = &spec.checkpoint;
+    for &index in &checkpoint.started {
+        if let Some(call) = checkpoint.calls.get(index)
+            && call.tool == "bash"
+            && checkpoint.results.get(index).is_none_or(Option::is_none)
+            && let Some(command) = call.args.get("command").and_then(|c| c.as_str())
+        {
+            super::park::kill_leftover(command, &spec.workspace);
+        }
+    }
     let mut config = spec.config;
     // Flags given now win over the ones the session started with.
     let given = flags.clone();

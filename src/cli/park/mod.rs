@@ -30,6 +30,7 @@ use crate::store::db::Store;
 use crate::visible::{visible, visible_line};
 
 pub use rejudge::{ParkedVerdict, stricter};
+pub(crate) use resume::kill_leftover;
 pub use resume::resume;
 
 /// How long a parked approval waits for a decision, unless `AIRLOCK_APPROVAL_TTL_MS` says.

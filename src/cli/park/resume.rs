@@ -375,7 +375,7 @@ fn go_on(
 
 /// Kills the process group of a `bash -c COMMAND` still running in `workspace` (the tool starts
 /// each command as the leader of its own group, so its pid is the group id).
-fn kill_leftover(command: &str, workspace: &Path) {
+pub(crate) fn kill_leftover(command: &str, workspace: &Path) {
     let wanted = format!("bash\0-c\0{command}\0");
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
