@@ -91,6 +91,15 @@ impl World {
     }
 }
 
+/// The demo's calc.py in the (scratch) workspace of the session `airlock sessions` lists.
+fn calc_in_the_session_listed(listing: &str) -> String {
+    let workspace = listing
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("in "))
+        .unwrap_or_else(|| panic!("no workspace in:\n{listing}"));
+    std::fs::read_to_string(Path::new(workspace).join("calc.py")).unwrap()
+}
+
 /// The one-time code the modal shows.
 fn code_on(screen: &str) -> String {
     screen
@@ -159,12 +168,7 @@ fn a_cockpit_killed_at_its_approvals_reopens_with_the_same_codes_and_finishes_th
     let listing = world.airlock(&["sessions"]);
     assert!(listing.contains("quit between turns"), "{listing}");
     // The fix was made once, in the scratch workspace the session started with.
-    let workspace = listing
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("in "))
-        .unwrap()
-        .to_string();
-    let calc = std::fs::read_to_string(Path::new(&workspace).join("calc.py")).unwrap();
+    let calc = calc_in_the_session_listed(&listing);
     assert_eq!(calc.matches("return a + b").count(), 1, "{calc}");
 }
 
@@ -252,11 +256,6 @@ fn a_request_parked_from_the_modal_is_approved_after_a_quit_and_the_session_goes
     );
     tmux.wait_for("answered by a one-time code from another terminal");
     tmux.wait_for("wants to run bash");
-    let workspace = listing
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("in "))
-        .unwrap()
-        .to_string();
-    let calc = std::fs::read_to_string(Path::new(&workspace).join("calc.py")).unwrap();
+    let calc = calc_in_the_session_listed(&listing);
     assert!(calc.contains("return a + b"), "{calc}");
 }
