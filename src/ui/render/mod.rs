@@ -78,8 +78,23 @@ fn pane_block(title: &str, focused: bool) -> Block<'static> {
 /// without laying the modal out a second time.
 pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::preview::View)> {
     let areas = layout(frame.area(), app.prompt.lines().len());
-    render_conversation(app, frame, areas.conversation);
-    render_results(app, frame, areas.results);
+    // The approval modal is as tall as what it shows and rests on the status bar; the panes are
+    // drawn in the rows above it, so they show their latest lines (why the call is made) instead
+    // of lines the modal would cover.
+    let mut modal = app.overlays.iter().find_map(|o| match o {
+        Overlay::Approval(a) => approval::modal(app, a, frame.area()),
+        _ => None,
+    });
+    let (conversation, results) = match &modal {
+        Some(m) => beside_modal(&areas, m.area()),
+        None => (Some(areas.conversation), Some(areas.results)),
+    };
+    if let Some(area) = conversation {
+        render_conversation(app, frame, area);
+    }
+    if let Some(area) = results {
+        render_results(app, frame, area);
+    }
     render_prompt(app, frame, areas.prompt);
     render_status(app, frame, areas.status);
     let mut approval_shown = None;
@@ -87,7 +102,9 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         // An overlay drawn over the modal hides it: only the top one counts as seen.
         approval_shown = None;
         match overlay {
-            Overlay::Approval(a) => approval_shown = render_approval(app, a, frame),
+            Overlay::Approval(a) => {
+                approval_shown = modal.take().and_then(|m| render_approval(app, a, m, frame))
+            }
             Overlay::Help { scroll } => render_help(*scroll, frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
             Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
@@ -95,6 +112,25 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         }
     }
     approval_shown
+}
+
+/// The panes' areas above a modal at `modal`: each ends where the modal starts, and one left
+/// too short to show a line is not drawn. Stacked on a narrow screen, the conversation takes the
+/// rows the results pane cannot use: it is what explains the call.
+fn beside_modal(areas: &Areas, modal: Rect) -> (Option<Rect>, Option<Rect>) {
+    let conversation = approval::above(areas.conversation, modal);
+    let results = approval::above(areas.results, modal);
+    let stacked = areas.results.y > areas.conversation.y;
+    match (conversation, results) {
+        (Some(c), None) if stacked => {
+            let grown = Rect {
+                height: areas.results.bottom().max(c.bottom()) - c.y,
+                ..c
+            };
+            (approval::above(grown, modal), None)
+        }
+        other => other,
+    }
 }
 
 fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {

@@ -75,18 +75,29 @@ pub(super) fn lines(
     }
     if app.now < overlay.armed_at {
         let left = overlay.armed_at.saturating_duration_since(app.now);
-        text(
-            format!(
-                "keys are live in {:.1}s (so a key meant for the prompt cannot answer this)",
-                left.as_secs_f64()
-            ),
-            dim(),
-        );
+        text(arming(left), dim());
     }
     if overlay.reason.is_some() {
         foot.push(Line::raw(""));
     }
     foot
+}
+
+/// The countdown shown until the keys are live.
+fn arming(left: std::time::Duration) -> String {
+    format!(
+        "keys are live in {:.1}s (so a key meant for the prompt cannot answer this)",
+        left.as_secs_f64()
+    )
+}
+
+/// The rows the countdown took before the keys went live: the modal keeps counting them, so it
+/// does not shrink (and move the panes above it) while it is being read.
+pub(super) fn armed_rows(app: &App, overlay: &ApprovalOverlay, width: usize) -> usize {
+    if app.now < overlay.armed_at {
+        return 0;
+    }
+    wrap::wrap(&arming(std::time::Duration::ZERO), width, "  ").len()
 }
 
 /// The options, from the one table, each key next to what it does; a label longer than the
