@@ -127,3 +127,81 @@ fn a_modal_that_fits_keeps_its_size_when_its_keys_go_live() {
         assert_eq!(modal_top(&arming), modal_top(&armed), "{arming}\n{armed}");
     }
 }
+
+/// The edit modal with a code for answering from another terminal, armed.
+fn remote_code_app() -> super::app::App {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    let mut request = edit_request();
+    request.code = Some("J74G-N2P8".into());
+    ask(&mut app, request);
+    app.now = t0 + Duration::from_secs(2);
+    app
+}
+
+#[test]
+fn the_remote_code_stays_whole_on_one_row_as_the_modal_narrows() {
+    let app = remote_code_app();
+    for width in [120, 100, 80, 60, 45, 32] {
+        let screen = draw(&app, width, 30);
+        let row = rows(&screen)
+            .into_iter()
+            .find(|r| r.contains("J74G-N2P8"))
+            .unwrap_or_else(|| panic!("{width}: no code\n{screen}"));
+        assert!(row.contains("airlock approve J74G-N2P8"), "{width}: {row}");
+    }
+    let wide = draw(&app, 120, 30);
+    assert!(
+        wide.contains("(or airlock deny J74G-N2P8); the first answer wins"),
+        "{wide}"
+    );
+    both_sizes("remote_code", &app);
+}
+
+#[test]
+fn option_labels_shorten_before_a_scope_is_broken_across_rows() {
+    let app = remote_code_app();
+    let wide = draw(&app, 100, 30);
+    assert!(
+        wide.contains("a allow the file calc.py in this workspace for this session"),
+        "{wide}"
+    );
+    assert!(
+        wide.contains("N deny with a reason for the model"),
+        "{wide}"
+    );
+    let narrow = draw(&app, 60, 20);
+    assert!(
+        narrow.contains("a allow the file calc.py for this session"),
+        "{narrow}"
+    );
+    assert!(
+        narrow.contains("d allow anything under src/ for the session"),
+        "{narrow}"
+    );
+    let narrower = draw(&app, 44, 20);
+    assert!(
+        narrower.contains("a for the session: the file calc.py"),
+        "{narrower}"
+    );
+}
+
+#[test]
+fn footer_lines_wrap_between_words_not_inside_them() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    ask(&mut app, command_request("c2", "rm -rf build"));
+    app.now = t0 + Duration::from_millis(100);
+    let screen = draw(&app, 60, 20);
+    assert!(
+        screen.contains("dangerous calls are approved one at a  "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│  time, never for the session"),
+        "{screen}"
+    );
+    assert!(screen.contains("keys are live in 0.3s "), "{screen}");
+}

@@ -146,6 +146,8 @@ pub enum ApprovalChoice {
 pub struct ApprovalOption {
     pub key: char,
     pub label: &'static str,
+    /// The label on a modal too narrow for `label` beside the other options.
+    pub short: &'static str,
     pub choice: ApprovalChoice,
 }
 
@@ -153,21 +155,25 @@ pub const APPROVAL_OPTIONS: &[ApprovalOption] = &[
     ApprovalOption {
         key: 'y',
         label: "allow once",
+        short: "allow once",
         choice: ApprovalChoice::AllowOnce,
     },
     ApprovalOption {
         key: 'a',
         label: "allow for the session",
+        short: "for the session",
         choice: ApprovalChoice::AllowSession,
     },
     ApprovalOption {
         key: 'n',
         label: "deny",
+        short: "deny",
         choice: ApprovalChoice::Deny,
     },
     ApprovalOption {
         key: 'N',
         label: "deny with a reason for the model",
+        short: "deny with a reason",
         choice: ApprovalChoice::DenyWithReason,
     },
 ];

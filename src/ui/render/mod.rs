@@ -17,6 +17,7 @@ use crate::approval::verdict::Ruling;
 use crate::tools::Stream;
 
 mod approval;
+mod fit;
 mod overlays;
 
 pub use crate::visible::{visible, visible_line};
@@ -367,11 +368,9 @@ impl StatusLine {
             len(&model) + len(mode) + len(grants) + len(pending) + len(working) + path_full.min(16)
                 <= width
         };
-        let (mode, grants, pending) = ladder
-            .iter()
-            .map(|step| parts(*step))
-            .find(fits)
-            .unwrap_or_else(|| parts(ladder[ladder.len() - 1]));
+        let (mode, grants, pending) =
+            fit::longest_fitting(ladder.iter().map(|step| parts(*step)), fits)
+                .unwrap_or_else(|| parts(ladder[ladder.len() - 1]));
         let fixed = len(&model) + len(&mode) + len(&grants) + len(working);
         let path = format!("· {} ", self.workspace);
         let room = width.saturating_sub(fixed + len(&pending));

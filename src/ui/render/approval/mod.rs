@@ -138,7 +138,7 @@ fn place<'a>(
     request: &crate::approval::approver::ApprovalRequest,
     doc: Doc<'a>,
     screen: Rect,
-    gate: Option<(String, Style)>,
+    gate: Option<(Vec<String>, Style)>,
     (waiting, queue_rows): (&[(String, String)], usize),
 ) -> Modal<'a> {
     // Full width, inside the borders; the preview has only a top border, so it is as wide.

@@ -9,9 +9,10 @@ use ratatui::layout::Rect;
 /// The smallest modal: its borders, the title, the preview's border and a few rows, the options.
 pub(super) const MIN_HEIGHT: u16 = 8;
 
-/// Rows above the modal that are worth leaving: a pane's two borders and one line of it. Fewer
-/// would show nothing, so the modal takes them.
-pub(super) const MIN_ABOVE: u16 = 3;
+/// Rows above the modal that are worth leaving: a pane's two borders and two lines of it (the
+/// conversation's last line is the blank one after its latest entry). Fewer would show nothing,
+/// so the modal takes them.
+pub(super) const MIN_ABOVE: u16 = 4;
 
 /// Rows above the modal the queue of calls still to decide does not take: a pane's borders and
 /// three lines of the conversation.
@@ -74,8 +75,8 @@ mod tests {
 
     #[test]
     fn a_modal_that_would_leave_too_few_rows_above_to_show_a_line_takes_them_too() {
-        assert_eq!(modal_area(SCREEN, 27), Rect::new(0, 0, 100, 29));
-        assert_eq!(modal_area(SCREEN, 26), Rect::new(0, 3, 100, 26));
+        assert_eq!(modal_area(SCREEN, 26), Rect::new(0, 0, 100, 29));
+        assert_eq!(modal_area(SCREEN, 25), Rect::new(0, 4, 100, 25));
     }
 
     #[test]
@@ -89,7 +90,7 @@ mod tests {
         let modal = Rect::new(0, 17, 100, 12);
         let pane = Rect::new(0, 0, 50, 26);
         assert_eq!(above(pane, modal), Some(Rect::new(0, 0, 50, 17)));
-        let lower = Rect::new(0, 15, 60, 8);
+        let lower = Rect::new(0, 14, 60, 8);
         assert_eq!(above(lower, modal), None);
         let short = Rect::new(0, 0, 50, 10);
         assert_eq!(above(short, modal), Some(short));
