@@ -5,9 +5,10 @@
 use std::time::{Duration, Instant};
 
 use super::app::Overlay;
-use super::snapshots::{LONG_ANSWER, app, ask, both_sizes, conversation, draw, frame, press};
+use super::snapshots::{LONG_ANSWER, app, ask, both_sizes, conversation, draw, frame, press, run};
 use super::testing::{command_request, edit_request};
 use crate::protocol::{AgentEvent, Op};
+use crate::tools::ToolStatus;
 
 /// The screen's rows, without the quotes the test backend puts around them.
 fn rows(screen: &str) -> Vec<&str> {
@@ -204,4 +205,125 @@ fn footer_lines_wrap_between_words_not_inside_them() {
         "{screen}"
     );
     assert!(screen.contains("keys are live in 0.3s "), "{screen}");
+}
+
+const UNITTEST: &[&str] = &[
+    "test_add (test_calc.TestCalc.test_add) ... ok",
+    "test_multiply (test_calc.TestCalc.test_multiply) ... ok",
+    "test_subtract (test_calc.TestCalc.test_subtract) ... ok",
+    "",
+    "----------------------------------------------------------------------",
+    "Ran 3 tests in 0.001s",
+    "",
+    "OK",
+];
+
+fn finish(app: &mut super::app::App, id: &str, lines: u64) {
+    app.on_agent_event(AgentEvent::ToolFinished {
+        call_id: id.into(),
+        status: ToolStatus::Ok,
+        exit_code: Some(0),
+        lines,
+        error: None,
+        log: None,
+    });
+}
+
+/// The demo's runs, all finished: four reads and an edit with no output, the test run, then two
+/// slower checks.
+fn demo_runs() -> super::app::App {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    for (id, title) in [
+        ("c1", "list ."),
+        ("c2", "read README.md"),
+        ("c3", "read calc.py"),
+        ("c4", "read test_calc.py"),
+        ("c5", "edit calc.py"),
+    ] {
+        run(&mut app, id, title, &[]);
+        finish(&mut app, id, 0);
+    }
+    run(&mut app, "c6", "$ python3 -m unittest -v 2>&1", UNITTEST);
+    finish(&mut app, "c6", UNITTEST.len() as u64);
+    let lint: Vec<String> = (1..=15)
+        .map(|i| format!("lint: checked module {i} of 15"))
+        .collect();
+    let lint: Vec<&str> = lint.iter().map(String::as_str).collect();
+    let title = |what: &str, n: u32| {
+        format!("$ for i in $(seq 1 {n}); do echo \"{what} $i of {n}\"; sleep 0.2; done")
+    };
+    run(&mut app, "c8", &title("lint: checked module", 15), &lint);
+    let docs: Vec<String> = (1..=10)
+        .map(|i| format!("docs: rendered page {i} of 10"))
+        .collect();
+    let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
+    run(&mut app, "c9", &title("docs: rendered page", 10), &docs);
+    app.now = t0 + Duration::from_millis(3000);
+    finish(&mut app, "c8", 15);
+    finish(&mut app, "c9", 10);
+    app
+}
+
+#[test]
+fn a_finished_test_run_shows_a_summary_not_just_its_last_line() {
+    let app = demo_runs();
+    let screen = draw(&app, 100, 30);
+    for shown in [
+        "Ran 3 tests in 0.001s",
+        "│  OK ",
+        "⋮ 5 earlier lines",
+        "⋮ 12 earlier lines",
+        "lint: checked module 15 of 15",
+        "docs: rendered page 10 of 10",
+        "c1 list .",
+        "Tab, then Enter: a run in full",
+    ] {
+        assert!(screen.contains(shown), "{shown}:\n{screen}");
+    }
+    both_sizes("results_summary", &app);
+}
+
+#[test]
+fn the_selected_run_gets_the_rows_the_others_leave_and_the_hint_names_its_key() {
+    let mut app = demo_runs();
+    let now = app.now;
+    press(&mut app, crossterm::event::KeyCode::Tab, now);
+    for _ in 0..2 {
+        press(&mut app, crossterm::event::KeyCode::Char('k'), now);
+    }
+    assert_eq!(app.selected_run, 5);
+    let screen = draw(&app, 100, 30);
+    // The whole test run, while the others get their summaries.
+    assert!(screen.contains("⋮ 12 earlier lines"), "{screen}");
+    for line in UNITTEST.iter().filter(|l| !l.is_empty()) {
+        let line = &line[..line.len().min(40)];
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
+    assert!(
+        screen.contains("Enter: the selected run in full"),
+        "{screen}"
+    );
+    let narrow = draw(&app, 60, 20);
+    assert!(narrow.contains("›✓ c6 $ python3"), "{narrow}");
+    assert!(narrow.contains("Ran 3 tests in 0.001s"), "{narrow}");
+    both_sizes("results_selected", &app);
+}
+
+#[test]
+fn a_run_header_keeps_its_exit_status_on_a_narrow_pane() {
+    let app = demo_runs();
+    for (width, height) in [(60, 20), (80, 24), (100, 30)] {
+        let screen = draw(&app, width, height);
+        let header = rows(&screen)
+            .into_iter()
+            .find(|r| r.contains("c9 $ for i") && r.contains("s  exit 0"))
+            .unwrap_or_else(|| panic!("{width}x{height}:\n{screen}"));
+        let header = header.trim_end_matches('│').trim_end();
+        assert!(
+            header.ends_with("…  3.0s  exit 0"),
+            "{width}x{height}: {header}"
+        );
+    }
 }

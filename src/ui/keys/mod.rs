@@ -262,6 +262,15 @@ pub fn wheel(place: Place, up: bool) -> Option<Action> {
         .map(|(_, action)| *action)
 }
 
+/// How the first press that does `action` in `place` is written ("Enter"), for a hint drawn
+/// next to what it acts on.
+pub fn key_for(place: Place, action: Action) -> Option<String> {
+    bindings(place)
+        .flat_map(|b| b.presses.iter())
+        .find(|(_, a)| *a == action)
+        .map(|(press, _)| press.name())
+}
+
 /// Whether the table lists `key` in `place` by name (not through an `Other` binding).
 pub fn names(place: Place, key: &KeyEvent) -> bool {
     bindings(place)
