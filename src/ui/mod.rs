@@ -14,6 +14,8 @@ pub mod render;
 #[cfg(test)]
 mod snapshots;
 #[cfg(test)]
+mod snapshots_layout;
+#[cfg(test)]
 mod testing;
 pub mod words;
 

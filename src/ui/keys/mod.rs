@@ -148,6 +148,8 @@ pub enum ApprovalChoice {
 pub struct ApprovalOption {
     pub key: char,
     pub label: &'static str,
+    /// The label on a modal too narrow for `label` beside the other options.
+    pub short: &'static str,
     pub choice: ApprovalChoice,
 }
 
@@ -155,26 +157,31 @@ pub const APPROVAL_OPTIONS: &[ApprovalOption] = &[
     ApprovalOption {
         key: 'y',
         label: "allow once",
+        short: "allow once",
         choice: ApprovalChoice::AllowOnce,
     },
     ApprovalOption {
         key: 'a',
         label: "allow for the session",
+        short: "for the session",
         choice: ApprovalChoice::AllowSession,
     },
     ApprovalOption {
         key: 'n',
         label: "deny",
+        short: "deny",
         choice: ApprovalChoice::Deny,
     },
     ApprovalOption {
         key: 'N',
         label: "deny with a reason for the model",
+        short: "deny with a reason",
         choice: ApprovalChoice::DenyWithReason,
     },
     ApprovalOption {
         key: 'p',
         label: "park: answer later by its code",
+        short: "park",
         choice: ApprovalChoice::Park,
     },
 ];
@@ -261,6 +268,15 @@ pub fn wheel(place: Place, up: bool) -> Option<Action> {
         .flat_map(|b| b.presses.iter())
         .find(|(press, _)| *press == wanted)
         .map(|(_, action)| *action)
+}
+
+/// How the first press that does `action` in `place` is written ("Enter"), for a hint drawn
+/// next to what it acts on.
+pub fn key_for(place: Place, action: Action) -> Option<String> {
+    bindings(place)
+        .flat_map(|b| b.presses.iter())
+        .find(|(_, a)| *a == action)
+        .map(|(press, _)| press.name())
 }
 
 /// Whether the table lists `key` in `place` by name (not through an `Other` binding).

@@ -204,6 +204,19 @@ impl<'a> Doc<'a> {
             .map_or(1, |l| wrap::row_count(&l.text, width, l.cont))
     }
 
+    /// The rows the whole document takes at `width`, counted no further than `most`: a modal
+    /// sized to its content asks this, walking at most the rows it could ever show.
+    pub fn rows_up_to(&self, width: usize, most: usize) -> usize {
+        let mut used = 0;
+        for i in 0..self.len() {
+            if used >= most {
+                return most;
+            }
+            used += self.rows(i, width);
+        }
+        used.min(most)
+    }
+
     /// The view the document gets in a preview area of `width` x `height`: all of it when it
     /// fits, else one row less, for the hint row. Walks at most `height` rows.
     pub fn view(&self, width: usize, height: usize) -> (View, bool) {

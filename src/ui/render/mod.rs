@@ -17,7 +17,11 @@ use crate::approval::verdict::Ruling;
 use crate::tools::Stream;
 
 mod approval;
+mod fit;
 mod overlays;
+mod results;
+
+use fit::truncate;
 
 pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
@@ -78,8 +82,23 @@ fn pane_block(title: &str, focused: bool) -> Block<'static> {
 /// without laying the modal out a second time.
 pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::preview::View)> {
     let areas = layout(frame.area(), app.prompt.lines().len());
-    render_conversation(app, frame, areas.conversation);
-    render_results(app, frame, areas.results);
+    // The approval modal is as tall as what it shows and rests on the status bar; the panes are
+    // drawn in the rows above it, so they show their latest lines (why the call is made) instead
+    // of lines the modal would cover.
+    let mut modal = app.overlays.iter().find_map(|o| match o {
+        Overlay::Approval(a) => approval::modal(app, a, frame.area()),
+        _ => None,
+    });
+    let (conversation, results) = match &modal {
+        Some(m) => beside_modal(&areas, m.area()),
+        None => (Some(areas.conversation), Some(areas.results)),
+    };
+    if let Some(area) = conversation {
+        render_conversation(app, frame, area);
+    }
+    if let Some(area) = results {
+        render_results(app, frame, area);
+    }
     render_prompt(app, frame, areas.prompt);
     render_status(app, frame, areas.status);
     let mut approval_shown = None;
@@ -87,7 +106,9 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         // An overlay drawn over the modal hides it: only the top one counts as seen.
         approval_shown = None;
         match overlay {
-            Overlay::Approval(a) => approval_shown = render_approval(app, a, frame),
+            Overlay::Approval(a) => {
+                approval_shown = modal.take().and_then(|m| render_approval(app, a, m, frame))
+            }
             Overlay::Help { scroll } => render_help(*scroll, frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
             Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
@@ -95,6 +116,25 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         }
     }
     approval_shown
+}
+
+/// The panes' areas above a modal at `modal`: each ends where the modal starts, and one left
+/// too short to show a line is not drawn. Stacked on a narrow screen, the conversation takes the
+/// rows the results pane cannot use: it is what explains the call.
+fn beside_modal(areas: &Areas, modal: Rect) -> (Option<Rect>, Option<Rect>) {
+    let conversation = approval::above(areas.conversation, modal);
+    let results = approval::above(areas.results, modal);
+    let stacked = areas.results.y > areas.conversation.y;
+    match (conversation, results) {
+        (Some(c), None) if stacked => {
+            let grown = Rect {
+                height: areas.results.bottom().max(c.bottom()) - c.y,
+                ..c
+            };
+            (approval::above(grown, modal), None)
+        }
+        other => other,
+    }
 }
 
 fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
@@ -139,114 +179,13 @@ fn render_results(app: &App, frame: &mut Frame, area: Rect) {
     };
     let block = pane_block(title, focused);
     let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if app.runs.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Line::styled("no tool runs yet", dim())),
-            inner,
-        );
-        return;
-    }
-    let height = inner.height as usize;
-    let width = inner.width as usize;
-    let shown: Vec<usize> = if app.expanded {
-        vec![app.selected_run.min(app.runs.len() - 1)]
-    } else {
-        // As many of the latest runs as fit with at least two lines each.
-        let fit = (height / 3).max(1);
-        let last = app.runs.len();
-        let end = if app.follow {
-            last
-        } else {
-            (app.selected_run + 1).max(fit.min(last)).min(last)
-        };
-        (end.saturating_sub(fit)..end).collect()
+    let body = results::body(app, inner.width as usize, inner.height as usize, focused);
+    let block = match body.hint {
+        Some(hint) => block.title_bottom(Line::styled(format!(" {hint} "), dim())),
+        None => block,
     };
-    let per_run = (height / shown.len().max(1)).max(2);
-    let mut lines: Vec<Line> = Vec::new();
-    for index in shown {
-        let run = &app.runs[index];
-        let (icon, style, tail) = match run.status {
-            RunStatus::Running => ("▶", Style::default().fg(Color::Blue), "running".to_string()),
-            RunStatus::Done(status, code) => finished_icon(status, code),
-        };
-        let selected = index == app.selected_run;
-        let marker = if selected && focused { "›" } else { " " };
-        // The status and time are what a glance is for: the title gives way first.
-        let header = fit_header(
-            &format!(
-                "{marker}{icon} {} {}",
-                visible_line(&run.call_id),
-                visible_line(&run.title)
-            ),
-            &format!("  {}  {}", elapsed(app, run.started, run.ended), tail),
-            width,
-        );
-        let header_style = if selected {
-            style.add_modifier(Modifier::BOLD)
-        } else {
-            style
-        };
-        lines.push(Line::styled(header, header_style));
-        if run.trimmed {
-            let path = run
-                .log
-                .as_ref()
-                .map(|p| visible_line(&p.display().to_string()));
-            let note = format!(
-                "older run: its output is no longer kept in memory; all of it is in {}",
-                path.unwrap_or_default()
-            );
-            for l in wrap_words(&note, width.saturating_sub(2)) {
-                lines.push(Line::styled(format!("  {l}"), dim()));
-            }
-            continue;
-        }
-        // Only the visible lines are read out of the kept output.
-        let count = run.output.len();
-        let room = per_run.saturating_sub(1);
-        let scroll = if app.expanded || selected {
-            app.results_scroll as usize
-        } else {
-            0
-        };
-        let end = count.saturating_sub(scroll.min(count));
-        let start = end.saturating_sub(room);
-        for (text, stream) in (start..end).filter_map(|i| run.output.line(i)) {
-            let style = match stream {
-                Some(Stream::Stderr) => Style::default().fg(Color::Red),
-                Some(Stream::Stdout) => Style::default(),
-                None => dim(),
-            };
-            lines.push(Line::styled(truncate(&format!("  {text}"), width), style));
-        }
-    }
-    let start = lines.len().saturating_sub(height);
-    frame.render_widget(Paragraph::new(lines.split_off(start)), inner);
-}
-
-/// `left` then `right` on one line of `width`: when they do not fit, `left` is cut (visibly)
-/// so `right` stays whole, unless the row is too narrow to keep even a few characters of it.
-fn fit_header(left: &str, right: &str, width: usize) -> String {
-    let (l, r) = (left.chars().count(), right.chars().count());
-    if l + r <= width {
-        return format!("{left}{right}");
-    }
-    if r + 6 <= width {
-        return format!("{}{right}", truncate(left, width - r));
-    }
-    truncate(&format!("{left}{right}"), width)
-}
-
-/// Cuts a line to a width, visibly.
-fn truncate(text: &str, width: usize) -> String {
-    let count = text.chars().count();
-    if count <= width {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    frame.render_widget(block, area);
+    frame.render_widget(Paragraph::new(body.lines), inner);
 }
 
 fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
@@ -331,11 +270,9 @@ impl StatusLine {
             len(&model) + len(mode) + len(grants) + len(pending) + len(working) + path_full.min(16)
                 <= width
         };
-        let (mode, grants, pending) = ladder
-            .iter()
-            .map(|step| parts(*step))
-            .find(fits)
-            .unwrap_or_else(|| parts(ladder[ladder.len() - 1]));
+        let (mode, grants, pending) =
+            fit::longest_fitting(ladder.iter().map(|step| parts(*step)), fits)
+                .unwrap_or_else(|| parts(ladder[ladder.len() - 1]));
         let fixed = len(&model) + len(&mode) + len(&grants) + len(working);
         let path = format!("· {} ", self.workspace);
         let room = width.saturating_sub(fixed + len(&pending));
@@ -441,12 +378,6 @@ mod tests {
         assert!(shown.contains("! bad path a⇥b"), "{shown}");
     }
 
-    #[test]
-    fn a_long_line_is_cut_visibly() {
-        assert_eq!(truncate("abcdef", 4), "abc…");
-        assert_eq!(truncate("abc", 4), "abc");
-    }
-
     fn status_text(width: usize, pending: usize) -> String {
         let status = StatusLine {
             model: "scripted: demo".into(),
@@ -479,17 +410,5 @@ mod tests {
         let mid = status_text(100, 1);
         assert!(mid.contains("1 waiting for approval · working"), "{mid}");
         assert!(mid.contains("…-1796104174000-18445 "), "{mid}");
-    }
-
-    #[test]
-    fn a_run_header_cuts_its_title_before_its_status() {
-        let left = "✓ c6 $ python3 -m unittest -v 2>&1";
-        let right = "  0.4s  exit 0";
-        assert_eq!(
-            fit_header(left, right, 30),
-            "✓ c6 $ python3 …  0.4s  exit 0"
-        );
-        assert_eq!(fit_header("✓ c1 ls", right, 30), "✓ c1 ls  0.4s  exit 0");
-        assert_eq!(fit_header(left, right, 12), "✓ c6 $ pyth…");
     }
 }

@@ -5,6 +5,7 @@
 use super::*;
 use crate::approval::approver::ApprovalRequest;
 use crate::ui::preview::{Doc, MustSee, Outside, SCOPES_IN_FOOTER, Slice};
+use crate::ui::render::fit;
 
 /// "1 part", "2 parts".
 fn count(n: usize, word: &str) -> String {
@@ -42,46 +43,37 @@ pub(super) fn lines(
     app: &App,
     overlay: &ApprovalOverlay,
     request: &ApprovalRequest,
-    gate: Option<(String, Style)>,
+    gate: Option<(Vec<String>, Style)>,
     width: usize,
 ) -> Vec<Line<'static>> {
     let mut foot = options(app, request, width);
-    let mut text = |text: String, style: Style| {
-        for row in wrap::wrap(&text, width, "  ") {
+    let mut text = |forms: &[String], style: Style| {
+        for row in fitted(forms, width) {
             foot.push(Line::styled(row, style));
         }
     };
-    if let Some((hint, style)) = gate {
-        text(hint, style);
+    if let Some((hints, style)) = gate {
+        text(&hints, style);
     }
     if let Some(code) = &request.code {
-        let code = visible_line(code);
-        text(
-            format!(
-                "or from another terminal: airlock approve {code}  (or airlock deny {code}); the first answer wins"
-            ),
-            dim(),
-        );
+        text(&remote(&visible_line(code)), dim());
     }
     if let Some(deadline) = request.deadline_ms {
         let left = deadline.saturating_sub(app.wall_ms) / 1000;
         text(
-            format!("times out in {left}s, then it is denied as timed out"),
+            &[
+                format!("times out in {left}s, then it is denied as timed out"),
+                format!("times out in {left}s"),
+            ],
             Style::default().fg(Color::Yellow),
         );
     }
     if let Some(why) = &request.no_session_grant {
-        text(format!("no session grant: {}", visible_line(why)), dim());
+        text(&[format!("no session grant: {}", visible_line(why))], dim());
     }
     if app.now < overlay.armed_at {
         let left = overlay.armed_at.saturating_duration_since(app.now);
-        text(
-            format!(
-                "keys are live in {:.1}s (so a key meant for the prompt cannot answer this)",
-                left.as_secs_f64()
-            ),
-            dim(),
-        );
+        text(&arming(left), dim());
     }
     if overlay.reason.is_some() {
         foot.push(Line::raw(""));
@@ -89,38 +81,70 @@ pub(super) fn lines(
     foot
 }
 
-/// The options, from the one table, each key next to what it does; a label longer than the
-/// modal wraps under its key.
+/// A footer line: the longest of its forms that fits on one row, else the shortest, wrapped
+/// between words (a code or a path is cut only if it is wider than the whole row), its
+/// continuation rows indented.
+fn fitted(forms: &[String], width: usize) -> Vec<String> {
+    let Some(text) = fit::longest_fitting(forms, |f| wrap::text_width(f) <= width) else {
+        return Vec::new();
+    };
+    if wrap::text_width(text) <= width {
+        return vec![text.clone()];
+    }
+    crate::ui::words::wrap_words(text, width.saturating_sub(2).max(1))
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| if i == 0 { row } else { format!("  {row}") })
+        .collect()
+}
+
+/// How to answer from another terminal, longest first: the labels shorten, the code stays.
+fn remote(code: &str) -> Vec<String> {
+    vec![
+        format!(
+            "or from another terminal: airlock approve {code}  (or airlock deny {code}); the first answer wins"
+        ),
+        format!("or from another terminal: airlock approve {code}  (or airlock deny {code})"),
+        format!("from another terminal: airlock approve {code} (or deny)"),
+        format!("elsewhere: airlock approve {code} (or deny)"),
+        format!("airlock approve {code} (or deny)"),
+        format!("airlock approve {code}"),
+        format!("code {code}"),
+    ]
+}
+
+/// The countdown shown until the keys are live, longest first.
+fn arming(left: std::time::Duration) -> [String; 2] {
+    let left = left.as_secs_f64();
+    [
+        format!("keys are live in {left:.1}s (so a key meant for the prompt cannot answer this)"),
+        format!("keys are live in {left:.1}s"),
+    ]
+}
+
+/// The rows the countdown took before the keys went live: the modal keeps counting them, so it
+/// does not shrink (and move the panes above it) while it is being read.
+pub(super) fn armed_rows(app: &App, overlay: &ApprovalOverlay, width: usize) -> usize {
+    if app.now < overlay.armed_at {
+        return 0;
+    }
+    fitted(&arming(std::time::Duration::ZERO), width).len()
+}
+
+/// How far the options' labels are shortened: 0 as the table has them, up to `LABEL_STEPS - 1`.
+const LABEL_STEPS: usize = 3;
+
+/// The options, from the one table, each key next to what it does. Labels shorten (the table's
+/// short label, a grant's scope with fewer words around it) until every option fits on a row;
+/// one that still does not wraps between words under its key.
 fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
-    let mut pairs: Vec<(char, String)> = Vec::new();
-    for option in APPROVAL_OPTIONS {
-        let label = match option.choice {
-            ApprovalChoice::AllowSession => match &request.session_scopes {
-                Some(scopes) if scopes.len() > SCOPES_IN_FOOTER => format!(
-                    "allow the {} listed at the end of the preview, for this session",
-                    count(scopes.len(), "scope")
-                ),
-                Some(scopes) => {
-                    let what: Vec<String> = scopes.iter().map(|s| scope_text(app, s)).collect();
-                    format!(
-                        "allow {} in this workspace for this session",
-                        and_list(&what)
-                    )
-                }
-                None => continue,
-            },
-            // Only a request with a one-time code can wait for one.
-            ApprovalChoice::Park if request.code.is_none() => continue,
-            _ => option.label.to_string(),
-        };
-        pairs.push((option.key, label));
-    }
-    if let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes) {
-        pairs.push((
-            'd',
-            format!("allow {} for the session", scope_text(app, dir)),
-        ));
-    }
+    let ladder = (0..LABEL_STEPS).map(|step| labels(app, request, step));
+    let fits = |pairs: &Vec<(char, String)>| {
+        pairs
+            .iter()
+            .all(|(_, label)| 2 + wrap::text_width(label) <= width)
+    };
+    let pairs = fit::longest_fitting(ladder, fits).unwrap_or_default();
     let key_style = Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED);
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
@@ -138,17 +162,16 @@ fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'stat
             used += len;
             continue;
         }
-        // Longer than a whole line: the key, then the label wrapped under it.
-        let rows = wrap::wrap(&format!("{key} {label}"), width, "  ");
+        // Longer than a whole row even shortened: the key, then the label wrapped under it.
+        let rows = crate::ui::words::wrap_words(&label, width.saturating_sub(2).max(1));
         for (i, row) in rows.into_iter().enumerate() {
             if i == 0 {
-                let rest: String = row.chars().skip(1).collect();
                 lines.push(Line::from(vec![
                     Span::styled(key.to_string(), key_style),
-                    Span::raw(rest),
+                    Span::raw(format!(" {row}")),
                 ]));
             } else {
-                lines.push(Line::raw(row));
+                lines.push(Line::raw(format!("  {row}")));
             }
         }
     }
@@ -158,13 +181,61 @@ fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'stat
     lines
 }
 
+/// Each option's key and label at shortening `step`; the session options name their scope at
+/// every step.
+fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, String)> {
+    let mut pairs: Vec<(char, String)> = Vec::new();
+    for option in APPROVAL_OPTIONS {
+        let label = match option.choice {
+            ApprovalChoice::AllowSession => match &request.session_scopes {
+                Some(scopes) if scopes.len() > SCOPES_IN_FOOTER => {
+                    let n = count(scopes.len(), "scope");
+                    match step {
+                        0 => format!(
+                            "allow the {n} listed at the end of the preview, for this session"
+                        ),
+                        1 => format!("allow the {n} listed below, for this session"),
+                        _ => format!("{}: the {n} listed below", option.short),
+                    }
+                }
+                Some(scopes) => {
+                    let what: Vec<String> = scopes.iter().map(|s| scope_text(app, s)).collect();
+                    let what = and_list(&what);
+                    match step {
+                        0 => format!("allow {what} in this workspace for this session"),
+                        1 => format!("allow {what} for this session"),
+                        _ => format!("{}: {what}", option.short),
+                    }
+                }
+                None => continue,
+            },
+            // Only a request with a one-time code can wait for one.
+            ApprovalChoice::Park if request.code.is_none() => continue,
+            _ if step == 0 => option.label.to_string(),
+            _ => option.short.to_string(),
+        };
+        pairs.push((option.key, label));
+    }
+    if let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes) {
+        let dir = scope_text(app, dir);
+        pairs.push((
+            'd',
+            match step {
+                0 | 1 => format!("allow {dir} for the session"),
+                _ => format!("for the session: {dir}"),
+            },
+        ));
+    }
+    pairs
+}
+
 /// What must still be seen before an allowing key answers, and how to get there; after a
 /// refused key it says so, in colour. `unseen`: the items and their lines.
 pub(super) fn gate(
     overlay: &ApprovalOverlay,
     unseen: &[(usize, MustSee)],
     top: usize,
-) -> Option<(String, Style)> {
+) -> Option<(Vec<String>, Style)> {
     if unseen.is_empty() {
         return None;
     }
@@ -221,13 +292,19 @@ pub(super) fn gate(
     let keys = keys.join(", ");
     Some(match overlay.refused {
         Some(key) => (
-            format!("{key} refused: scroll to see {need} first ({keys}); n denies"),
+            vec![
+                format!("{key} refused: scroll to see {need} first ({keys}); n denies"),
+                format!("{key} refused: scroll to see {need} ({keys})"),
+            ],
             Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         ),
         None => (
-            format!("to allow, first scroll to see {need} ({keys})"),
+            vec![
+                format!("to allow, first scroll to see {need} ({keys})"),
+                format!("to allow, see {need} ({keys})"),
+            ],
             Style::default().fg(Color::Yellow),
         ),
     })
@@ -300,4 +377,33 @@ pub(super) fn marker_row(doc: &Doc, window: &[Slice], width: usize) -> Line<'sta
         dim().add_modifier(Modifier::REVERSED)
     };
     Line::styled(truncate(&text, width), style)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_of_the_remote_line_names_the_whole_code() {
+        for form in remote("J74G-N2P8") {
+            assert!(form.contains(" J74G-N2P8"), "{form}");
+        }
+    }
+
+    #[test]
+    fn a_footer_line_takes_its_longest_form_that_fits_on_one_row() {
+        let forms = remote("J74G-N2P8");
+        assert_eq!(fitted(&forms, 200), vec![forms[0].clone()]);
+        assert_eq!(
+            fitted(&forms, 58),
+            vec!["from another terminal: airlock approve J74G-N2P8 (or deny)"]
+        );
+        assert_eq!(fitted(&forms, 20), vec!["code J74G-N2P8"]);
+    }
+
+    #[test]
+    fn a_footer_line_no_form_of_which_fits_wraps_between_words_and_indents() {
+        let rows = fitted(&["no session grant: dangerous calls".to_string()], 20);
+        assert_eq!(rows, vec!["no session grant:", "  dangerous calls"]);
+    }
 }

@@ -1,7 +1,8 @@
 //! The approval modal: a title line, the preview document (reasons, parts, the command or the
 //! diff; see `ui::preview`), the calls of the batch still to decide after this one, and the
 //! footer (options, countdowns, what must still be seen). The border says where the request
-//! stands in its batch ("approval 2 of 5").
+//! stands in its batch ("approval 2 of 5"). It is as tall as all of that wants and rests on the
+//! status bar, under the conversation that asked for the call (`size`).
 //!
 //! The preview wraps every line instead of cutting it and scrolls by rows; its last row is a
 //! marker whenever something does not fit, counting the asking, denying and allowed items above
@@ -13,9 +14,12 @@ use crate::ui::preview::{Doc, MustSee, Scroll, Slice, View, wrap};
 
 mod foot;
 mod queue;
+mod size;
+
+pub(crate) use size::above;
 
 /// Where each piece of the modal goes on a screen of a given size.
-struct Modal<'a> {
+pub(super) struct Modal<'a> {
     area: Rect,
     title: Rect,
     preview: Rect,
@@ -37,11 +41,16 @@ struct Modal<'a> {
 /// which depends on the window, which depends on the footer's height: laid out without that
 /// line first, then with it when something stays unseen.
 ///
-/// The queue of calls still to decide gets only rows the preview can spare: as many as still
-/// let the whole document fit; when none can be spared, one row (the count and titles on one
+/// The queue of calls still to decide gets only rows the preview and the conversation above the
+/// modal can spare: as many as still let the whole document fit and leave the conversation a
+/// few lines (`size::CONTEXT`); when none can be spared, one row (the count and titles on one
 /// line), and only if every must-see item the preview shows at its top without the queue is
 /// still shown whole.
-fn modal<'a>(app: &App, overlay: &'a ApprovalOverlay, screen: Rect) -> Option<Modal<'a>> {
+pub(super) fn modal<'a>(
+    app: &App,
+    overlay: &'a ApprovalOverlay,
+    screen: Rect,
+) -> Option<Modal<'a>> {
     let request = overlay.queue.front()?;
     let waiting = app
         .batch
@@ -54,15 +63,24 @@ fn modal<'a>(app: &App, overlay: &'a ApprovalOverlay, screen: Rect) -> Option<Mo
         return Some(without);
     }
     let must = shown_at_top(&without);
+    let context = (without.area.y - screen.y).min(size::CONTEXT);
     let mut doc = without.doc;
     for rows in (1..=wanted).rev().filter(|r| queue::useful(*r, &waiting)) {
         let m = settle(app, overlay, request, doc, screen, &waiting, rows);
-        if !m.hinted || (rows == 1 && must.is_subset(&shown_at_top(&m))) {
+        let leaves_context = m.area.y - screen.y >= context;
+        if leaves_context && (!m.hinted || (rows == 1 && must.is_subset(&shown_at_top(&m)))) {
             return Some(m);
         }
         doc = m.doc;
     }
     Some(settle(app, overlay, request, doc, screen, &waiting, 0))
+}
+
+impl Modal<'_> {
+    /// The whole modal, borders included.
+    pub(super) fn area(&self) -> Rect {
+        self.area
+    }
 }
 
 /// Lays the modal out with `queue_rows` rows for the queue, settling the footer's gate line.
@@ -120,12 +138,11 @@ fn place<'a>(
     request: &crate::approval::approver::ApprovalRequest,
     doc: Doc<'a>,
     screen: Rect,
-    gate: Option<(String, Style)>,
+    gate: Option<(Vec<String>, Style)>,
     (waiting, queue_rows): (&[(String, String)], usize),
 ) -> Modal<'a> {
-    let area = centered(screen, 92, 90);
-    let inner = Block::default().borders(Borders::ALL).inner(area);
-    let width = inner.width as usize;
+    // Full width, inside the borders; the preview has only a top border, so it is as wide.
+    let width = screen.width.saturating_sub(2) as usize;
     let foot_lines = foot::lines(app, overlay, request, gate, width);
     // The title wraps rather than lose the tool's name or the digest on a narrow screen.
     let title_rows = title_line(request)
@@ -133,6 +150,12 @@ fn place<'a>(
         .div_ceil(width.max(1))
         .clamp(1, 3) as u16;
     let reason_height: u16 = if overlay.reason.is_some() { 3 } else { 0 };
+    let chrome = 2 + title_rows as usize + 1;
+    let rest = queue_rows + foot_lines.len() + foot::armed_rows(app, overlay, width);
+    let doc_rows = doc.rows_up_to(width, screen.height as usize);
+    let wanted = (chrome + doc_rows + rest).min(usize::from(u16::MAX)) as u16;
+    let area = size::modal_area(screen, wanted.saturating_add(reason_height));
+    let inner = Block::default().borders(Borders::ALL).inner(area);
     // The title, the preview's border and at least one row of it stay; the footer gets the rest.
     let foot_height =
         (foot_lines.len() as u16 + reason_height).min(inner.height.saturating_sub(2 + title_rows));
@@ -177,13 +200,14 @@ fn preview_block() -> Block<'static> {
     Block::default().borders(Borders::TOP).border_style(dim())
 }
 
-/// Draws the modal; returns the request it showed and the size its preview was drawn at.
+/// Draws the modal laid out by `modal`; returns the request it showed and the size its preview
+/// was drawn at.
 pub(super) fn render_approval(
     app: &App,
     overlay: &ApprovalOverlay,
+    m: Modal,
     frame: &mut Frame,
 ) -> Option<(String, View)> {
-    let m = modal(app, overlay, frame.area())?;
     let request = overlay.queue.front()?;
     frame.render_widget(Clear, m.area);
     // Where this request stands in its batch; a request from outside it (none known) counts

@@ -4,7 +4,6 @@
 //! current call's asking parts and reasons always come first.
 
 use super::*;
-use crate::ui::preview::wrap::{char_width, text_width};
 
 /// At most this many rows: a heading, then the calls (the last row a marker when more wait).
 pub(super) const MOST_ROWS: usize = 6;
@@ -38,9 +37,9 @@ pub(super) fn lines(waiting: &[(String, String)], rows: usize, width: usize) -> 
     if rows == 1 || !useful(rows, waiting) {
         let all: Vec<String> = waiting.iter().map(entry).collect();
         let text = format!("{heading}: {}", all.join(" · "));
-        return vec![Line::styled(cut(&text, width), dim())];
+        return vec![Line::styled(truncate(&text, width), dim())];
     }
-    let mut out = vec![Line::styled(cut(&format!("{heading}:"), width), dim())];
+    let mut out = vec![Line::styled(truncate(&format!("{heading}:"), width), dim())];
     let room = rows - 1;
     let (shown, rest) = if waiting.len() <= room {
         (waiting.len(), 0)
@@ -49,41 +48,23 @@ pub(super) fn lines(waiting: &[(String, String)], rows: usize, width: usize) -> 
     };
     for call in &waiting[..shown] {
         out.push(Line::styled(
-            cut(&format!("  {}", entry(call)), width),
+            truncate(&format!("  {}", entry(call)), width),
             dim(),
         ));
     }
     if rest > 0 {
         out.push(Line::styled(
-            cut(&format!("  … and {rest} more"), width),
+            truncate(&format!("  … and {rest} more"), width),
             dim(),
         ));
     }
-    out
-}
-
-/// Cut to `width` columns, ending in `…` when anything was left off.
-fn cut(text: &str, width: usize) -> String {
-    if text_width(text) <= width {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = char_width(c);
-        if used + w + 1 > width {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ui::preview::wrap::text_width;
 
     fn waiting(n: usize) -> Vec<(String, String)> {
         (0..n)
