@@ -16,6 +16,8 @@ mod snapshots;
 #[cfg(test)]
 mod snapshots_layout;
 #[cfg(test)]
+mod snapshots_sessions;
+#[cfg(test)]
 mod testing;
 pub mod words;
 

@@ -65,6 +65,8 @@ pub struct Run {
     pub log: Option<std::path::PathBuf>,
     /// The kept output was let go (an old run); the log file still has all of it.
     pub trimmed: bool,
+    /// Shown again from a reopened session: how long it took is not known here.
+    pub earlier: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,6 +347,7 @@ impl App {
                     output: BoundedOutput::new(),
                     log: None,
                     trimmed: false,
+                    earlier: false,
                 });
                 if self.follow {
                     self.selected_run = self.runs.len() - 1;

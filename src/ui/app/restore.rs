@@ -99,6 +99,7 @@ impl App {
             output,
             log: None,
             trimmed: false,
+            earlier: true,
         });
         self.selected_run = self.runs.len() - 1;
     }

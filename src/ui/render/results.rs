@@ -190,7 +190,11 @@ fn run_lines(
             visible_line(&run.call_id),
             visible_line(&run.title)
         ),
-        &elapsed(app, run.started, run.ended),
+        &if run.earlier {
+            "earlier".to_string()
+        } else {
+            elapsed(app, run.started, run.ended)
+        },
         &tail,
         width,
     );
