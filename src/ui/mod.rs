@@ -9,6 +9,8 @@
 pub mod app;
 pub mod conversation;
 pub mod keys;
+#[cfg(test)]
+mod loop_tests;
 pub mod preview;
 pub mod render;
 #[cfg(test)]
