@@ -14,6 +14,8 @@ mod loop_tests;
 pub mod preview;
 pub mod render;
 #[cfg(test)]
+mod screen_snapshots;
+#[cfg(test)]
 mod snapshots;
 #[cfg(test)]
 mod testing;

@@ -16,7 +16,7 @@ use super::testing::{
     WS, command_request, edit_request, forty_parts_then_curl, hidden_payload_edit,
 };
 
-fn app(t0: Instant) -> App {
+pub(super) fn app(t0: Instant) -> App {
     App::new(
         Status {
             model: "scripted: demo".into(),
@@ -27,12 +27,12 @@ fn app(t0: Instant) -> App {
     )
 }
 
-fn draw(app: &App, width: u16, height: u16) -> String {
+pub(super) fn draw(app: &App, width: u16, height: u16) -> String {
     draw_recording(app, width, height).0
 }
 
 /// Draws a frame; returns the screen and what the approval modal showed.
-fn draw_recording(
+pub(super) fn draw_recording(
     app: &App,
     width: u16,
     height: u16,
@@ -43,7 +43,11 @@ fn draw_recording(
     (terminal.backend().to_string(), shown)
 }
 
-fn press(app: &mut App, code: crossterm::event::KeyCode, at: Instant) -> Vec<crate::protocol::Op> {
+pub(super) fn press(
+    app: &mut App,
+    code: crossterm::event::KeyCode,
+    at: Instant,
+) -> Vec<crate::protocol::Op> {
     app.on_key(
         crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE),
         at,
@@ -51,19 +55,19 @@ fn press(app: &mut App, code: crossterm::event::KeyCode, at: Instant) -> Vec<cra
 }
 
 /// Draws a frame as the loop does, recording what the approval modal showed; returns the screen.
-fn frame(app: &mut App, width: u16, height: u16) -> String {
+pub(super) fn frame(app: &mut App, width: u16, height: u16) -> String {
     let (screen, shown) = draw_recording(app, width, height);
     app.approval_drawn(shown);
     screen
 }
 
-fn ask(app: &mut App, request: ApprovalRequest) {
+pub(super) fn ask(app: &mut App, request: ApprovalRequest) {
     app.on_agent_event(AgentEvent::ApprovalRequested {
         request: Box::new(request),
     });
 }
 
-fn conversation(app: &mut App) {
+pub(super) fn conversation(app: &mut App) {
     app.on_agent_event(AgentEvent::TurnStarted {
         turn: 1,
         prompt: "The tests of this project fail. Find out why and fix it.".into(),
@@ -73,7 +77,7 @@ fn conversation(app: &mut App) {
     });
 }
 
-fn run(app: &mut App, id: &str, title: &str, lines: &[&str]) {
+pub(super) fn run(app: &mut App, id: &str, title: &str, lines: &[&str]) {
     app.on_agent_event(AgentEvent::ToolStarted {
         call_id: id.into(),
         tool: "bash".into(),
@@ -89,7 +93,7 @@ fn run(app: &mut App, id: &str, title: &str, lines: &[&str]) {
     }
 }
 
-fn both_sizes(name: &str, app: &App) {
+pub(super) fn both_sizes(name: &str, app: &App) {
     insta::assert_snapshot!(format!("{name}_100x30"), draw(app, 100, 30));
     insta::assert_snapshot!(format!("{name}_60x20"), draw(app, 60, 20));
 }
@@ -201,7 +205,7 @@ fn queue_two_of_three_while_still_arming() {
 }
 
 /// The model's step asks for these calls: (id, command, forecast to ask).
-fn batch(app: &mut App, calls: &[(&str, &str, bool)]) {
+pub(super) fn batch(app: &mut App, calls: &[(&str, &str, bool)]) {
     app.on_agent_event(AgentEvent::BatchQueued {
         calls: calls
             .iter()
@@ -618,7 +622,7 @@ fn a_chord_leaves_the_modal_unanswered_on_screen() {
 }
 
 /// Draws a frame as the loop does, recording the panes' geometry the scroll keys use.
-fn frame_with_geometry(app: &mut App, width: u16, height: u16) -> String {
+pub(super) fn frame_with_geometry(app: &mut App, width: u16, height: u16) -> String {
     let areas = render::layout(
         ratatui::layout::Rect::new(0, 0, width, height),
         app.prompt.lines().len(),
@@ -630,7 +634,7 @@ fn frame_with_geometry(app: &mut App, width: u16, height: u16) -> String {
     frame(app, width, height)
 }
 
-const LONG_ANSWER: &str = "The tests fail because add() in calc.py subtracts instead of adding. \
+pub(super) const LONG_ANSWER: &str = "The tests fail because add() in calc.py subtracts instead of adding. \
      I changed `return a - b` to `return a + b`; nothing outside the workspace was read or \
      written, and all three tests pass now. See https://docs.python.org/3/library/unittest.html \
      for how the test runner finds them.";
