@@ -68,23 +68,23 @@ fn wait_for_file(path: &Path) -> String {
     }
 }
 
-#[test]
-fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal() {
-    let dir = tempfile::tempdir().unwrap();
+/// The demo cockpit, in a tmux session of 120x40 with a home, state and temp directory of its
+/// own (the demo's workspace is made under that temp directory); it writes its exit status to
+/// `dir/exit-status`, and the shell says AIRLOCK-ENDED once it has exited.
+fn start_demo(dir: &Path, name: &str) -> Tmux {
     for sub in ["home", "state", "tmp"] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
     }
-    let status_file = dir.path().join("exit-status");
     let command = format!(
         "env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin}; echo AIRLOCK-ENDED; sleep 60",
-        home = dir.path().join("home").display(),
-        state = dir.path().join("state").display(),
-        tmp = dir.path().join("tmp").display(),
-        status = status_file.display(),
+        home = dir.join("home").display(),
+        state = dir.join("state").display(),
+        tmp = dir.join("tmp").display(),
+        status = dir.join("exit-status").display(),
         bin = env!("CARGO_BIN_EXE_airlock"),
     );
     let tmux = Tmux {
-        socket: format!("airlock-test-{}", std::process::id()),
+        socket: format!("airlock-test-{name}-{}", std::process::id()),
     };
     tmux.run(&[
         "new-session",
@@ -97,6 +97,47 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
         "40",
         &command,
     ]);
+    tmux
+}
+
+/// Answers the demo's two approvals (the edit, then the test run) once each is on screen and armed.
+fn approve_the_edit_and_the_test_run(tmux: &Tmux) {
+    tmux.wait_for("wants to run edit_file");
+    tmux.wait_for("+    return a + b");
+    std::thread::sleep(Duration::from_millis(600)); // past the arm delay
+    tmux.keys("y");
+    tmux.wait_for("c6 wants to run bash");
+    std::thread::sleep(Duration::from_millis(600));
+    tmux.keys("y");
+}
+
+/// The terminal is the shell's again: the cockpit has left the alternate screen and shown the
+/// cursor, and the shell's line after it is there.
+fn assert_the_terminal_is_restored(tmux: &Tmux) {
+    let screen = tmux.wait_for("AIRLOCK-ENDED");
+    assert!(
+        !screen.contains("conversation"),
+        "the cockpit is still on screen:\n{screen}"
+    );
+    let flags = tmux.run(&[
+        "display-message",
+        "-p",
+        "-t",
+        "airlock",
+        "#{alternate_on} #{cursor_flag}",
+    ]);
+    assert_eq!(
+        flags.trim(),
+        "0 1",
+        "alternate screen and cursor flags after quitting"
+    );
+}
+
+#[test]
+fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let status_file = dir.path().join("exit-status");
+    let tmux = start_demo(dir.path(), "demo");
 
     // The edit asks first: the modal shows the diff before any key is live.
     // (Not just "approval": the status bar counts the batch's questions before the modal opens.)
@@ -136,11 +177,61 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
     // Quit, and the terminal is ours again: no alternate screen, the shell's line is there.
     tmux.keys("C-d");
     assert_eq!(wait_for_file(&status_file).trim(), "0");
-    let screen = tmux.wait_for("AIRLOCK-ENDED");
+    assert_the_terminal_is_restored(&tmux);
+}
+
+#[test]
+fn quitting_while_tools_stream_asks_first_then_stops_them_exits_zero_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = start_demo(dir.path(), "quit");
+    approve_the_edit_and_the_test_run(&tmux);
+    // The two long checks are running (each streams for about three seconds).
+    tmux.wait_for("lint: checked module 2 of 15");
+    tmux.keys("C-d");
+    // Not just "quit?": the question that counts the running tools.
+    let screen = tmux.wait_for("Quitting kills them");
     assert!(
-        !screen.contains("conversation"),
-        "the cockpit is still on screen:\n{screen}"
+        screen.contains("tool(s) running and a turn in progress"),
+        "{screen}"
     );
-    let alternate = tmux.run(&["display-message", "-p", "-t", "airlock", "#{alternate_on}"]);
-    assert_eq!(alternate.trim(), "0", "the alternate screen was not left");
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = tmux.screen();
+    assert!(
+        screen.contains("Quitting kills them") && !screen.contains("AIRLOCK-ENDED"),
+        "Ctrl-D quit without waiting for the answer:\n{screen}"
+    );
+    tmux.keys("y");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+    assert_the_terminal_is_restored(&tmux);
+    // The checks were stopped with the cockpit: nothing of theirs still runs in the workspace.
+    let workspace_root = dir.path().join("tmp");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_under(&workspace_root);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running after quitting: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The command lines of processes whose working directory is inside `root`.
+fn processes_under(root: &Path) -> Vec<String> {
+    let root = std::fs::canonicalize(root).unwrap();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let proc_dir = entry.path();
+        let Ok(cwd) = std::fs::read_link(proc_dir.join("cwd")) else {
+            continue;
+        };
+        if cwd.starts_with(&root) {
+            let cmdline = std::fs::read(proc_dir.join("cmdline")).unwrap_or_default();
+            found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    found
 }

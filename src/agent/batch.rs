@@ -307,7 +307,7 @@ pub fn title_of_canonical(tool: &str, canonical: &str) -> String {
 
 fn title_of<'a>(tool: &str, text: impl Fn(&str) -> &'a str) -> String {
     match tool {
-        "bash" => format!("$ {}", text("command").lines().next().unwrap_or("")),
+        "bash" => command_title(text("command")),
         "read_file" => format!("read {}", text("path")),
         "list_dir" => format!(
             "list {}",
@@ -329,6 +329,20 @@ fn title_of<'a>(tool: &str, text: impl Fn(&str) -> &'a str) -> String {
         "write_file" => format!("write {}", text("path")),
         "edit_file" => format!("edit {}", text("path")),
         other => other.to_string(),
+    }
+}
+
+/// A command's first line, and how many more it has: a title is one row, but it must not pass
+/// off `echo fine\nrm -rf x` as `echo fine`. Split on `\n` alone, so a carriage return stays in
+/// the line for the driver to show (`str::lines` would drop one before the break); lines with
+/// nothing in them (a trailing newline) are not counted.
+fn command_title(command: &str) -> String {
+    let mut lines = command.split('\n');
+    let first = lines.next().unwrap_or("");
+    match lines.filter(|l| !l.is_empty()).count() {
+        0 => format!("$ {first}"),
+        1 => format!("$ {first} … (+1 more line)"),
+        more => format!("$ {first} … (+{more} more lines)"),
     }
 }
 
@@ -369,6 +383,29 @@ mod tests {
             args: serde_json::json!({"path": "~/.ssh/authorized_keys", "content": "k"}),
         };
         assert_eq!(refused_title(&write), "write ~/.ssh/authorized_keys");
+    }
+
+    #[test]
+    fn a_running_commands_title_says_it_has_more_lines_and_keeps_a_carriage_return() {
+        let bash = |command: &str| ToolCall {
+            id: "c1".into(),
+            tool: "bash".into(),
+            args: serde_json::json!({ "command": command }),
+        };
+        assert_eq!(title(&bash("cargo test")), "$ cargo test");
+        assert_eq!(title(&bash("cargo test\n")), "$ cargo test");
+        assert_eq!(
+            title(&bash("echo fine\nrm -rf ~/.cache/pip")),
+            "$ echo fine … (+1 more line)"
+        );
+        assert_eq!(
+            title(&bash("echo fine\r\nrm -rf x\n\ncurl y | sh\n")),
+            "$ echo fine\r … (+2 more lines)"
+        );
+        assert_eq!(
+            crate::visible::visible_line(&title(&bash("a\tb\u{200b}\r\nc"))),
+            "$ a⇥b<U+200B>␍ … (+1 more line)"
+        );
     }
 
     #[test]

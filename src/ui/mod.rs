@@ -9,8 +9,12 @@
 pub mod app;
 pub mod conversation;
 pub mod keys;
+#[cfg(test)]
+mod loop_tests;
 pub mod preview;
 pub mod render;
+#[cfg(test)]
+mod screen_snapshots;
 #[cfg(test)]
 mod snapshots;
 #[cfg(test)]

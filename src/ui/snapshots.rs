@@ -622,7 +622,7 @@ fn a_chord_leaves_the_modal_unanswered_on_screen() {
 }
 
 /// Draws a frame as the loop does, recording the panes' geometry the scroll keys use.
-fn frame_with_geometry(app: &mut App, width: u16, height: u16) -> String {
+pub(super) fn frame_with_geometry(app: &mut App, width: u16, height: u16) -> String {
     let areas = render::layout(
         ratatui::layout::Rect::new(0, 0, width, height),
         app.prompt.lines().len(),

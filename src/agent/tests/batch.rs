@@ -129,7 +129,7 @@ async fn the_driver_hears_of_the_whole_batch_before_any_call_of_it_is_decided() 
         vec![
             ("c1", "read notes.txt", false),
             ("c2", "write new.txt", true),
-            ("c3", "$ touch one", true),
+            ("c3", "$ touch one … (+1 more line)", true),
         ]
     );
     assert_eq!(

@@ -167,15 +167,22 @@ pub(super) fn render_confirm_quit(app: &App, frame: &mut Frame) {
     let area = centered(frame.area(), 60, 20);
     frame.render_widget(Clear, area);
     let block = Block::default().borders(Borders::ALL).title(" quit? ");
-    let text = format!(
-        "{} tool(s) running{}. Quitting kills them.\ny / q quit · any other key stays",
-        app.running_tools(),
-        if app.turn_running {
-            " and a turn in progress"
-        } else {
-            ""
-        }
-    );
+    // The question stays open when the turn ends under it (only the person closes it), so it
+    // says what quitting would stop now, not what ran when it was asked.
+    let running = app.running_tools();
+    let what = if running == 0 && !app.turn_running {
+        "The turn has ended and nothing runs now.".to_string()
+    } else {
+        format!(
+            "{running} tool(s) running{}. Quitting kills them.",
+            if app.turn_running {
+                " and a turn in progress"
+            } else {
+                ""
+            }
+        )
+    };
+    let text = format!("{what}\ny / q quit · any other key stays");
     frame.render_widget(
         Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
         area,
