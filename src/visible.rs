@@ -25,6 +25,29 @@ pub fn visible_line(text: &str) -> String {
     out
 }
 
+/// A line of program output as a person reads it: a tab moves to the next multiple of 8
+/// columns, as a terminal would show it, and everything else hidden is made visible as in
+/// [`visible_line`]. Fast path: a line with nothing hidden is returned as it is.
+pub fn visible_output(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(is_hidden) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut column = 0;
+    for c in line.chars() {
+        if c == '\t' {
+            let spaces = 8 - column % 8;
+            out.extend(std::iter::repeat_n(' ', spaces));
+            column += spaces;
+        } else {
+            let before = out.len();
+            push_visible(&mut out, c, false);
+            column += out[before..].chars().count();
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Whether `c` would be hidden, obeyed or reordered by a terminal.
 pub fn is_hidden(c: char) -> bool {
     c == '\t' || (c as u32) < 0x20 || ('\u{7f}'..='\u{9f}').contains(&c) || invisible_unicode(c)
@@ -71,6 +94,15 @@ fn push_visible(out: &mut String, c: char, keep_newline: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_lays_tabs_out_as_a_terminal_would_and_shows_what_else_hides() {
+        assert_eq!(visible_output("a\tb"), "a       b");
+        assert_eq!(visible_output("abcdefgh\tx"), "abcdefgh        x");
+        assert_eq!(visible_output("plain"), "plain");
+        let shown = visible_output("x\u{1b}[2Jy\u{200b}z");
+        assert!(!shown.chars().any(is_hidden), "{shown}");
+    }
 
     #[test]
     fn escape_sequences_cannot_reach_the_terminal() {

@@ -2,54 +2,13 @@
 //! modal, read the diff, press `y`, watch output stream, quit, and check the terminal came back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/tmux.rs"]
+mod tmux;
+
 use std::path::Path;
-use std::process::Command;
+
 use std::time::{Duration, Instant};
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .expect("tmux is installed (.ci/run installs it)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "airlock"])
-    }
-
-    /// Polls the screen until `want` shows up; fails with the screen if it does not.
-    fn wait_for(&self, want: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let screen = self.screen();
-            if screen.contains(want) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "`{want}` never appeared; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn keys(&self, keys: &str) {
-        self.run(&["send-keys", "-t", "airlock", keys]);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.run(&["kill-server"]);
-    }
-}
+use tmux::Tmux;
 
 fn wait_for_file(path: &Path) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -83,21 +42,7 @@ fn start_demo(dir: &Path, name: &str) -> Tmux {
         status = dir.join("exit-status").display(),
         bin = env!("CARGO_BIN_EXE_airlock"),
     );
-    let tmux = Tmux {
-        socket: format!("airlock-test-{name}-{}", std::process::id()),
-    };
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "airlock",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &command,
-    ]);
-    tmux
+    Tmux::start(name, 120, 40, &command)
 }
 
 /// Answers the demo's two approvals (the edit, then the test run) once each is on screen and armed.

@@ -283,3 +283,19 @@ fn a_multi_line_command_running_says_how_many_lines_follow_in_both_panes() {
     run(&mut app, "c4", &crate::agent::title(&call), &["fine"]);
     both_sizes("multi_line_command_running", &app);
 }
+
+#[test]
+fn tool_output_lays_out_its_tabs_and_shows_what_a_terminal_would_hide_or_obey() {
+    let mut app = app(Instant::now());
+    run(
+        &mut app,
+        "c1",
+        "$ make",
+        &["name\tsize", "calc.py\t312", "\u{1b}[2Jcleared?\u{200b}"],
+    );
+    let screen = draw(&app, 100, 30);
+    assert!(screen.contains("name    size"), "{screen}");
+    assert!(screen.contains("calc.py 312"), "{screen}");
+    assert!(screen.contains("␛[2Jcleared?<U+200B>"), "{screen}");
+    both_sizes("tool_output_hidden_characters", &app);
+}

@@ -13,16 +13,20 @@ impl Tmux {
     /// A server of its own, with one session `airlock` of `width` x `height` running `command`.
     pub fn start(name: &str, width: u16, height: u16, command: &str) -> Tmux {
         let tmux = Tmux {
-            socket: format!("airlock-{name}-{}", std::process::id()),
+            socket: format!("airlock-test-{name}-{}", std::process::id()),
         };
         tmux.open(width, height, command);
         tmux
     }
 
-    /// Runs `command` in a fresh session (the previous one, if any, is closed first).
+    /// Runs `command` in the session: the first time in a new one, then in its pane, in place of
+    /// what ran there (the server stays up, so nothing races its shutdown).
     pub fn open(&self, width: u16, height: u16, command: &str) {
-        self.run(&["kill-session", "-t", "airlock"]);
         let (w, h) = (width.to_string(), height.to_string());
+        if self.status(&["has-session", "-t", "airlock"]) {
+            self.run(&["respawn-pane", "-k", "-t", "airlock", command]);
+            return;
+        }
         self.run(&[
             "new-session",
             "-d",
@@ -34,6 +38,15 @@ impl Tmux {
             &h,
             command,
         ]);
+    }
+
+    /// Whether a tmux command succeeded.
+    fn status(&self, args: &[&str]) -> bool {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     pub fn run(&self, args: &[&str]) -> String {

@@ -238,6 +238,8 @@ fn run_lines(
             Some(Stream::Stdout) => Style::default(),
             None => dim(),
         };
+        // Tool output may hold anything: tabs are laid out, escapes and invisibles shown.
+        let text = crate::visible::visible_output(&text);
         lines.push(Line::styled(truncate(&format!("  {text}"), width), style));
     }
     lines
