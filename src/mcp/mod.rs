@@ -16,6 +16,7 @@ pub mod config;
 pub mod content;
 pub mod definition;
 pub mod pins;
+pub mod preview;
 pub mod server;
 
 use std::collections::BTreeMap;
@@ -96,6 +97,16 @@ impl McpHub {
     /// Whether `tool` names a tool of one of these servers.
     pub fn offers(&self, tool: &str) -> bool {
         self.catalog.lookup(tool).is_some()
+    }
+
+    /// The approval modal's view of a call of an offered tool.
+    pub fn preview(
+        &self,
+        exposed: &str,
+        args: &Value,
+    ) -> Option<crate::approval::approver::Preview> {
+        let tool = self.catalog.lookup(exposed)?;
+        Some(preview::preview(&tool, args))
     }
 
     /// Runs an approved call of an offered tool.

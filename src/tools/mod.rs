@@ -254,7 +254,7 @@ impl Previewer for ToolRegistry {
                     Err(message) => Some(Preview::Error { message }),
                 }
             }
-            _ => None,
+            other => self.mcp.as_ref().and_then(|hub| hub.preview(other, args)),
         }
     }
 }
