@@ -68,9 +68,20 @@ struct Inner {
 }
 
 /// Shared between the hub (writer) and the policy, registry and model (readers).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct McpCatalog {
     inner: RwLock<Inner>,
+    /// Bumped at every change, for those waiting on a server still starting.
+    version: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for McpCatalog {
+    fn default() -> Self {
+        McpCatalog {
+            inner: RwLock::default(),
+            version: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 impl McpCatalog {
@@ -88,6 +99,45 @@ impl McpCatalog {
 
     pub fn set_state(&self, server: &str, state: ServerState) {
         self.write().servers.insert(server.to_string(), state);
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    /// Waits (at most `limit`) while the server `tool` would belong to (`SERVER__TOOL`) is still
+    /// starting, so a call made right after start-up is judged on the listed tools.
+    pub async fn settle(&self, tool: &str, limit: std::time::Duration) {
+        let Some((server, _)) = tool.split_once("__") else {
+            return;
+        };
+        let mut changes = self.version.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.state(server) == Some(ServerState::Starting) {
+            if tokio::time::timeout_at(deadline, changes.changed())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    /// Waits (at most `limit`) until no server is starting: a model's first request offers the
+    /// tools of the servers that started with the session.
+    pub async fn settle_all(&self, limit: std::time::Duration) {
+        let mut changes = self.version.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        while self
+            .read()
+            .servers
+            .values()
+            .any(|s| *s == ServerState::Starting)
+        {
+            if tokio::time::timeout_at(deadline, changes.changed())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
     }
 
     pub fn state(&self, server: &str) -> Option<ServerState> {
@@ -102,6 +152,8 @@ impl McpCatalog {
             inner.tools.insert(tool.exposed.clone(), tool);
         }
         inner.skipped.insert(server.to_string(), skipped);
+        drop(inner);
+        self.version.send_modify(|v| *v += 1);
     }
 
     pub fn lookup(&self, exposed: &str) -> Option<McpTool> {

@@ -311,6 +311,10 @@ impl HttpModel {
         conversation: &[Message],
         deltas: mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, ModelError> {
+        if let Some(mcp) = &self.mcp {
+            mcp.settle_all(crate::mcp::config::DEFAULT_STARTUP_TIMEOUT)
+                .await;
+        }
         let mut offered = self.tools.clone();
         for tool in self.mcp.iter().flat_map(|m| m.descriptors()) {
             offered.register(tool);
