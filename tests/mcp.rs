@@ -385,3 +385,50 @@ async fn wait_for(path: &Path, text: &str) -> String {
     }
     panic!("{text:?} never appeared in {}", path.display());
 }
+
+#[test]
+fn policy_check_judges_mcp_calls_by_their_pinned_definitions_and_the_rules() {
+    let w = World::new();
+    w.list();
+    let rules = w.path("rules.toml");
+    std::fs::write(
+        &rules,
+        "deny = [\"mcp:everything/get-env\"]\nallow = [\"mcp:fs/create_directory(path=/tmp/ok/**)\"]\n",
+    )
+    .unwrap();
+    let ws = w.ws();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["policy", "check", "--workspace", ws.to_str().unwrap()])
+        .args(["--rules", rules.to_str().unwrap()])
+        .env("HOME", w.path("home"))
+        .env("AIRLOCK_HOME", w.path("state"))
+        .env("XDG_CONFIG_HOME", w.path("home/.config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = [
+        json!({"id": 1, "tool": "mcp:everything/echo", "args": {"message": "x"}}),
+        json!({"id": 2, "tool": "fs__write_file", "args": {"path": "a", "content": "b"}}),
+        json!({"id": 3, "tool": "mcp:everything/get-env"}),
+        json!({"id": 4, "tool": "mcp:fs/create_directory", "args": {"path": "/tmp/ok/a"}}),
+        json!({"id": 5, "tool": "mcp:fs/create_directory", "args": {"path": "/tmp/ok/../x"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let verdicts: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decisions: Vec<&str> = verdicts
+        .iter()
+        .map(|v| v["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decisions,
+        ["allow", "ask", "deny", "allow", "ask"],
+        "{verdicts:#?}"
+    );
+}

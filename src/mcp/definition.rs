@@ -161,6 +161,12 @@ pub fn rule_name(server: &str, tool: &str) -> String {
     format!("mcp:{server}/{tool}")
 }
 
+/// `SERVER__TOOL` for `mcp:SERVER/TOOL`.
+pub fn from_rule_name(name: &str) -> Option<String> {
+    let (server, tool) = name.strip_prefix("mcp:")?.split_once('/')?;
+    exposed_name(server, tool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

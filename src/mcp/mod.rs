@@ -130,3 +130,47 @@ impl McpHub {
             .await
     }
 }
+
+/// The tools of `servers` as last listed, from their pins, without starting anything (for
+/// `airlock policy check`): the accepted definitions, or the ones seen since, which then carry
+/// the change that makes them ask. A server never listed offers nothing.
+pub fn catalog_from_pins(servers: &[ConfiguredServer], db: &std::path::Path) -> Arc<McpCatalog> {
+    let catalog = McpCatalog::new();
+    let store = crate::store::db::Store::open(db);
+    for server in servers {
+        let pins = match &store {
+            Ok(store) => store.mcp_pins(&server.pin_key).ok().flatten(),
+            Err(_) => None,
+        };
+        let Some(pins) = pins else {
+            catalog.set_state(
+                &server.name,
+                ServerState::Failed("never listed: run `airlock mcp list` once".into()),
+            );
+            continue;
+        };
+        let current: Vec<definition::ToolDefinition> = pins
+            .iter()
+            .filter_map(|p| p.seen.as_ref().or(p.accepted.as_ref()))
+            .filter_map(|text| serde_json::from_str::<Value>(text).ok())
+            .filter_map(|v| definition::ToolDefinition::from_listing(&v).ok())
+            .collect();
+        let changes = pins::compare(&pins, &current);
+        let changed = (!changes.is_empty()).then(|| pins::changed_reason(&server.name, &changes));
+        let tools = current
+            .into_iter()
+            .filter_map(|d| {
+                Some(McpTool {
+                    server: server.name.clone(),
+                    exposed: definition::exposed_name(&server.name, &d.name)?,
+                    digest: d.digest(),
+                    definition: d,
+                    changed: changed.clone(),
+                })
+            })
+            .collect();
+        catalog.set_tools(&server.name, tools, Vec::new());
+        catalog.set_state(&server.name, ServerState::Ready);
+    }
+    catalog
+}
