@@ -91,7 +91,10 @@ mod tests {
     #[test]
     fn a_new_tool_and_an_unsigned_pin_count_as_changes() {
         let d = def("Echoes.");
-        assert_eq!(compare(&[], std::slice::from_ref(&d)), vec!["`echo` is new"]);
+        assert_eq!(
+            compare(&[], std::slice::from_ref(&d)),
+            vec!["`echo` is new"]
+        );
         let changes = compare(&[pin(&d, false)], &[d]);
         assert!(changes[0].contains("does not verify"), "{changes:?}");
     }
