@@ -5,6 +5,7 @@
 //!   policy, grants, frozen calls, audit). Pure logic, no UI.
 //! - `store`: the state directory.
 //! - `cli`: the subcommands that need no UI.
+//! - `mcp`: MCP servers' tools, offered to the model and judged by the same gate.
 //! - `harden`: airlock's own process kept private from the commands it runs.
 //! - `visible`: hidden characters made visible, for every text a person reads.
 
@@ -14,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod harden;
+pub mod mcp;
 pub mod model;
 pub mod protocol;
 pub mod store;

@@ -207,6 +207,21 @@ fn main() -> ExitCode {
                 println!("{measured}");
                 ExitCode::SUCCESS
             }),
+        Some(Command::Mcp { command }) => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|rt| {
+                rt.block_on(async {
+                    match command {
+                        airlock::cli::McpCommand::List { workspace } => {
+                            airlock::cli::mcp::list(workspace, &mut io::stdout()).await
+                        }
+                        airlock::cli::McpCommand::Accept { name, workspace } => {
+                            airlock::cli::mcp::accept(&name, workspace, &mut io::stdout()).await
+                        }
+                    }
+                })
+            })
+            .map(|()| ExitCode::SUCCESS),
         Some(Command::Trust { workspace }) => trust(workspace).map(|text| {
             print!("{text}");
             ExitCode::SUCCESS

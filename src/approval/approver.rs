@@ -57,6 +57,16 @@ pub enum Preview {
     Command { command: String, cwd: String },
     /// The change cannot be applied (e.g. the text to replace is not in the file).
     Error { message: String },
+    /// A call of an MCP server's tool: its annotations (as the server gave them) and the
+    /// arguments pretty-printed, one line each (server text: shown through `visible_line`).
+    Mcp {
+        server: String,
+        tool: String,
+        annotations: Vec<String>,
+        arguments: Vec<String>,
+        /// The pinned digest of the tool's definition.
+        definition_digest: String,
+    },
 }
 
 /// Computes previews; the tool registry implements it, so the gate never knows how tools work.

@@ -1,4 +1,5 @@
 pub mod approver;
+pub mod arg_rules;
 pub mod audit;
 pub mod envvars;
 pub mod frozen;

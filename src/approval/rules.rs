@@ -209,6 +209,13 @@ impl Rules {
             rule.reason = entry.reason.clone();
             let label = format!("[[rule]] #{} ({})", i + 1, rule.name);
             check_pattern(&rule).map_err(|m| invalid(label.clone(), m))?;
+            let example_applies = |rule: &Rule, example: &str| {
+                if rule.tool.starts_with("mcp:") {
+                    return crate::approval::arg_rules::example_applies(rule, example)
+                        .map_err(|m| invalid(label.clone(), m));
+                }
+                example_applies(rule, example)
+            };
             for example in &entry.matches {
                 if !example_applies(&rule, example)? {
                     return Err(invalid(
@@ -254,6 +261,9 @@ fn parse_short(spec: &str) -> Option<(String, Option<String>)> {
 }
 
 fn check_pattern(rule: &Rule) -> Result<(), String> {
+    if rule.tool.starts_with("mcp:") {
+        return crate::approval::arg_rules::check(rule);
+    }
     if let Some(p) = &rule.pattern {
         if p.trim().is_empty() {
             return Err(

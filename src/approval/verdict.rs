@@ -78,6 +78,8 @@ pub enum ReasonCode {
     RuleAllow,
     ModeAllow,
     ModeDeny,
+    /// An MCP server's tool definitions differ from the ones the user accepted.
+    ToolChanged,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

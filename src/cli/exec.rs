@@ -172,6 +172,8 @@ pub fn start_with(
     let home = store::home_dir();
     let paths = path_context(&workspace, &home, &state, &config)?;
     let workspace = paths.workspace.clone();
+    // MCP servers connect in the background once the agent runs; none configured costs nothing.
+    let mcp = super::mcp::hub_for(&config, &workspace);
     let (model, prompt): (Arc<dyn ModelClient>, String) = if real_model {
         let Some(provider) = &config.provider else {
             bail!("no provider configured")
@@ -185,7 +187,7 @@ pub fn start_with(
         };
         // The cockpit lets the person type the first prompt; `exec` needs one (checked there).
         let prompt = args.prompt.clone().unwrap_or_default();
-        let model = HttpModel::new(HttpModelConfig {
+        let mut model = HttpModel::new(HttpModelConfig {
             kind,
             base_url: config
                 .base_url
@@ -200,6 +202,7 @@ pub fn start_with(
             read_timeout: std::time::Duration::from_secs(config.read_timeout_secs.value),
             retry: RetryPolicy::default(),
         })?;
+        model.mcp = mcp.as_ref().map(|hub| hub.catalog());
         (Arc::new(model), prompt)
     } else {
         let scenario = match &args.scenario {
@@ -217,7 +220,11 @@ pub fn start_with(
     };
     let approval_timeout = config.approval_timeout_secs;
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
-    let policy = Arc::new(policy_of(&config, paths)?);
+    let mut policy = policy_of(&config, paths)?;
+    if let Some(hub) = &mcp {
+        policy = policy.with_mcp(hub.catalog());
+    }
+    let policy = Arc::new(policy);
     let runs = store::runs::runs_dir(&state);
     // What the agent asked for and every byte its tools printed: for this user's eyes only.
     for dir in [state.clone(), store::audit_dir(&state), runs.clone()] {
@@ -237,10 +244,12 @@ pub fn start_with(
         Box::new(anchor),
     )?);
     // A key in a variable the config names stays out of every command, like the known ones.
-    let tools = Arc::new(
-        ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session)))
-            .hiding_env(config.api_key_env.iter().map(|s| s.value.clone())),
-    );
+    let mut tools = ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session)))
+        .hiding_env(config.api_key_env.iter().map(|s| s.value.clone()));
+    if let Some(hub) = &mcp {
+        tools = tools.with_mcp(hub.clone());
+    }
+    let tools = Arc::new(tools);
     // Old run logs go (by age, then within a disk budget), off the start-up path.
     let keep = session.clone();
     std::thread::spawn(move || {
@@ -340,6 +349,9 @@ pub fn start_with(
         },
         resume,
     );
+    if let Some(hub) = &mcp {
+        hub.connect_in_background();
+    }
     Ok(Started {
         handle,
         session,

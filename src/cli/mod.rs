@@ -6,6 +6,7 @@ pub mod audit_show;
 pub mod audit_verify;
 pub mod bench;
 pub mod exec;
+pub mod mcp;
 pub mod park;
 pub mod policy_check;
 pub mod sessions;
@@ -54,6 +55,11 @@ pub enum Command {
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+    /// MCP servers: list them and their tools, accept changed tool definitions.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
     },
     /// Trust this project's `.airlock/config.toml` and every file it pulls in (its rules file,
     /// wherever it lives) as they are now; a change to any of them must be trusted again.
@@ -130,6 +136,22 @@ pub enum AuditCommand {
     Verify {
         /// The session log, e.g. ~/.local/state/airlock/audit/<session>.jsonl
         file: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start the configured MCP servers and list their state and tools, with the risk airlock
+    /// gives each tool and whether its definition changed since you accepted it.
+    List {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Accept a server's tool definitions as they are now (after a change was reported).
+    Accept {
+        name: String,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
     },
 }
 

@@ -66,7 +66,15 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
         Some(path) => Rules::load(path)?,
         None => Rules::empty(),
     };
-    Ok(Policy::new(args.mode, rules, paths, ToolCatalog::builtin()))
+    let policy = Policy::new(args.mode, rules, paths, ToolCatalog::builtin());
+    // MCP tools are judged as last listed (their pins); nothing is started.
+    Ok(match config.mcp_servers.is_empty() {
+        true => policy,
+        false => policy.with_mcp(crate::mcp::catalog_from_pins(
+            &config.mcp_servers,
+            &super::park::db_path(),
+        )),
+    })
 }
 
 pub fn run(
@@ -126,7 +134,10 @@ pub fn run(
                 })
             }
             Ok(call) => {
-                let verdict = policy.assess(&call.tool, &call.args).verdict;
+                // `mcp:SERVER/TOOL` is how rules and listings name the tool `SERVER__TOOL`.
+                let tool = crate::mcp::definition::from_rule_name(&call.tool)
+                    .unwrap_or_else(|| call.tool.clone());
+                let verdict = policy.assess(&tool, &call.args).verdict;
                 match verdict.ruling {
                     crate::approval::verdict::Ruling::Allow => summary.allow += 1,
                     crate::approval::verdict::Ruling::Ask => summary.ask += 1,

@@ -44,6 +44,9 @@ pub struct ConfigFile {
     pub approval_timeout_secs: Option<u64>,
     /// The same for dangerous calls (defaults to `approval_timeout_secs`).
     pub dangerous_approval_timeout_secs: Option<u64>,
+    /// MCP servers by name (`[mcp_servers.NAME]`).
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::ServerConfig>,
 }
 
 impl ConfigFile {
@@ -71,6 +74,11 @@ impl ConfigFile {
                 path.display()
             )
         })?;
+        for (name, server) in &file.mcp_servers {
+            server.check(name).map_err(|e| {
+                anyhow::anyhow!("{}: {e}; see README.md (MCP servers)", path.display())
+            })?;
+        }
         Ok(Some((file, bytes)))
     }
 
@@ -158,6 +166,10 @@ pub struct Resolved {
     pub user_config: PathBuf,
     /// Where the project config is looked for, whether or not it exists.
     pub project_config: PathBuf,
+    /// MCP servers that may start: the user's, and a trusted project's (which win by name).
+    pub mcp_servers: Vec<crate::mcp::ConfiguredServer>,
+    /// An untrusted project's MCP servers, by name: never started.
+    pub mcp_not_trusted: Vec<String>,
 }
 
 /// The environment, passed in so resolution is testable.
@@ -423,7 +435,16 @@ pub fn resolve(
         value: 120,
         source: Source::Default,
     });
+    let (mcp_servers, mcp_not_trusted) = mcp_servers(
+        workspace,
+        (&u.mcp_servers, &user_path),
+        (&p.mcp_servers, &project_path),
+        trusted,
+        &mut ignored,
+    );
     Ok(Resolved {
+        mcp_servers,
+        mcp_not_trusted,
         approval_timeout_secs: u.approval_timeout_secs,
         dangerous_approval_timeout_secs: u.dangerous_approval_timeout_secs,
         read_timeout_secs,
@@ -443,6 +464,55 @@ pub fn resolve(
         user_config: user_path,
         project_config: project_path,
     })
+}
+
+/// The MCP servers in force. A project's servers start only once the project is trusted: a
+/// cloned repository must not be able to start a process.
+fn mcp_servers(
+    workspace: &Path,
+    user: (
+        &std::collections::BTreeMap<String, crate::mcp::ServerConfig>,
+        &Path,
+    ),
+    project: (
+        &std::collections::BTreeMap<String, crate::mcp::ServerConfig>,
+        &Path,
+    ),
+    trusted: bool,
+    ignored: &mut Vec<String>,
+) -> (Vec<crate::mcp::ConfiguredServer>, Vec<String>) {
+    let mut servers: std::collections::BTreeMap<String, crate::mcp::ConfiguredServer> = user
+        .0
+        .iter()
+        .map(|(name, config)| {
+            let server = crate::mcp::ConfiguredServer {
+                name: name.clone(),
+                config: config.clone(),
+                file: user.1.to_path_buf(),
+                pin_key: name.clone(),
+            };
+            (name.clone(), server)
+        })
+        .collect();
+    let mut not_trusted = Vec::new();
+    for (name, config) in project.0 {
+        if !trusted {
+            ignored.push(format!(
+                "MCP server `{name}` from {} (the project is not trusted: run `airlock trust` in it to start it)",
+                project.1.display()
+            ));
+            not_trusted.push(name.clone());
+            continue;
+        }
+        let server = crate::mcp::ConfiguredServer {
+            name: name.clone(),
+            config: config.clone(),
+            file: project.1.to_path_buf(),
+            pin_key: format!("{name}@{}", workspace.display()),
+        };
+        servers.insert(name.clone(), server);
+    }
+    (servers.into_values().collect(), not_trusted)
 }
 
 fn relative_to(config: &Path, path: &Path) -> PathBuf {

@@ -71,6 +71,8 @@ pub struct HttpModel {
     pub system: String,
     pub retry: RetryPolicy,
     pub tools: ToolCatalog,
+    /// MCP tools offered besides `tools`, as their servers list them.
+    pub mcp: Option<Arc<crate::mcp::McpCatalog>>,
     /// Built on a thread of its own from the moment the model is made (loading the system's CA
     /// certificates takes tens of milliseconds), so it is never on the way to the first frame;
     /// the first request waits for it if it is not ready yet.
@@ -117,6 +119,7 @@ impl HttpModel {
             system: config.system,
             retry: config.retry,
             tools: ToolCatalog::builtin(),
+            mcp: None,
             client,
             timeouts,
         })
@@ -308,10 +311,17 @@ impl HttpModel {
         conversation: &[Message],
         deltas: mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, ModelError> {
+        if let Some(mcp) = &self.mcp {
+            mcp.settle_all(crate::mcp::config::DEFAULT_STARTUP_TIMEOUT)
+                .await;
+        }
+        let mut offered = self.tools.clone();
+        for tool in self.mcp.iter().flat_map(|m| m.descriptors()) {
+            offered.register(tool);
+        }
         match self.kind {
             ProviderKind::OpenAi => {
-                let body =
-                    openai::request_body(&self.model, &self.system, conversation, &self.tools);
+                let body = openai::request_body(&self.model, &self.system, conversation, &offered);
                 let response = self.send(&body).await?;
                 openai::read_stream(self, response, &deltas).await
             }
@@ -321,7 +331,7 @@ impl HttpModel {
                     self.max_tokens,
                     &self.system,
                     conversation,
-                    &self.tools,
+                    &offered,
                 );
                 let response = self.send(&body).await?;
                 anthropic::read_stream(self, response, &deltas).await

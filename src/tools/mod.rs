@@ -81,6 +81,8 @@ pub struct ToolRegistry {
     /// Environment variables kept from commands besides [`bash::HIDDEN_ENV`]: the key variables
     /// the configuration names (`api_key_env`).
     pub hidden_env: Vec<String>,
+    /// The configured MCP servers, whose tools run here too once approved.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 impl ToolRegistry {
@@ -90,7 +92,14 @@ impl ToolRegistry {
             home,
             log_dir,
             hidden_env: Vec::new(),
+            mcp: None,
         }
+    }
+
+    /// Also runs the tools of these MCP servers.
+    pub fn with_mcp(mut self, hub: Arc<crate::mcp::McpHub>) -> Self {
+        self.mcp = Some(hub);
+        self
     }
 
     /// Also keeps these variables from every command (a configured `api_key_env`).
@@ -165,7 +174,10 @@ impl ToolRegistry {
                 })
                 .await
             }
-            other => Err(ToolError::Unknown(other.to_string())),
+            other => match &self.mcp {
+                Some(hub) if hub.offers(other) => hub.call(other, args, cancel, sink).await,
+                _ => Err(ToolError::Unknown(other.to_string())),
+            },
         }
     }
 }
@@ -242,7 +254,7 @@ impl Previewer for ToolRegistry {
                     Err(message) => Some(Preview::Error { message }),
                 }
             }
-            _ => None,
+            other => self.mcp.as_ref().and_then(|hub| hub.preview(other, args)),
         }
     }
 }

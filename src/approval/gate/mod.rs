@@ -260,6 +260,14 @@ impl Gate {
 
     /// Decides one call. Never panics, never runs anything, always audits.
     pub async fn check(&self, call: ToolCall, cancel: &CancellationToken) -> GateOutcome {
+        // An MCP tool whose server is still starting is judged once it has listed its tools.
+        if let Some(mcp) = &self.policy.mcp {
+            let limit = crate::mcp::config::DEFAULT_STARTUP_TIMEOUT;
+            tokio::select! {
+                _ = mcp.settle(&call.tool, limit) => {}
+                _ = cancel.cancelled() => {}
+            }
+        }
         let frozen = FrozenCall::freeze(&call.tool, &call.args);
         // The policy judges the frozen text, the same bytes that will run.
         let args = match frozen.verified_args() {

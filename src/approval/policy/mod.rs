@@ -12,6 +12,7 @@ mod judge;
 mod lift;
 mod links;
 mod makefile;
+mod mcp;
 mod replaced;
 pub mod scope;
 
@@ -85,6 +86,8 @@ pub struct Policy {
     pub rules: Rules,
     pub paths: PathContext,
     pub catalog: ToolCatalog,
+    /// The MCP tools offered now (`SERVER__TOOL`), judged by `mcp`.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpCatalog>>,
 }
 
 impl Policy {
@@ -94,10 +97,20 @@ impl Policy {
             rules,
             paths,
             catalog,
+            mcp: None,
         }
     }
 
+    /// Also judges the tools of these MCP servers.
+    pub fn with_mcp(mut self, catalog: std::sync::Arc<crate::mcp::McpCatalog>) -> Self {
+        self.mcp = Some(catalog);
+        self
+    }
+
     pub fn assess(&self, tool: &str, args: &Value) -> Assessment {
+        if let Some(assessment) = mcp::assess(self, tool, args) {
+            return assessment;
+        }
         let (facts, mut parts, mut reasons) = self.facts_and_reasons(tool, args);
         self.apply_rules(tool, &facts, &mut parts, &mut reasons);
         self.apply_mode(tool, &mut parts, &mut reasons);

@@ -27,6 +27,9 @@ pub use anchors::DbAnchor;
 mod sessions;
 pub use sessions::SessionRow;
 
+mod mcp_pins;
+pub use mcp_pins::PinnedTool;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the state database {path}: {source}")]
@@ -123,6 +126,23 @@ const MIGRATIONS: &[&str] = &[
         mac TEXT
     );
     ALTER TABLE approvals ADD COLUMN sealed_code TEXT;",
+    // 7: MCP tool pins (see `mcp_pins`): every server whose tools were ever listed, and per tool
+    // the definition the user accepted and the one last seen when it differs.
+    "CREATE TABLE mcp_servers (
+        server TEXT PRIMARY KEY,
+        first_seen_ms INTEGER NOT NULL
+    );
+    CREATE TABLE mcp_pins (
+        server TEXT NOT NULL REFERENCES mcp_servers(server),
+        tool TEXT NOT NULL,
+        digest TEXT,
+        definition TEXT,
+        mac TEXT,
+        seen_digest TEXT,
+        seen_definition TEXT,
+        updated_ms INTEGER NOT NULL,
+        PRIMARY KEY (server, tool)
+    );",
 ];
 
 pub struct Store {

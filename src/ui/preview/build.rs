@@ -101,6 +101,45 @@ pub(super) fn prelude(request: &ApprovalRequest) -> (Vec<DocLine>, Vec<(usize, M
             );
             scopes(&mut out, request);
         }
+        Some(Preview::Mcp {
+            server,
+            tool,
+            annotations,
+            arguments,
+            definition_digest,
+        }) => {
+            reasons(
+                &mut out,
+                request,
+                &[],
+                &[Ruling::Deny, Ruling::Ask, Ruling::Allow],
+            );
+            out.push(
+                format!(
+                    "MCP server {}, tool {} (definition sha256:{})",
+                    visible_line(server),
+                    visible_line(tool),
+                    visible_line(&definition_digest[..12.min(definition_digest.len())])
+                ),
+                TEXT_CONT,
+                Style::default(),
+            );
+            out.push(
+                format!("annotations: {}", visible_line(&annotations.join(", "))),
+                TEXT_CONT,
+                dim(),
+            );
+            out.push("arguments:".into(), TEXT_CONT, dim());
+            for (i, line) in arguments.iter().enumerate() {
+                let line = visible_line(line);
+                if i + 1 == arguments.len() {
+                    out.push_must(line, COMMAND_CONT, Style::default(), MustSee::ArgumentsEnd);
+                } else {
+                    out.push(line, COMMAND_CONT, Style::default());
+                }
+            }
+            scopes(&mut out, request);
+        }
         None => {
             reasons(
                 &mut out,

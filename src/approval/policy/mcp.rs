@@ -1,0 +1,171 @@
+//! MCP tools (`SERVER__TOOL`): the verdict from the tool's annotations, then the user's rules
+//! for `mcp:SERVER/TOOL` (deny > ask > allow, argument matchers in `arg_rules`), then the mode,
+//! then the pins: a tool whose server's definitions changed since the user accepted them asks
+//! whatever the rules or grants say, until `airlock mcp accept`.
+
+use serde_json::Value;
+
+use super::{Assessment, Facts, Policy, decide, type_name};
+use crate::approval::arg_rules;
+use crate::approval::grants::{GrantScope, Subject};
+use crate::approval::risk::Risk;
+use crate::approval::rules::{Action, Rule};
+use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Ruling};
+use crate::mcp::McpTool;
+
+/// The assessment of an MCP call, or `None` when `tool` is not an MCP tool's name.
+pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assessment> {
+    let catalog = policy.mcp.as_ref()?;
+    if !tool.contains("__") {
+        return None;
+    }
+    let Some(found) = catalog.lookup(tool) else {
+        let message = format!(
+            "`{tool}` is not a tool of any connected MCP server (its server may still be starting, or failed: see `airlock mcp list`)"
+        );
+        return Some(whole(tool, Ruling::Deny, ReasonCode::UnknownTool, message));
+    };
+    if !args.is_object() {
+        let message = format!(
+            "the arguments of `{tool}` must be a JSON object, got {}",
+            type_name(args)
+        );
+        return Some(whole(
+            tool,
+            Ruling::Deny,
+            ReasonCode::InvalidArguments,
+            message,
+        ));
+    }
+    Some(judge(policy, tool, &found, args))
+}
+
+fn whole(tool: &str, ruling: Ruling, code: ReasonCode, message: String) -> Assessment {
+    let part = Part {
+        kind: PartKind::Call,
+        label: tool.to_string(),
+        span: None,
+        ruling,
+        risk: Risk::Dangerous,
+        subject: None,
+        scope: None,
+    };
+    Assessment {
+        facts: Facts::None,
+        verdict: decide(
+            vec![part],
+            vec![Reason::policy(ruling, code, Some(0), message)],
+        ),
+    }
+}
+
+fn judge(policy: &Policy, tool: &str, found: &McpTool, args: &Value) -> Assessment {
+    let risk = found.risk();
+    let name = found.rule_name();
+    let ruling = if risk == Risk::Safe {
+        Ruling::Allow
+    } else {
+        Ruling::Ask
+    };
+    let mut parts = vec![Part {
+        kind: PartKind::Call,
+        label: name.clone(),
+        span: None,
+        ruling,
+        risk,
+        subject: Some(Subject::Command(vec![tool.to_string()])),
+        scope: Some(GrantScope::Command {
+            prefix: vec![tool.to_string()],
+        }),
+    }];
+    let mut reasons = vec![Reason::policy(
+        ruling,
+        ReasonCode::DeclaredRisk,
+        Some(0),
+        format!(
+            "`{name}` is {}: {}",
+            risk.as_str(),
+            found.definition.risk_reason()
+        ),
+    )];
+    apply_rules(policy, found, args, &mut parts[0], &mut reasons);
+    policy.apply_mode(tool, &mut parts, &mut reasons);
+    if let Some(why) = &found.changed {
+        let part = &mut parts[0];
+        part.ruling = part.ruling.max(Ruling::Ask);
+        reasons.push(Reason::policy(
+            Ruling::Ask,
+            ReasonCode::ToolChanged,
+            Some(0),
+            why.clone(),
+        ));
+    }
+    let mut verdict = decide(parts, reasons);
+    if found.changed.is_some() && verdict.ruling == Ruling::Ask {
+        verdict.no_session_grant = Some(format!(
+            "the tools of MCP server `{}` changed since you accepted them: each call is approved on its own until `airlock mcp accept {}`",
+            found.server, found.server
+        ));
+    }
+    Assessment {
+        facts: Facts::None,
+        verdict,
+    }
+}
+
+fn apply_rules(
+    policy: &Policy,
+    found: &McpTool,
+    args: &Value,
+    part: &mut Part,
+    reasons: &mut Vec<Reason>,
+) {
+    let applies = |rule: &&Rule| {
+        let named = arg_rules::names_tool(&rule.tool, &found.server, &found.definition.name)
+            || (rule.tool == "*" && rule.pattern.is_none());
+        named && arg_rules::matches(rule, args)
+    };
+    let matching: Vec<&Rule> = policy.rules.rules.iter().filter(applies).collect();
+    let reason = |ruling, code, rule: &Rule| Reason {
+        ruling,
+        code,
+        message: match &rule.reason {
+            Some(why) => format!("matches the rule `{}`: {why}", rule.name),
+            None => format!("matches the rule `{}`", rule.name),
+        },
+        part: Some(0),
+        source: ReasonSource::Rule {
+            rule: rule.name.clone(),
+        },
+    };
+    let mut asked = false;
+    for rule in &matching {
+        match rule.action {
+            Action::Deny => {
+                part.ruling = Ruling::Deny;
+                reasons.push(reason(Ruling::Deny, ReasonCode::RuleDeny, rule));
+            }
+            Action::Ask => {
+                asked = true;
+                part.ruling = part.ruling.max(Ruling::Ask);
+                reasons.push(reason(Ruling::Ask, ReasonCode::RuleAsk, rule));
+            }
+            Action::Allow => {}
+        }
+    }
+    if part.ruling == Ruling::Ask
+        && !asked
+        && let Some(rule) = matching.iter().find(|r| r.action == Action::Allow)
+    {
+        part.ruling = Ruling::Allow;
+        for r in reasons.iter_mut().filter(|r| r.ruling == Ruling::Ask) {
+            r.ruling = Ruling::Allow;
+            r.message = format!("{} (allowed by the rule `{}`)", r.message, rule.name);
+        }
+        reasons.push(reason(Ruling::Allow, ReasonCode::RuleAllow, rule));
+    }
+}
+
+#[cfg(test)]
+#[path = "tests/mcp.rs"]
+mod tests;

@@ -1,0 +1,138 @@
+//! `[mcp_servers.NAME]` in a config file: how to start one MCP server (a command on stdio, or a
+//! URL), with the limits airlock holds it to.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// How long one tool call may run unless the server's config says otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a server has to start and list its tools.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One configured server. Unknown keys are errors that name the file and line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The program to start (looked up on `PATH`); it speaks MCP on stdin/stdout.
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables added to its environment (airlock's key variables are never passed on).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// A streamable-HTTP server instead of a command.
+    pub url: Option<String>,
+    /// Seconds one tool call may run (default 120).
+    pub timeout_secs: Option<u64>,
+    /// Seconds the server has to start and list its tools (default 30).
+    pub startup_timeout_secs: Option<u64>,
+}
+
+impl ServerConfig {
+    pub fn call_timeout(&self) -> Duration {
+        self.timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_CALL_TIMEOUT)
+    }
+
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    /// Checks what the TOML types cannot: the name, and exactly one of `command` and `url`.
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        check_name(name)?;
+        match (&self.command, &self.url) {
+            (Some(c), None) if c.trim().is_empty() => {
+                Err(format!("[mcp_servers.{name}]: `command` is empty"))
+            }
+            (Some(_), None) => Ok(()),
+            (None, Some(u)) if u.starts_with("http://") || u.starts_with("https://") => Ok(()),
+            (None, Some(u)) => Err(format!(
+                "[mcp_servers.{name}]: `url` must start with http:// or https://, got {:?}",
+                crate::visible::visible_line(u)
+            )),
+            (Some(_), Some(_)) => Err(format!(
+                "[mcp_servers.{name}]: give `command` or `url`, not both"
+            )),
+            (None, None) => Err(format!(
+                "[mcp_servers.{name}]: give `command = \"...\"` (a stdio server) or `url = \"...\"`"
+            )),
+        }
+    }
+}
+
+/// A server name becomes the first half of `NAME__tool`: letters, digits, `-` and single `_`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && !name.contains("__")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "[mcp_servers.{}]: a server name is 1 to 32 letters, digits, `-` or `_` (never `__`)",
+            crate::visible::visible_line(name)
+        ))
+    }
+}
+
+/// A configured server with where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfiguredServer {
+    pub name: String,
+    pub config: ServerConfig,
+    /// The config file that names it.
+    pub file: std::path::PathBuf,
+    /// The key its pins are stored under: the name for a user server, `NAME@WORKSPACE` for a
+    /// project's, so two projects' servers of one name never share pins.
+    pub pin_key: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<BTreeMap<String, ServerConfig>, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_server_needs_exactly_one_of_command_and_url() {
+        let servers = parse(
+            "[fs]\ncommand = \"npx\"\nargs = [\"-y\", \"x\"]\n[web]\nurl = \"https://h/mcp\"\n[none]\n[both]\ncommand = \"a\"\nurl = \"http://b\"\n",
+        )
+        .unwrap();
+        assert!(servers["fs"].check("fs").is_ok());
+        assert!(servers["web"].check("web").is_ok());
+        assert!(
+            servers["none"]
+                .check("none")
+                .unwrap_err()
+                .contains("give `command")
+        );
+        assert!(
+            servers["both"]
+                .check("both")
+                .unwrap_err()
+                .contains("not both")
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_names_are_errors() {
+        let err = parse("[fs]\ncomand = \"npx\"\n").unwrap_err();
+        assert!(err.contains("comand") && err.contains("line 2"), "{err}");
+        assert!(check_name("a__b").is_err());
+        assert!(check_name("a b").is_err());
+        assert!(check_name("").is_err());
+        assert!(check_name("fs-1_x").is_ok());
+    }
+}

@@ -1,0 +1,176 @@
+//! MCP (Model Context Protocol) servers: tools the user brings, offered to the model as
+//! `SERVER__TOOL` and judged by the same gate as the built-in tools.
+//!
+//! Ownership: the [`McpHub`] owns the servers (`server`: process, connection, calls) and writes
+//! the shared [`catalog::McpCatalog`]; the policy (`approval::policy::mcp`), the tool registry and
+//! the model only read it. Nothing here decides whether a call may run: the risk comes from the
+//! tool's annotations (`definition`), the pins say whether a server's tools changed since the
+//! user accepted them (`pins`, stored in the state database), and the policy turns both, with
+//! the user's rules, into a verdict.
+//!
+//! Start-up cost is nothing when no server is configured, and never on the way to the first
+//! frame otherwise: servers connect on background tasks and their tools are offered once listed.
+
+pub mod catalog;
+pub mod config;
+pub mod content;
+pub mod definition;
+pub mod pins;
+pub mod preview;
+pub mod server;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::{OutputSink, ToolError, ToolOutcome};
+pub use catalog::{McpCatalog, McpTool, ServerState};
+pub use config::{ConfiguredServer, ServerConfig};
+use server::Server;
+
+/// The configured servers of one session.
+pub struct McpHub {
+    servers: BTreeMap<String, Arc<Server>>,
+    catalog: Arc<McpCatalog>,
+}
+
+impl McpHub {
+    /// `servers` may start; `not_trusted` are a project's servers that may not (they are listed
+    /// as such). `db` is the state database that keeps the pins.
+    pub fn new(
+        servers: Vec<ConfiguredServer>,
+        not_trusted: Vec<String>,
+        workspace: PathBuf,
+        hidden_env: Vec<String>,
+        db: Option<PathBuf>,
+    ) -> Arc<McpHub> {
+        let catalog = McpCatalog::new();
+        for name in not_trusted {
+            catalog.set_state(&name, ServerState::NotTrusted);
+        }
+        let servers = servers
+            .into_iter()
+            .map(|configured| {
+                let name = configured.name.clone();
+                let server = Server::new(
+                    configured,
+                    workspace.clone(),
+                    hidden_env.clone(),
+                    db.clone(),
+                    catalog.clone(),
+                );
+                (name, Arc::new(server))
+            })
+            .collect();
+        Arc::new(McpHub { servers, catalog })
+    }
+
+    pub fn catalog(&self) -> Arc<McpCatalog> {
+        self.catalog.clone()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// Starts every server on a background task; each one's tools are offered once listed.
+    pub fn connect_in_background(&self) {
+        for server in self.servers.values() {
+            let server = server.clone();
+            tokio::spawn(async move { server.connect().await });
+        }
+    }
+
+    /// Starts every server and waits until each has listed its tools or failed.
+    pub async fn connect_all(&self) {
+        let mut set = tokio::task::JoinSet::new();
+        for server in self.servers.values() {
+            let server = server.clone();
+            set.spawn(async move { server.connect().await });
+        }
+        while set.join_next().await.is_some() {}
+    }
+
+    /// Whether `tool` names a tool of one of these servers.
+    pub fn offers(&self, tool: &str) -> bool {
+        self.catalog.lookup(tool).is_some()
+    }
+
+    /// The approval modal's view of a call of an offered tool.
+    pub fn preview(
+        &self,
+        exposed: &str,
+        args: &Value,
+    ) -> Option<crate::approval::approver::Preview> {
+        let tool = self.catalog.lookup(exposed)?;
+        Some(preview::preview(&tool, args))
+    }
+
+    /// Runs an approved call of an offered tool.
+    pub async fn call(
+        &self,
+        exposed: &str,
+        args: Value,
+        cancel: CancellationToken,
+        sink: OutputSink,
+    ) -> Result<ToolOutcome, ToolError> {
+        let tool = self
+            .catalog
+            .lookup(exposed)
+            .ok_or_else(|| ToolError::Unknown(exposed.to_string()))?;
+        let server = self
+            .servers
+            .get(&tool.server)
+            .ok_or_else(|| ToolError::Unknown(exposed.to_string()))?;
+        server
+            .call(exposed, &tool.definition.name, args, cancel, sink)
+            .await
+    }
+}
+
+/// The tools of `servers` as last listed, from their pins, without starting anything (for
+/// `airlock policy check`): the accepted definitions, or the ones seen since, which then carry
+/// the change that makes them ask. A server never listed offers nothing.
+pub fn catalog_from_pins(servers: &[ConfiguredServer], db: &std::path::Path) -> Arc<McpCatalog> {
+    let catalog = McpCatalog::new();
+    let store = crate::store::db::Store::open(db);
+    for server in servers {
+        let pins = match &store {
+            Ok(store) => store.mcp_pins(&server.pin_key).ok().flatten(),
+            Err(_) => None,
+        };
+        let Some(pins) = pins else {
+            catalog.set_state(
+                &server.name,
+                ServerState::Failed("never listed: run `airlock mcp list` once".into()),
+            );
+            continue;
+        };
+        let current: Vec<definition::ToolDefinition> = pins
+            .iter()
+            .filter_map(|p| p.seen.as_ref().or(p.accepted.as_ref()))
+            .filter_map(|text| serde_json::from_str::<Value>(text).ok())
+            .filter_map(|v| definition::ToolDefinition::from_listing(&v).ok())
+            .collect();
+        let changes = pins::compare(&pins, &current);
+        let changed = (!changes.is_empty()).then(|| pins::changed_reason(&server.name, &changes));
+        let tools = current
+            .into_iter()
+            .filter_map(|d| {
+                Some(McpTool {
+                    server: server.name.clone(),
+                    exposed: definition::exposed_name(&server.name, &d.name)?,
+                    digest: d.digest(),
+                    definition: d,
+                    changed: changed.clone(),
+                })
+            })
+            .collect();
+        catalog.set_tools(&server.name, tools, Vec::new());
+        catalog.set_state(&server.name, ServerState::Ready);
+    }
+    catalog
+}
