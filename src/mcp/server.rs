@@ -39,8 +39,48 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Progress notifications and list changes from the server, routed to whoever waits for them.
 #[derive(Clone, Default)]
 struct Handler {
-    progress: Arc<Mutex<HashMap<String, OutputSink>>>,
+    progress: Arc<Mutex<Progress>>,
     list_changed: Arc<AtomicBool>,
+}
+
+/// Where each call's progress goes. A server may report progress before the call that asked
+/// for it is registered (the request is on its way while its handle is made): those lines wait
+/// in `early`, bounded, and go to the call's output when it registers.
+#[derive(Default)]
+struct Progress {
+    sinks: HashMap<String, OutputSink>,
+    early: HashMap<String, Vec<String>>,
+}
+
+/// At most this many unclaimed progress tokens, and lines per token, are kept.
+const EARLY_PROGRESS: usize = 32;
+
+impl Progress {
+    fn report(&mut self, token: String, line: String) {
+        if let Some(sink) = self.sinks.get(&token) {
+            sink(Stream::Stderr, line.as_bytes());
+            return;
+        }
+        if self.early.len() >= EARLY_PROGRESS && !self.early.contains_key(&token) {
+            self.early.clear();
+        }
+        let lines = self.early.entry(token).or_default();
+        if lines.len() < EARLY_PROGRESS {
+            lines.push(line);
+        }
+    }
+
+    fn register(&mut self, token: String, sink: OutputSink) {
+        for line in self.early.remove(&token).unwrap_or_default() {
+            sink(Stream::Stderr, line.as_bytes());
+        }
+        self.sinks.insert(token, sink);
+    }
+
+    fn unregister(&mut self, token: &str) {
+        self.sinks.remove(token);
+        self.early.remove(token);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -57,18 +97,13 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        let sink = lock(&self.progress)
-            .get(&token_key(&params.progress_token))
-            .cloned();
-        if let Some(sink) = sink {
-            let total = params.total.map(|t| format!("/{t}")).unwrap_or_default();
-            let message = params
-                .message
-                .map(|m| format!(": {}", crate::visible::visible_line(&m)))
-                .unwrap_or_default();
-            let line = format!("progress {}{total}{message}\n", params.progress);
-            sink(Stream::Stderr, line.as_bytes());
-        }
+        let total = params.total.map(|t| format!("/{t}")).unwrap_or_default();
+        let message = params
+            .message
+            .map(|m| format!(": {}", crate::visible::visible_line(&m)))
+            .unwrap_or_default();
+        let line = format!("progress {}{total}{message}\n", params.progress);
+        lock(&self.progress).report(token_key(&params.progress_token), line);
         std::future::ready(())
     }
 
@@ -414,14 +449,14 @@ impl Server {
             .await
             .map_err(|e| self.crashed(&live, &e.to_string()))?;
         let token = token_key(&handle.progress_token);
-        lock(&live.handler.progress).insert(token.clone(), sink.clone());
+        lock(&live.handler.progress).register(token.clone(), sink.clone());
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let answer = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
             answer = handle.await_response() => Some(answer),
         };
-        lock(&live.handler.progress).remove(&token);
+        lock(&live.handler.progress).unregister(&token);
         let Some(answer) = answer else {
             let note =
                 CancelledNotificationParam::new(Some(id), Some("cancelled in airlock".into()));
@@ -517,4 +552,43 @@ async fn list(
             ToolDefinition::from_listing(&json)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recording() -> (OutputSink, Arc<Mutex<String>>) {
+        let seen = Arc::new(Mutex::new(String::new()));
+        let into = seen.clone();
+        let sink: OutputSink = Arc::new(move |_, bytes: &[u8]| {
+            lock(&into).push_str(&String::from_utf8_lossy(bytes));
+        });
+        (sink, seen)
+    }
+
+    #[test]
+    fn progress_reported_before_its_call_is_registered_reaches_the_call_in_order() {
+        let mut progress = Progress::default();
+        progress.report("1".into(), "progress 1/3\n".into());
+        let (sink, seen) = recording();
+        progress.register("1".into(), sink);
+        progress.report("1".into(), "progress 2/3\n".into());
+        assert_eq!(*lock(&seen), "progress 1/3\nprogress 2/3\n");
+        progress.unregister("1");
+        progress.report("1".into(), "late\n".into());
+        assert_eq!(*lock(&seen), "progress 1/3\nprogress 2/3\n");
+    }
+
+    #[test]
+    fn unclaimed_progress_is_bounded() {
+        let mut progress = Progress::default();
+        for token in 0..1000 {
+            for line in 0..100 {
+                progress.report(token.to_string(), format!("{line}\n"));
+            }
+        }
+        assert!(progress.early.len() <= EARLY_PROGRESS);
+        assert!(progress.early.values().all(|l| l.len() <= EARLY_PROGRESS));
+    }
 }
