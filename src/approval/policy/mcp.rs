@@ -10,7 +10,7 @@ use crate::approval::arg_rules;
 use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::risk::Risk;
 use crate::approval::rules::{Action, Rule};
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Ruling};
+use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
 use crate::mcp::McpTool;
 
 /// The assessment of an MCP call, or `None` when `tool` is not an MCP tool's name.
@@ -126,33 +126,7 @@ fn apply_rules(
         named && arg_rules::matches(rule, args)
     };
     let matching: Vec<&Rule> = policy.rules.rules.iter().filter(applies).collect();
-    let reason = |ruling, code, rule: &Rule| Reason {
-        ruling,
-        code,
-        message: match &rule.reason {
-            Some(why) => format!("matches the rule `{}`: {why}", rule.name),
-            None => format!("matches the rule `{}`", rule.name),
-        },
-        part: Some(0),
-        source: ReasonSource::Rule {
-            rule: rule.name.clone(),
-        },
-    };
-    let mut asked = false;
-    for rule in &matching {
-        match rule.action {
-            Action::Deny => {
-                part.ruling = Ruling::Deny;
-                reasons.push(reason(Ruling::Deny, ReasonCode::RuleDeny, rule));
-            }
-            Action::Ask => {
-                asked = true;
-                part.ruling = part.ruling.max(Ruling::Ask);
-                reasons.push(reason(Ruling::Ask, ReasonCode::RuleAsk, rule));
-            }
-            Action::Allow => {}
-        }
-    }
+    let asked = super::deny_and_ask(&matching, 0, part, reasons);
     if part.ruling == Ruling::Ask
         && !asked
         && let Some(rule) = matching.iter().find(|r| r.action == Action::Allow)
@@ -162,7 +136,12 @@ fn apply_rules(
             r.ruling = Ruling::Allow;
             r.message = format!("{} (allowed by the rule `{}`)", r.message, rule.name);
         }
-        reasons.push(reason(Ruling::Allow, ReasonCode::RuleAllow, rule));
+        reasons.push(super::rule_reason(
+            Ruling::Allow,
+            ReasonCode::RuleAllow,
+            rule,
+            0,
+        ));
     }
 }
 

@@ -338,34 +338,12 @@ impl Policy {
                     _ => false,
                 }
             };
-            let matching: Vec<_> = rules.iter().filter(|r| applies(r)).collect();
-            let rule_reason = |ruling, code, rule: &crate::approval::rules::Rule| Reason {
-                ruling,
-                code,
-                message: match &rule.reason {
-                    Some(why) => format!("matches the rule `{}`: {why}", rule.name),
-                    None => format!("matches the rule `{}`", rule.name),
-                },
-                part: Some(index),
-                source: ReasonSource::Rule {
-                    rule: rule.name.clone(),
-                },
+            let matching: Vec<&crate::approval::rules::Rule> =
+                rules.iter().filter(|r| applies(r)).copied().collect();
+            let rule_reason = |ruling, code, rule: &crate::approval::rules::Rule| {
+                rule_reason(ruling, code, rule, index)
             };
-            let mut asked = false;
-            for rule in &matching {
-                match rule.action {
-                    Action::Deny => {
-                        part.ruling = Ruling::Deny;
-                        reasons.push(rule_reason(Ruling::Deny, ReasonCode::RuleDeny, rule));
-                    }
-                    Action::Ask => {
-                        asked = true;
-                        part.ruling = part.ruling.max(Ruling::Ask);
-                        reasons.push(rule_reason(Ruling::Ask, ReasonCode::RuleAsk, rule));
-                    }
-                    Action::Allow => {}
-                }
-            }
+            let asked = deny_and_ask(&matching, index, part, reasons);
             // A prefix rule (`find *`) lifts a deletion, a program run or a write only when the
             // words it spells out cause it, not an option its `*` matched (see `lift`).
             let unnamed = |rule: &crate::approval::rules::Rule| -> bool {
@@ -509,6 +487,52 @@ pub fn relative_to(ctx: &PathContext, path: &Path) -> Option<String> {
     path.strip_prefix(&ctx.workspace)
         .ok()
         .map(|r| r.to_string_lossy().into_owned())
+}
+
+/// What a rule says about part `index` of a call.
+pub(super) fn rule_reason(
+    ruling: Ruling,
+    code: ReasonCode,
+    rule: &crate::approval::rules::Rule,
+    index: usize,
+) -> Reason {
+    Reason {
+        ruling,
+        code,
+        message: match &rule.reason {
+            Some(why) => format!("matches the rule `{}`: {why}", rule.name),
+            None => format!("matches the rule `{}`", rule.name),
+        },
+        part: Some(index),
+        source: ReasonSource::Rule {
+            rule: rule.name.clone(),
+        },
+    }
+}
+
+/// Applies the deny and ask rules among `matching` to part `index`; true when one asked.
+pub(super) fn deny_and_ask(
+    matching: &[&crate::approval::rules::Rule],
+    index: usize,
+    part: &mut Part,
+    reasons: &mut Vec<Reason>,
+) -> bool {
+    let mut asked = false;
+    for rule in matching {
+        match rule.action {
+            Action::Deny => {
+                part.ruling = Ruling::Deny;
+                reasons.push(rule_reason(Ruling::Deny, ReasonCode::RuleDeny, rule, index));
+            }
+            Action::Ask => {
+                asked = true;
+                part.ruling = part.ruling.max(Ruling::Ask);
+                reasons.push(rule_reason(Ruling::Ask, ReasonCode::RuleAsk, rule, index));
+            }
+            Action::Allow => {}
+        }
+    }
+    asked
 }
 
 #[cfg(test)]
