@@ -5,6 +5,7 @@
 //!   policy, grants, frozen calls, audit). Pure logic, no UI.
 //! - `store`: the state directory.
 //! - `cli`: the subcommands that need no UI.
+//! - `sandbox`: the OS sandbox (Landlock) approved commands run in, and its launcher.
 //! - `harden`: airlock's own process kept private from the commands it runs.
 //! - `visible`: hidden characters made visible, for every text a person reads.
 
@@ -16,6 +17,7 @@ pub mod demo;
 pub mod harden;
 pub mod model;
 pub mod protocol;
+pub mod sandbox;
 pub mod store;
 pub mod tools;
 pub mod ui;

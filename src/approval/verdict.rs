@@ -78,6 +78,10 @@ pub enum ReasonCode {
     RuleAllow,
     ModeAllow,
     ModeDeny,
+    /// The profile a sandboxed command runs under.
+    Sandboxed,
+    /// The command runs without a sandbox.
+    Unsandboxed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

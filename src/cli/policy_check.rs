@@ -66,7 +66,14 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
         Some(path) => Rules::load(path)?,
         None => Rules::empty(),
     };
-    Ok(Policy::new(args.mode, rules, paths, ToolCatalog::builtin()))
+    Ok(
+        Policy::new(args.mode, rules, paths, ToolCatalog::builtin()).with_sandbox(
+            crate::sandbox::SandboxPolicy {
+                default: config.sandbox.value,
+                support: crate::sandbox::Support::current(),
+            },
+        ),
+    )
 }
 
 pub fn run(

@@ -31,7 +31,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Serialize, Serializer};
 
 pub use active::ActiveFile;
-pub use sensitivity::{Sensitivity, looks_like_private_key};
+pub use sensitivity::{Sensitivity, UNREADABLE, looks_like_private_key, unreadable_places};
 use sensitivity::{classify, sniff};
 use walk::{Walk, expand, lexical_normalize, physical_or_lexical, walk};
 
@@ -171,6 +171,14 @@ impl PathContext {
         }
         None
     }
+}
+
+/// True when the table (by name and place, not content) marks `path` as something a sandboxed
+/// command may never read: see [`UNREADABLE`].
+pub fn unreadable_by_name(ctx: &PathContext, path: &Path) -> bool {
+    let mut found = BTreeSet::new();
+    classify(ctx, path, &mut found);
+    found.iter().any(|s| UNREADABLE.contains(s))
 }
 
 /// Where a tool call's path argument really points, and what that means.
