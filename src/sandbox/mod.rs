@@ -169,6 +169,33 @@ pub fn grant_tool(tool: &str, args: &Value) -> String {
     }
 }
 
+/// What the approval modal's title says about the sandbox of a request: `sandbox P` for a
+/// `bash` call frozen with profile P, or `NO SANDBOX` (and `true`: a warning) when it will run
+/// without one. `None` for other tools.
+pub fn title_label(
+    tool: &str,
+    frozen: &crate::approval::frozen::FrozenCall,
+    verdict: &crate::approval::verdict::Verdict,
+) -> Option<(String, bool)> {
+    if tool != "bash" {
+        return None;
+    }
+    let unconfined = verdict
+        .reasons
+        .iter()
+        .any(|r| r.code == crate::approval::verdict::ReasonCode::Unsandboxed);
+    let profile = frozen
+        .verified_args()
+        .ok()
+        .and_then(|args| profile_arg(&args).ok().flatten());
+    match (unconfined, profile) {
+        (true, Some(Profile::Off)) => Some(("NO SANDBOX (off)".into(), true)),
+        (true, _) => Some(("NO SANDBOX (no Landlock)".into(), true)),
+        (false, Some(p)) => Some((format!("sandbox {}", p.as_str()), false)),
+        (false, None) => None,
+    }
+}
+
 /// `args` with `"sandbox": profile` added when it is a `bash` call's object that names none.
 pub fn with_profile(tool: &str, args: &Value, profile: Profile) -> Value {
     match args {
