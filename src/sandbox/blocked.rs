@@ -50,6 +50,8 @@ pub enum Refusal {
 pub fn refusals(plan: &Plan, output: &str) -> Vec<Refusal> {
     let mut found: Vec<Refusal> = Vec::new();
     for line in output.lines() {
+        // The result marks error output line by line.
+        let line = line.strip_prefix("[stderr] ").unwrap_or(line);
         let network_line = NETWORK.iter().any(|n| line.contains(n))
             || line.contains("/dev/tcp/")
             || line.contains("/dev/udp/")
