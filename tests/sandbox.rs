@@ -314,3 +314,54 @@ fn which(name: &str) -> Result<PathBuf, ()> {
         })
         .ok_or(())
 }
+
+/// The sandbox's cost per command, for BENCHMARKS.md (not a pass/fail test):
+/// `AIRLOCK_BENCH_BIN=target/release/airlock cargo test --release --test sandbox -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn sandbox_set_up_cost_per_command() {
+    let w = World::new();
+    let bin = std::env::var("AIRLOCK_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_BIN_EXE_airlock")));
+    let rounds = 41;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (v[v.len() / 2], v[v.len() / 10], v[v.len() * 9 / 10])
+    };
+    let time = |f: &mut dyn FnMut()| {
+        let t = std::time::Instant::now();
+        f();
+        t.elapsed().as_secs_f64() * 1000.0
+    };
+    let (mut plan_ms, mut direct_ms, mut sandboxed_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let mut plan = None;
+        plan_ms.push(time(&mut || plan = Some(w.plan(Profile::WorkspaceWrite))));
+        let plan = plan.unwrap();
+        direct_ms.push(time(&mut || {
+            let s = std::process::Command::new("bash")
+                .args(["-c", "true"])
+                .status()
+                .unwrap();
+            assert!(s.success());
+        }));
+        sandboxed_ms.push(time(&mut || {
+            let s = std::process::Command::new(&bin)
+                .args(plan.launcher_args())
+                .args(["--", "bash", "-c", "true"])
+                .status()
+                .unwrap();
+            assert!(s.success());
+        }));
+    }
+    let plan = w.plan(Profile::WorkspaceWrite);
+    println!(
+        "rules: {} read, {} write; plan {:?} ms; bash -c true {:?} ms; through the launcher {:?} ms (median, p10, p90 of {rounds})",
+        plan.read.len(),
+        plan.write.len(),
+        median(plan_ms),
+        median(direct_ms),
+        median(sandboxed_ms)
+    );
+}

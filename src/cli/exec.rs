@@ -264,6 +264,15 @@ pub fn start_with(
             ))
             .hiding_env(config.api_key_env.iter().map(|s| s.value.clone())),
     );
+    // The sandbox's plan for the default profile is made off the start-up path too.
+    if let Some(sandbox) = tools
+        .sandbox
+        .clone()
+        .filter(|s| s.policy.support.available())
+        && sandbox.policy.default != crate::sandbox::Profile::Off
+    {
+        std::thread::spawn(move || sandbox.plan(sandbox.policy.default));
+    }
     // Old run logs go (by age, then within a disk budget), off the start-up path.
     let keep = session.clone();
     std::thread::spawn(move || {

@@ -238,6 +238,11 @@ pub struct Sandbox {
     /// A temp dir of airlock's own for commands, made on first use when the system temp dir is
     /// not writable under the plan (a workspace inside `/tmp`: see [`plan::Plan::make`]).
     own_temp: OnceLock<Result<PathBuf, String>>,
+    /// The plan of each profile, made on first use and kept for the session: the walk costs
+    /// milliseconds, and what it lists cannot change under a sandboxed command (it writes none
+    /// of the directories the walk lists). Entries added to a listed directory later are not
+    /// granted (fail closed).
+    plans: std::sync::Mutex<std::collections::BTreeMap<Profile, plan::Plan>>,
 }
 
 impl Sandbox {
@@ -247,7 +252,19 @@ impl Sandbox {
             policy,
             paths,
             own_temp: OnceLock::new(),
+            plans: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         }
+    }
+
+    /// The plan for `profile` (not `Off`), made once per session.
+    pub fn plan(&self, profile: Profile) -> Result<plan::Plan, String> {
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = plans.get(&profile) {
+            return Ok(plan.clone());
+        }
+        let plan = plan::Plan::make(&self.paths, profile, || self.own_temp())?;
+        plans.insert(profile, plan.clone());
+        Ok(plan)
     }
 
     /// The private temp dir, made once (0700) under the system temp dir.

@@ -131,8 +131,7 @@ impl ToolRegistry {
                 ))),
             };
         }
-        let plan = crate::sandbox::plan::Plan::make(&sandbox.paths, profile, || sandbox.own_temp())
-            .map_err(ToolError::Failed)?;
+        let plan = sandbox.plan(profile).map_err(ToolError::Failed)?;
         Ok(Some(bash::SandboxedRun {
             launcher: sandbox.launcher.clone(),
             plan,
