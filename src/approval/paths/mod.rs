@@ -22,6 +22,7 @@
 mod active;
 pub mod planned;
 mod sensitivity;
+mod unreadable;
 mod walk;
 
 use std::collections::BTreeSet;
@@ -31,8 +32,9 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Serialize, Serializer};
 
 pub use active::ActiveFile;
-pub use sensitivity::{Sensitivity, UNREADABLE, looks_like_private_key, unreadable_places};
+pub use sensitivity::{Sensitivity, looks_like_private_key};
 use sensitivity::{classify, sniff};
+pub use unreadable::{UNREADABLE, unreadable_places};
 use walk::{Walk, expand, lexical_normalize, physical_or_lexical, walk};
 
 /// Character devices that are harmless to read or write.

@@ -81,7 +81,7 @@ pub fn looks_like_private_key(path: &Path) -> bool {
 }
 
 #[derive(Clone, Copy)]
-enum Anchor {
+pub(super) enum Anchor {
     /// Relative to a home directory (`ctx.home`, `/home/*`, `/Users/*`,
     /// `/root`, `/var/root`).
     Home,
@@ -96,11 +96,11 @@ enum Anchor {
 /// component globs (`*` matches within a component); a trailing `**` means
 /// "this directory and everything under it".
 pub(super) struct Rule {
-    anchor: Anchor,
+    pub(super) anchor: Anchor,
     pub(super) pattern: &'static str,
     /// File-name globs that exempt a match.
     except: &'static [&'static str],
-    sensitivity: Sensitivity,
+    pub(super) sensitivity: Sensitivity,
 }
 
 const fn home(pattern: &'static str, sensitivity: Sensitivity) -> Rule {
@@ -337,79 +337,6 @@ pub(super) const RULES: &[Rule] = &[
     root("dev/port", DiskDevice),
 ];
 
-/// What a sandboxed command may never read: keys, credential stores, secret-looking files,
-/// `.env` files and airlock's own configuration and state.
-pub const UNREADABLE: &[Sensitivity] = &[
-    PrivateKey,
-    CredentialStore,
-    SecretFile,
-    EnvFile,
-    AirlockConfig,
-];
-
-/// The places of the table's home- and root-anchored keys, credential stores and airlock config
-/// rows that exist: under each of `homes` and under `/`. A glob component (`etc/ssh/*_key`) is
-/// matched against the directory's real entries, case-insensitively like the table, and a row
-/// ending in `**` names its directory. The sandbox grants reads around these.
-pub fn unreadable_places(homes: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
-    let mut listings: std::collections::HashMap<
-        std::path::PathBuf,
-        Vec<(String, std::path::PathBuf)>,
-    > = std::collections::HashMap::new();
-    let mut found = Vec::new();
-    let bases: Vec<(Anchor, &Path)> = homes
-        .iter()
-        .map(|h| (Anchor::Home, h.as_path()))
-        .chain(std::iter::once((Anchor::Root, Path::new("/"))))
-        .collect();
-    for rule in RULES {
-        if !matches!(
-            rule.sensitivity,
-            PrivateKey | CredentialStore | AirlockConfig
-        ) {
-            continue;
-        }
-        let pattern: Vec<&str> = rule.pattern.split('/').filter(|c| *c != "**").collect();
-        for (anchor, base) in &bases {
-            let same = matches!(
-                (anchor, rule.anchor),
-                (Anchor::Home, Anchor::Home) | (Anchor::Root, Anchor::Root)
-            );
-            if !same {
-                continue;
-            }
-            let mut level = vec![base.to_path_buf()];
-            for component in &pattern {
-                let mut next = Vec::new();
-                for dir in &level {
-                    let entries = listings.entry(dir.clone()).or_insert_with(|| {
-                        fs::read_dir(dir)
-                            .map(|rd| {
-                                rd.flatten()
-                                    .map(|e| {
-                                        (e.file_name().to_string_lossy().to_lowercase(), e.path())
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default()
-                    });
-                    next.extend(
-                        entries
-                            .iter()
-                            .filter(|(name, _)| glob(component, name))
-                            .map(|(_, path)| path.clone()),
-                    );
-                }
-                level = next;
-            }
-            found.extend(level);
-        }
-    }
-    found.sort();
-    found.dedup();
-    found
-}
-
 /// Substrings of a file name that suggest it holds a secret.
 const SECRET_NAME_PARTS: &[&str] = &[
     "secret",
@@ -608,7 +535,7 @@ fn matches_anywhere(pattern: &[&str], parts: &[String]) -> bool {
 }
 
 /// Glob with `*` only, byte-wise (patterns are ASCII).
-fn glob(pattern: &str, text: &str) -> bool {
+pub(super) fn glob(pattern: &str, text: &str) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0usize, 0usize);
     let mut backtrack: Option<(usize, usize)> = None;
