@@ -6,6 +6,7 @@
 //! - `store`: the state directory.
 //! - `cli`: the subcommands that need no UI.
 //! - `mcp`: MCP servers' tools, offered to the model and judged by the same gate.
+//! - `sandbox`: the OS sandbox (Landlock) approved commands run in, and its launcher.
 //! - `harden`: airlock's own process kept private from the commands it runs.
 //! - `visible`: hidden characters made visible, for every text a person reads.
 
@@ -18,6 +19,7 @@ pub mod harden;
 pub mod mcp;
 pub mod model;
 pub mod protocol;
+pub mod sandbox;
 pub mod store;
 pub mod tools;
 pub mod ui;

@@ -72,6 +72,12 @@ fn trust(workspace: Option<std::path::PathBuf>) -> anyhow::Result<String> {
 }
 
 fn main() -> ExitCode {
+    // The sandbox launcher: first, so a sandboxed command starts without airlock's start-up.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(airlock::sandbox::LAUNCHER_ARG))
+    {
+        return airlock::sandbox::launcher::main(std::env::args_os().skip(2));
+    }
     // Before anything else, so no key read later is ever readable from another process.
     if let Err(e) = airlock::harden::harden_process() {
         eprintln!("airlock: {e}");

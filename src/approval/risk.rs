@@ -112,13 +112,23 @@ impl ToolCatalog {
         });
         catalog.register(ToolDescriptor {
             name: "bash".into(),
-            description: "Run a bash command in the workspace.".into(),
+            description: "Run a bash command in the workspace, in an OS sandbox. `sandbox` picks \
+                          what it may touch: `workspace-write` (the usual: reads all but keys and \
+                          credentials, writes only the workspace and temp, no network), \
+                          `read-only`, `network` (adds the network) or `off` (no sandbox; always \
+                          asks the user). Ask for a wider one only when a run shows the sandbox \
+                          refused something the task needs."
+                .into(),
             schema: object_schema(
                 &[
                     ("command", json!({"type": "string"})),
                     (
                         "timeout_ms",
                         json!({"type": "integer", "minimum": 1, "maximum": 1_800_000}),
+                    ),
+                    (
+                        "sandbox",
+                        json!({"type": "string", "enum": crate::sandbox::Profile::ALL.map(crate::sandbox::Profile::as_str)}),
                     ),
                 ],
                 &["command"],

@@ -80,6 +80,10 @@ pub enum ReasonCode {
     ModeDeny,
     /// An MCP server's tool definitions differ from the ones the user accepted.
     ToolChanged,
+    /// The profile a sandboxed command runs under.
+    Sandboxed,
+    /// The command runs without a sandbox.
+    Unsandboxed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

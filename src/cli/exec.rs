@@ -21,6 +21,7 @@ use crate::model::ModelClient;
 use crate::model::http::{HttpModel, HttpModelConfig, RetryPolicy, system_prompt};
 use crate::model::scripted::{Scenario, ScriptedModel};
 use crate::protocol::{AgentEvent, Op, TurnOutcome};
+use crate::sandbox::{Sandbox, SandboxPolicy, Support};
 use crate::tools::ToolRegistry;
 use crate::{demo, store};
 
@@ -100,6 +101,8 @@ pub struct Started {
     pub notices: Vec<String>,
     /// Where a cockpit keeps its session (none for headless runs).
     pub journal: Option<Arc<super::sessions::CockpitJournal>>,
+    /// Why commands run without a sandbox, when they do (said in the status bar).
+    pub no_sandbox: Option<String>,
 }
 
 impl Started {
@@ -107,7 +110,10 @@ impl Started {
     pub fn status(&self) -> crate::ui::app::Status {
         crate::ui::app::Status {
             model: self.model.clone(),
-            mode: self.mode.as_str().to_string(),
+            mode: match &self.no_sandbox {
+                Some(_) => format!("{} · NO SANDBOX", self.mode.as_str()),
+                None => self.mode.as_str().to_string(),
+            },
             workspace: self.workspace.display().to_string(),
         }
     }
@@ -220,11 +226,23 @@ pub fn start_with(
     };
     let approval_timeout = config.approval_timeout_secs;
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
+    let sandbox_paths = paths.clone();
     let mut policy = policy_of(&config, paths)?;
     if let Some(hub) = &mcp {
         policy = policy.with_mcp(hub.catalog());
     }
     let policy = Arc::new(policy);
+    let sandbox = policy.sandbox.clone().unwrap_or(SandboxPolicy {
+        default: config.sandbox.value,
+        support: sandbox_support(),
+    });
+    let mut notices = notices;
+    if let Some(notice) = sandbox.support.notice() {
+        if headless.is_some() {
+            eprintln!("airlock: {}", crate::visible::visible_line(&notice));
+        }
+        notices.push(notice);
+    }
     let runs = store::runs::runs_dir(&state);
     // What the agent asked for and every byte its tools printed: for this user's eyes only.
     for dir in [state.clone(), store::audit_dir(&state), runs.clone()] {
@@ -245,11 +263,25 @@ pub fn start_with(
     )?);
     // A key in a variable the config names stays out of every command, like the known ones.
     let mut tools = ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session)))
+        .sandboxed(Sandbox::new(
+            launcher_path(),
+            sandbox.clone(),
+            sandbox_paths,
+        ))
         .hiding_env(config.api_key_env.iter().map(|s| s.value.clone()));
     if let Some(hub) = &mcp {
         tools = tools.with_mcp(hub.clone());
     }
     let tools = Arc::new(tools);
+    // The sandbox's plan for the default profile is made off the start-up path too.
+    if let Some(sandbox) = tools
+        .sandbox
+        .clone()
+        .filter(|s| s.policy.support.available())
+        && sandbox.policy.default != crate::sandbox::Profile::Off
+    {
+        std::thread::spawn(move || sandbox.plan(sandbox.policy.default));
+    }
     // Old run logs go (by age, then within a disk budget), off the start-up path.
     let keep = session.clone();
     std::thread::spawn(move || {
@@ -266,7 +298,6 @@ pub fn start_with(
     // Session grants live in the state database too, so a resumed run keeps them.
     let grants = Arc::new(GrantStore::new());
     let db_path = super::park::db_path();
-    let mut notices = notices;
     if let Ok(db) = crate::store::db::Store::open(&db_path) {
         let saved = db.grants(&session).unwrap_or_else(|e| {
             if headless.is_some() {
@@ -361,6 +392,7 @@ pub fn start_with(
         mode: config.mode.value,
         notices,
         journal,
+        no_sandbox: sandbox.support.notice(),
     })
 }
 
@@ -371,7 +403,27 @@ fn policy_of(config: &crate::config::Resolved, paths: PathContext) -> Result<Pol
         config.load_rules()?,
         paths,
         ToolCatalog::builtin(),
-    ))
+    )
+    .with_sandbox(SandboxPolicy {
+        default: config.sandbox.value,
+        support: sandbox_support(),
+    }))
+}
+
+/// What the kernel supports, found once; missing too when airlock cannot find its own binary,
+/// which the launcher is.
+fn sandbox_support() -> Support {
+    match std::env::current_exe() {
+        Ok(_) => Support::current(),
+        Err(e) => Support::Missing {
+            why: format!("cannot find airlock's own binary to start the sandbox launcher ({e})"),
+        },
+    }
+}
+
+/// airlock's own binary, which answers to the launcher's subcommand.
+fn launcher_path() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"))
 }
 
 /// The policy a session of `args` on `workspace` would judge calls by now (config, rules and

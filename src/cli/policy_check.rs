@@ -66,7 +66,12 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
         Some(path) => Rules::load(path)?,
         None => Rules::empty(),
     };
-    let policy = Policy::new(args.mode, rules, paths, ToolCatalog::builtin());
+    let policy = Policy::new(args.mode, rules, paths, ToolCatalog::builtin()).with_sandbox(
+        crate::sandbox::SandboxPolicy {
+            default: config.sandbox.value,
+            support: crate::sandbox::Support::current(),
+        },
+    );
     // MCP tools are judged as last listed (their pins); nothing is started.
     Ok(match config.mcp_servers.is_empty() {
         true => policy,

@@ -22,6 +22,7 @@ use serde::Deserialize;
 use crate::approval::policy::Mode;
 use crate::approval::rules::{Action, Rules};
 use crate::model::http::ProviderKind;
+use crate::sandbox::Profile;
 
 /// Keys a config file may hold. Unknown keys are errors that name the file, line and key.
 #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
@@ -47,6 +48,8 @@ pub struct ConfigFile {
     /// MCP servers by name (`[mcp_servers.NAME]`).
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::ServerConfig>,
+    /// The sandbox profile `bash` calls run under when they name none.
+    pub sandbox: Option<Profile>,
 }
 
 impl ConfigFile {
@@ -138,6 +141,14 @@ pub struct ConfigFlags {
     /// A rules file (TOML).
     #[arg(long)]
     pub rules: Option<PathBuf>,
+    /// The sandbox profile commands run under when they name none: read-only,
+    /// workspace-write (default), network or off.
+    #[arg(long, value_parser = parse_profile)]
+    pub sandbox: Option<Profile>,
+}
+
+fn parse_profile(text: &str) -> std::result::Result<Profile, String> {
+    Profile::parse(text).ok_or_else(|| format!("use one of {}", Profile::choices()))
 }
 
 /// The configuration in force, each value with its source.
@@ -149,6 +160,8 @@ pub struct Resolved {
     pub api_key_env: Option<Setting<String>>,
     pub api_key_command: Option<Setting<String>>,
     pub mode: Setting<Mode>,
+    /// The sandbox profile of `bash` calls that name none.
+    pub sandbox: Setting<Profile>,
     pub rules: Vec<Setting<PathBuf>>,
     pub max_tokens: Setting<u32>,
     pub read_timeout_secs: Setting<u64>,
@@ -390,6 +403,40 @@ pub fn resolve(
         }
         _ => base_mode,
     };
+    // The sandbox: a project may only narrow it (`read-only`) until it is trusted.
+    let base_sandbox = pick(
+        (flags.sandbox, "sandbox"),
+        (None, ""),
+        None,
+        from(has_user, u.sandbox, &user_path),
+    )
+    .unwrap_or(Setting {
+        value: Profile::WorkspaceWrite,
+        source: Source::Default,
+    });
+    let sandbox = match p.sandbox {
+        Some(s)
+            if has_project
+                && matches!(base_sandbox.source, Source::Flag(_))
+                && s >= base_sandbox.value =>
+        {
+            base_sandbox
+        }
+        Some(s) if has_project && (trusted || s < base_sandbox.value) => Setting {
+            value: s,
+            source: Source::Project(project_path.clone()),
+        },
+        Some(s) if has_project && s > base_sandbox.value => {
+            ignored.push(format!(
+                "`sandbox = \"{}\"` from {} (wider than {}; the project is not trusted)",
+                s.as_str(),
+                project_path.display(),
+                base_sandbox.value.as_str()
+            ));
+            base_sandbox
+        }
+        _ => base_sandbox,
+    };
     let mut rules = Vec::new();
     if let (Some(r), true) = (&u.rules, has_user) {
         rules.push(Setting {
@@ -454,6 +501,7 @@ pub fn resolve(
         api_key_env,
         api_key_command,
         mode,
+        sandbox,
         rules,
         max_tokens,
         ignored,

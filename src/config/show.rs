@@ -73,6 +73,12 @@ impl Resolved {
             self.mode.value.as_str().into(),
             self.mode.source.to_string(),
         );
+        line(
+            &mut out,
+            "sandbox",
+            self.sandbox.value.as_str().into(),
+            self.sandbox.source.to_string(),
+        );
         for r in &self.rules {
             line(
                 &mut out,

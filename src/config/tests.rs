@@ -158,3 +158,37 @@ fn config_show_masks_the_key_and_names_sources() {
     assert!(shown.contains("$OPENAI_API_KEY set, ****"), "{shown}");
     assert!(shown.contains("user config"), "{shown}");
 }
+
+#[test]
+fn the_sandbox_profile_comes_from_the_config_and_an_untrusted_project_may_only_narrow_it() {
+    use crate::sandbox::Profile;
+    let w = world(None, None, &[]);
+    assert_eq!(
+        resolved(&w, &ConfigFlags::default()).sandbox.value,
+        Profile::WorkspaceWrite
+    );
+    let w = world(Some("sandbox = \"network\"\n"), None, &[]);
+    assert_eq!(
+        resolved(&w, &ConfigFlags::default()).sandbox.value,
+        Profile::Network
+    );
+    // A cloned repository cannot turn the sandbox off, or give its commands the network...
+    let w = world(None, Some("sandbox = \"off\"\n"), &[]);
+    let r = resolved(&w, &ConfigFlags::default());
+    assert_eq!(r.sandbox.value, Profile::WorkspaceWrite);
+    assert!(
+        r.ignored.iter().any(|i| i.contains("sandbox = \"off\"")),
+        "{:?}",
+        r.ignored
+    );
+    // ...but it may narrow it, also below a flag.
+    let w = world(None, Some("sandbox = \"read-only\"\n"), &[]);
+    let flags = ConfigFlags {
+        sandbox: Some(Profile::Network),
+        ..Default::default()
+    };
+    assert_eq!(resolved(&w, &flags).sandbox.value, Profile::ReadOnly);
+    let w = world(Some("sandbox = \"none\"\n"), None, &[]);
+    let err = resolve(&w.ws, &ConfigFlags::default(), &w.env, &w.state).unwrap_err();
+    assert!(format!("{err:#}").contains("sandbox"), "{err:#}");
+}

@@ -38,6 +38,10 @@ pub struct Step {
     /// What the previous step's calls must have come to, one entry per call, in order.
     #[serde(default)]
     pub expect: Vec<Expect>,
+    /// Text the previous step's results, as the model read them, must hold (each string in
+    /// one of them).
+    #[serde(default)]
+    pub expect_seen: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -142,6 +146,22 @@ fn latest_results(conversation: &[Message]) -> Vec<CallResult> {
         .collect()
 }
 
+/// The contents of the results the model read since its last answer.
+fn latest_contents(conversation: &[Message]) -> Vec<&str> {
+    let start = conversation
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant { .. }))
+        .map(|i| i + 1)
+        .unwrap_or(conversation.len());
+    conversation[start..]
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What the scripted model answers once its scenario has played to the end.
 fn finished_notice(scenario: &str) -> String {
     format!(
@@ -209,6 +229,18 @@ impl ModelClient for ScriptedModel {
                         results
                     )));
                 }
+            }
+            let read = latest_contents(conversation);
+            if let Some(missing) = step
+                .expect_seen
+                .iter()
+                .find(|want| !read.iter().any(|content| content.contains(want.as_str())))
+            {
+                return Err(ModelError::Scenario(format!(
+                    "scenario `{}` step {}: the previous results do not say {missing:?}; they said {read:?}",
+                    self.scenario.name,
+                    index + 1,
+                )));
             }
             if step.delay_ms == 0 {
                 if !step.say.is_empty() {

@@ -1,6 +1,8 @@
 //! The bash tool: `bash -c` in the workspace, in its own process group, output streamed as it
 //! comes, bounded in memory, written in full to a log file. Timeout and cancellation kill the
-//! whole group, so nothing the command started outlives it.
+//! whole group, so nothing the command started outlives it. A sandboxed run starts through
+//! airlock's launcher (`crate::sandbox`), which confines bash and everything it starts; what the
+//! sandbox refused is told at the end of the result.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -55,6 +57,15 @@ pub struct BashRun {
     pub hidden_env: Vec<String>,
     /// Said at the top of the result (a timeout that was lowered to the cap).
     pub note: Option<String>,
+    /// Run in the sandbox: through this launcher, under this plan. `None` runs bash directly.
+    pub sandbox: Option<SandboxedRun>,
+}
+
+/// How a sandboxed run starts: the launcher (airlock's own binary) and the plan it applies.
+#[derive(Debug, Clone)]
+pub struct SandboxedRun {
+    pub launcher: PathBuf,
+    pub plan: crate::sandbox::plan::Plan,
 }
 
 fn kill_group(pgid: Option<u32>) {
@@ -65,7 +76,23 @@ fn kill_group(pgid: Option<u32>) {
 }
 
 pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
-    let mut command = tokio::process::Command::new("bash");
+    let mut command = match &spec.sandbox {
+        Some(sandboxed) => {
+            let mut command = tokio::process::Command::new(&sandboxed.launcher);
+            command
+                .args(sandboxed.plan.launcher_args())
+                .arg("--")
+                .arg("bash")
+                .env("AIRLOCK_SANDBOX", sandboxed.plan.profile.as_str());
+            if let Some(temp) = &sandboxed.plan.temp {
+                for name in ["TMPDIR", "TMP", "TEMP"] {
+                    command.env(name, temp);
+                }
+            }
+            command
+        }
+        None => tokio::process::Command::new("bash"),
+    };
     command
         .arg("-c")
         .arg(&spec.command)
@@ -212,7 +239,15 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     if let Some(note) = &spec.note {
         content.push_str(&format!("({note})\n"));
     }
-    content.push_str(&output.render());
+    let shown = output.render();
+    content.push_str(&shown);
+    if let Some(note) = spec
+        .sandbox
+        .as_ref()
+        .and_then(|s| crate::sandbox::blocked::explain(&s.plan, &shown))
+    {
+        content.push_str(&note);
+    }
     if let (Some(path), Some(logged)) = (&spec.log, logged) {
         if logged.failed {
             content.push_str(&format!(
@@ -358,6 +393,7 @@ mod tests {
             log_limits: LogLimits::DEFAULT,
             hidden_env: Vec::new(),
             note: None,
+            sandbox: None,
         }
     }
 

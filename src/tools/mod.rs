@@ -1,7 +1,9 @@
 //! The tools an agent can call, and the registry that runs them. The registry executes only
 //! `Approved` calls (a value only the gate makes) and takes their arguments from the frozen,
 //! digest-checked text, so what runs is exactly what was shown. A file tool runs on the path the
-//! gate judged (carried by `Approved`), not on its argument resolved again.
+//! gate judged (carried by `Approved`), not on its argument resolved again. A `bash` call runs in
+//! the OS sandbox under the profile frozen into its arguments (`crate::sandbox`); one that runs
+//! without it (profile `off`, or a kernel without Landlock) runs only if a person approved it.
 
 pub mod bash;
 pub mod diff;
@@ -83,6 +85,8 @@ pub struct ToolRegistry {
     pub hidden_env: Vec<String>,
     /// The configured MCP servers, whose tools run here too once approved.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// The sandbox `bash` runs in; `None` runs commands unconfined (tests of other things).
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 impl ToolRegistry {
@@ -93,7 +97,48 @@ impl ToolRegistry {
             log_dir,
             hidden_env: Vec::new(),
             mcp: None,
+            sandbox: None,
         }
+    }
+
+    /// Runs every `bash` call in this sandbox.
+    pub fn sandboxed(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
+        self.sandbox = Some(Arc::new(sandbox));
+        self
+    }
+
+    /// How an approved `bash` call runs: in the sandbox under its profile, or unconfined when
+    /// its profile is `off` or there is no sandbox, which only a person's approval allows (the
+    /// policy always asks for those, and never grants them for the session).
+    fn bash_sandbox(
+        &self,
+        approved: &Approved,
+        args: &Value,
+    ) -> Result<Option<bash::SandboxedRun>, ToolError> {
+        let Some(sandbox) = &self.sandbox else {
+            return Ok(None);
+        };
+        let profile = sandbox
+            .policy
+            .profile_of(args)
+            .map_err(ToolError::InvalidArguments)?;
+        let unconfined =
+            profile == crate::sandbox::Profile::Off || !sandbox.policy.support.available();
+        if unconfined {
+            use crate::approval::gate::DecisionSource as S;
+            return match approved.source() {
+                S::User | S::Headless | S::Parked | S::RemoteCode => Ok(None),
+                other => Err(ToolError::Tampered(format!(
+                    "this command would run without the sandbox, which needs a person's \
+                     approval, but it was allowed by {other:?}; nothing ran"
+                ))),
+            };
+        }
+        let plan = sandbox.plan(profile).map_err(ToolError::Failed)?;
+        Ok(Some(bash::SandboxedRun {
+            launcher: sandbox.launcher.clone(),
+            plan,
+        }))
     }
 
     /// Also runs the tools of these MCP servers.
@@ -157,6 +202,7 @@ impl ToolRegistry {
             "bash" => {
                 let command = files::string(&args, "command", "bash")?.to_string();
                 let (timeout, note) = bash_timeout(&args);
+                let sandbox = self.bash_sandbox(&approved, &args)?;
                 let log = self
                     .log_dir
                     .as_ref()
@@ -171,6 +217,7 @@ impl ToolRegistry {
                     log_limits: runlog::LogLimits::DEFAULT,
                     hidden_env: self.hidden_env.clone(),
                     note,
+                    sandbox,
                 })
                 .await
             }

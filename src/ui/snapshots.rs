@@ -122,6 +122,36 @@ fn command_approval_with_reasons() {
 }
 
 #[test]
+fn command_approval_shows_the_sandbox_profile_it_runs_under() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    let args = serde_json::json!({"command": "python3 -m unittest", "sandbox": "off"});
+    let mut request = command_request("c6", "python3 -m unittest");
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap().join("target")).unwrap();
+    let paths =
+        crate::approval::paths::PathContext::new(dir.path(), dir.path(), dir.path()).unwrap();
+    let policy = crate::approval::policy::Policy::new(
+        crate::approval::policy::Mode::Default,
+        crate::approval::rules::Rules::empty(),
+        paths,
+        crate::approval::risk::ToolCatalog::builtin(),
+    )
+    .with_sandbox(crate::sandbox::SandboxPolicy {
+        default: crate::sandbox::Profile::WorkspaceWrite,
+        support: crate::sandbox::Support::Landlock { abi: 7 },
+    });
+    request.verdict = policy.assess("bash", &args).verdict;
+    request.risk = request.verdict.risk;
+    request.no_session_grant = request.verdict.no_session_grant.clone();
+    request.session_scopes = None;
+    request.frozen = crate::approval::frozen::FrozenCall::freeze("bash", &args);
+    ask(&mut app, request);
+    app.now = t0 + Duration::from_secs(2);
+    insta::assert_snapshot!("sandbox_off_approval_100x30", draw(&app, 100, 30));
+}
+
+#[test]
 fn edit_approval_with_a_diff() {
     let t0 = Instant::now();
     let mut app = app(t0);

@@ -20,7 +20,10 @@ impl Gate {
                 self.grants.would_cover(
                     &self.config.session,
                     &self.workspace(),
-                    &call.tool,
+                    &crate::sandbox::grant_tool(
+                        &call.tool,
+                        &self.policy.with_profile(&call.tool, &call.args),
+                    ),
                     &subjects,
                     (self.clock)(),
                 )

@@ -268,7 +268,12 @@ impl Gate {
                 _ = cancel.cancelled() => {}
             }
         }
-        let frozen = FrozenCall::freeze(&call.tool, &call.args);
+        // A `bash` call is frozen with the sandbox profile it will run under, so the profile is
+        // part of what the human approves, of the digest, and of a parked call.
+        let frozen = FrozenCall::freeze(
+            &call.tool,
+            &self.policy.with_profile(&call.tool, &call.args),
+        );
         // The policy judges the frozen text, the same bytes that will run.
         let args = match frozen.verified_args() {
             Ok(args) => args,
@@ -325,9 +330,13 @@ impl Gate {
         // `sudo cargo test` runs the same argv as `cargo test`, but it is not the same request.
         let grantable = verdict.no_session_grant.is_none();
         if let Some(subjects) = verdict.asking_subjects().filter(|_| grantable)
-            && let Some(ids) =
-                self.grants
-                    .cover(&self.config.session, &workspace, &call.tool, &subjects, now)
+            && let Some(ids) = self.grants.cover(
+                &self.config.session,
+                &workspace,
+                &crate::sandbox::grant_tool(&call.tool, args),
+                &subjects,
+                now,
+            )
         {
             return self.approve(
                 &call,
@@ -444,7 +453,7 @@ impl Gate {
                                 NewGrant {
                                     session: self.config.session.clone(),
                                     workspace: workspace.clone(),
-                                    tool: call.tool.clone(),
+                                    tool: crate::sandbox::grant_tool(&call.tool, args),
                                     scope,
                                     ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
                                     max_uses: None,

@@ -57,7 +57,7 @@ impl Gate {
                         NewGrant {
                             session: self.config.session.clone(),
                             workspace: self.workspace(),
-                            tool: frozen.tool.clone(),
+                            tool: crate::sandbox::grant_tool(&frozen.tool, &args),
                             scope,
                             ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
                             max_uses: None,

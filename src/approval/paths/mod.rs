@@ -22,6 +22,7 @@
 mod active;
 pub mod planned;
 mod sensitivity;
+mod unreadable;
 mod walk;
 
 use std::collections::BTreeSet;
@@ -33,6 +34,7 @@ use serde::{Serialize, Serializer};
 pub use active::ActiveFile;
 pub use sensitivity::{Sensitivity, looks_like_private_key};
 use sensitivity::{classify, sniff};
+pub use unreadable::{UNREADABLE, unreadable_places};
 use walk::{Walk, expand, lexical_normalize, physical_or_lexical, walk};
 
 /// Character devices that are harmless to read or write.
@@ -171,6 +173,14 @@ impl PathContext {
         }
         None
     }
+}
+
+/// True when the table (by name and place, not content) marks `path` as something a sandboxed
+/// command may never read: see [`UNREADABLE`].
+pub fn unreadable_by_name(ctx: &PathContext, path: &Path) -> bool {
+    let mut found = BTreeSet::new();
+    classify(ctx, path, &mut found);
+    found.iter().any(|s| UNREADABLE.contains(s))
 }
 
 /// Where a tool call's path argument really points, and what that means.

@@ -81,7 +81,7 @@ pub fn looks_like_private_key(path: &Path) -> bool {
 }
 
 #[derive(Clone, Copy)]
-enum Anchor {
+pub(super) enum Anchor {
     /// Relative to a home directory (`ctx.home`, `/home/*`, `/Users/*`,
     /// `/root`, `/var/root`).
     Home,
@@ -96,11 +96,11 @@ enum Anchor {
 /// component globs (`*` matches within a component); a trailing `**` means
 /// "this directory and everything under it".
 pub(super) struct Rule {
-    anchor: Anchor,
+    pub(super) anchor: Anchor,
     pub(super) pattern: &'static str,
     /// File-name globs that exempt a match.
     except: &'static [&'static str],
-    sensitivity: Sensitivity,
+    pub(super) sensitivity: Sensitivity,
 }
 
 const fn home(pattern: &'static str, sensitivity: Sensitivity) -> Rule {
@@ -535,7 +535,7 @@ fn matches_anywhere(pattern: &[&str], parts: &[String]) -> bool {
 }
 
 /// Glob with `*` only, byte-wise (patterns are ASCII).
-fn glob(pattern: &str, text: &str) -> bool {
+pub(super) fn glob(pattern: &str, text: &str) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0usize, 0usize);
     let mut backtrack: Option<(usize, usize)> = None;

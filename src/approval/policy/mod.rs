@@ -14,6 +14,7 @@ mod links;
 mod makefile;
 mod mcp;
 mod replaced;
+mod sandboxing;
 pub mod scope;
 
 use std::path::Path;
@@ -28,6 +29,9 @@ use crate::approval::risk::{Risk, ToolCatalog};
 use crate::approval::rules::{Action, PATH_TOOLS, Rules};
 use crate::approval::shell::ShellFacts;
 use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Ruling, Verdict};
+use crate::sandbox::SandboxPolicy;
+
+pub use sandboxing::NO_GRANT_UNSANDBOXED;
 
 pub use judge::show as show_path;
 
@@ -88,6 +92,9 @@ pub struct Policy {
     pub catalog: ToolCatalog,
     /// The MCP tools offered now (`SERVER__TOOL`), judged by `mcp`.
     pub mcp: Option<std::sync::Arc<crate::mcp::McpCatalog>>,
+    /// The sandbox `bash` calls run in; `None` judges them without one in mind (tests of other
+    /// things). The tool registry is given the same [`SandboxPolicy`].
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl Policy {
@@ -98,6 +105,22 @@ impl Policy {
             paths,
             catalog,
             mcp: None,
+            sandbox: None,
+        }
+    }
+
+    /// The same policy, judging `bash` calls by the sandbox they will run in.
+    pub fn with_sandbox(mut self, sandbox: SandboxPolicy) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The call's arguments with the sandbox profile it will run under written in (see
+    /// [`SandboxPolicy::fill_in`]); unchanged without a sandbox.
+    pub fn with_profile(&self, tool: &str, args: &Value) -> Value {
+        match &self.sandbox {
+            Some(sandbox) => sandbox.fill_in(tool, args),
+            None => args.clone(),
         }
     }
 
@@ -112,9 +135,43 @@ impl Policy {
             return assessment;
         }
         let (facts, mut parts, mut reasons) = self.facts_and_reasons(tool, args);
+        let mut running = None;
+        if let (Some(sandbox), "bash", Facts::Bash { .. }) = (&self.sandbox, tool, &facts) {
+            match sandbox.profile_of(args) {
+                Ok(profile) => {
+                    running = Some(sandboxing::apply(
+                        sandbox,
+                        profile,
+                        &mut parts,
+                        &mut reasons,
+                    ));
+                }
+                Err(message) => {
+                    let index = parts.len();
+                    parts.push(Part {
+                        kind: PartKind::Call,
+                        label: "sandbox".into(),
+                        span: None,
+                        ruling: Ruling::Deny,
+                        risk: Risk::Dangerous,
+                        subject: None,
+                        scope: None,
+                    });
+                    reasons.push(Reason::policy(
+                        Ruling::Deny,
+                        ReasonCode::InvalidArguments,
+                        Some(index),
+                        message,
+                    ));
+                }
+            }
+        }
         self.apply_rules(tool, &facts, &mut parts, &mut reasons);
         self.apply_mode(tool, &mut parts, &mut reasons);
-        let verdict = decide(parts, reasons);
+        let mut verdict = decide(parts, reasons);
+        if let Some(running) = running {
+            sandboxing::finish(running, &mut verdict);
+        }
         Assessment { facts, verdict }
     }
 

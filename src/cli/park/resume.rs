@@ -145,10 +145,18 @@ async fn resume_parked(
             "the checkpoint does not hold the parked call".into(),
         ));
     };
-    let expected = FrozenCall::freeze(&parked_call.tool, &parked_call.args);
     let args = match approval.frozen.verified_args() {
         Ok(args) => args,
         Err(e) => return Err(refused(format!("refused: {e}"))),
+    };
+    // The gate froze the call with the sandbox profile it was to run under (the model's
+    // call in the checkpoint may name none): the profile that was approved is the one that runs.
+    let expected = match crate::sandbox::profile_arg(&args) {
+        Ok(Some(profile)) => FrozenCall::freeze(
+            &parked_call.tool,
+            &crate::sandbox::with_profile(&parked_call.tool, &parked_call.args, profile),
+        ),
+        _ => FrozenCall::freeze(&parked_call.tool, &parked_call.args),
     };
     if approval.frozen.digest != approval.digest || approval.digest != expected.digest {
         return Err(refused("refused: the stored call does not match the one that was approved (tampered?); nothing runs".into()));

@@ -30,5 +30,6 @@ mod active_files;
 mod bypasses;
 mod families;
 mod planned_links;
+mod sandbox;
 mod self_approval;
 mod verdicts;

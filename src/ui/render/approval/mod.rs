@@ -268,6 +268,13 @@ fn title_line(request: &crate::approval::approver::ApprovalRequest) -> Line<'sta
             Style::default().fg(color).add_modifier(Modifier::REVERSED),
         ),
         Span::styled(format!("  {}", request.frozen.short_digest()), dim()),
+        match crate::sandbox::title_label(&request.tool, &request.frozen, &request.verdict) {
+            Some((label, true)) => {
+                Span::styled(format!("  {label}"), Style::default().fg(Color::Red).bold())
+            }
+            Some((label, false)) => Span::raw(format!("  {label}")),
+            None => Span::raw(""),
+        },
     ])
 }
 

@@ -1,0 +1,81 @@
+//! The gate with a sandbox: the profile is frozen into the call, and a session grant given under
+//! one profile never covers the same command under a wider one.
+
+use super::*;
+use crate::sandbox::{Profile, SandboxPolicy, Support};
+
+fn sandboxed_rig(approver: Arc<dyn Approver>) -> Rig {
+    let world = crate::approval::testworld::world();
+    let policy = Arc::new(
+        crate::approval::policy::Policy::new(
+            world.policy.mode,
+            world.policy.rules.clone(),
+            world.policy.paths.clone(),
+            crate::approval::risk::ToolCatalog::builtin(),
+        )
+        .with_sandbox(SandboxPolicy {
+            default: Profile::WorkspaceWrite,
+            support: Support::Landlock { abi: 7 },
+        }),
+    );
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let clock_now = now.clone();
+    let gate = Gate::new(
+        policy,
+        Arc::new(GrantStore::new()),
+        approver,
+        None,
+        GateConfig {
+            session: "s1".into(),
+            approval_timeout: None,
+            dangerous_timeout: None,
+            grant_ttl: None,
+        },
+    )
+    .with_clock(Arc::new(move || clock_now.load(Ordering::SeqCst)));
+    Rig { world, gate, now }
+}
+
+#[tokio::test]
+async fn the_profile_a_call_runs_under_is_frozen_into_it_and_its_digest() {
+    let rig = sandboxed_rig(Scripted::answering(vec![]));
+    let approved = approval(check(&rig, bash("c1", "ls src")).await);
+    assert_eq!(
+        approved.frozen().canonical,
+        r#"{"command":"ls src","sandbox":"workspace-write"}"#
+    );
+    let named = ToolCall {
+        id: "c2".into(),
+        tool: "bash".into(),
+        args: json!({"command": "ls src", "sandbox": "read-only"}),
+    };
+    let approved = approval(check(&rig, named).await);
+    assert!(
+        approved
+            .frozen()
+            .canonical
+            .contains(r#""sandbox":"read-only""#)
+    );
+}
+
+#[tokio::test]
+async fn a_grant_given_in_the_sandbox_does_not_cover_the_same_command_with_the_network() {
+    let approver = Scripted::answering(vec![
+        Ok(Decision::AllowSession { directory: false }),
+        Ok(Decision::Deny { reason: None }),
+        Ok(Decision::Deny { reason: None }),
+    ]);
+    let rig = sandboxed_rig(approver.clone());
+    approval(check(&rig, bash("c1", "cargo test")).await);
+    let again = approval(check(&rig, bash("c2", "cargo test --release")).await);
+    assert_eq!(again.source(), &DecisionSource::Grant);
+    for (id, profile) in [("c3", "network"), ("c4", "off")] {
+        let wider = ToolCall {
+            id: id.into(),
+            tool: "bash".into(),
+            args: json!({"command": "cargo test", "sandbox": profile}),
+        };
+        denial(check(&rig, wider).await);
+    }
+    assert_eq!(approver.asked(), 3, "each wider profile is asked again");
+}

@@ -1,0 +1,358 @@
+//! What one sandboxed run may touch: the roots it may read, the roots it may write, whether it
+//! has the network, and the temp dir it is told to use.
+//!
+//! Landlock only grants (it has no "everything but"), so "read everything except `~/.ssh`" is
+//! made by walking down from `/` only along the directories that hold a protected place and
+//! granting every sibling whole: `/` is listed, then the home that holds `.ssh`, and so on;
+//! everything else is one rule. Protected places come from the policy's own table (credential
+//! stores and keys under every home and `/`, airlock's state directory) and, for the entries the
+//! walk lists, from the same per-name judgement the policy uses (`.env`, `id_rsa`, secret-looking
+//! names) plus a look at a file's first bytes for a private key. Limits: a protected file deeper
+//! than the directories the walk lists (another project's `.env` at `~/src/x/.env`) is read like
+//! any file, and so is a hard link to a protected file made elsewhere.
+//!
+//! Every path is taken physically (symlinks resolved) before it is granted, since Landlock
+//! grants the inode a path leads to: a link in the home that points into `~/.ssh` grants nothing.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::approval::paths::{
+    PathContext, looks_like_private_key, unreadable_by_name, unreadable_places,
+};
+
+use super::Profile;
+
+/// How deep the walk goes below `/` before it stops granting (what it has not reached stays
+/// unreadable: the walk fails closed).
+const MAX_DEPTH: usize = 8;
+
+/// Devices every command may write and read (`> /dev/null`, terminals, shared memory).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// The boundary of one run, as the launcher applies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub profile: Profile,
+    /// Where the command starts (relative paths in its errors are taken from here).
+    pub workspace: PathBuf,
+    /// Roots (physical) the command may read and execute.
+    pub read: Vec<PathBuf>,
+    /// Roots (physical) the command may read, write, create in and delete from.
+    pub write: Vec<PathBuf>,
+    pub network: bool,
+    /// Set as `TMPDIR` (and `TMP`, `TEMP`) for the command: airlock's own temp dir when the
+    /// system's is not writable under this plan.
+    pub temp: Option<PathBuf>,
+    /// The protected places the walk went around (physical), for explaining refusals.
+    pub protected: Vec<PathBuf>,
+}
+
+impl Plan {
+    /// The plan for `profile` (not `Off`) in the places of `ctx`. `own_temp` is called only
+    /// when the system temp dir would not be writable (a workspace inside `/tmp` makes `/tmp`
+    /// its neighbours' place, not scratch space, as the policy judges it).
+    pub fn make(
+        ctx: &PathContext,
+        profile: Profile,
+        own_temp: impl FnOnce() -> Result<PathBuf, String>,
+    ) -> Result<Plan, String> {
+        let protected = protected_places(ctx);
+        let mut walk = Walk {
+            ctx,
+            protected: &protected,
+            visited: BTreeSet::new(),
+            homes: homes(ctx),
+            skipped: Vec::new(),
+        };
+        let mut read = Vec::new();
+        walk.grant(Path::new("/"), 0, &mut read);
+
+        let mut write = Vec::new();
+        if profile.writes_workspace() {
+            walk.grant(&ctx.workspace, 0, &mut write);
+        }
+        for temp in &ctx.temp_dirs {
+            walk.grant(temp, 0, &mut write);
+        }
+        let system_temp = physical(&std::env::temp_dir());
+        let temp = if write.iter().any(|w| system_temp.starts_with(w)) {
+            None
+        } else {
+            let own = own_temp()?;
+            walk.grant(&own, 0, &mut write);
+            Some(own)
+        };
+        for device in DEVICES {
+            let device = Path::new(device);
+            if device.exists() {
+                write.push(physical(device));
+            }
+        }
+        write.sort();
+        write.dedup();
+        let mut protected = protected.clone();
+        protected.append(&mut walk.skipped);
+        protected.sort();
+        protected.dedup();
+        Ok(Plan {
+            profile,
+            workspace: ctx.workspace.clone(),
+            read,
+            write,
+            network: profile.has_network(),
+            temp,
+            protected,
+        })
+    }
+
+    /// The launcher's arguments for this plan, up to (not including) `--`.
+    pub fn launcher_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![super::LAUNCHER_ARG.into()];
+        if !self.network {
+            args.push("--no-network".into());
+        }
+        for (flag, roots) in [("--read", &self.read), ("--write", &self.write)] {
+            for root in roots {
+                args.push(flag.into());
+                args.push(root.clone().into_os_string());
+            }
+        }
+        args
+    }
+
+    /// True when `path` is in a protected place the walk went around.
+    pub fn is_protected(&self, path: &Path) -> bool {
+        let physical = physical(path);
+        self.protected
+            .iter()
+            .any(|p| path.starts_with(p) || physical.starts_with(p))
+    }
+
+    /// True when the command may read `path`.
+    pub fn may_read(&self, path: &Path) -> bool {
+        let path = physical(path);
+        !self.is_protected(&path) && self.read.iter().any(|r| path.starts_with(r))
+    }
+
+    /// True when the command may write `path`.
+    pub fn may_write(&self, path: &Path) -> bool {
+        let path = physical(path);
+        self.write.iter().any(|w| path.starts_with(w))
+    }
+}
+
+/// The protected places that exist, physical: the table's credential stores and keys under each
+/// home and `/`, and airlock's state directory.
+fn protected_places(ctx: &PathContext) -> Vec<PathBuf> {
+    let mut places = unreadable_places(&homes(ctx));
+    places.push(ctx.state_dir.clone());
+    let mut physical_places: Vec<PathBuf> = places
+        .iter()
+        .filter(|p| fs::symlink_metadata(p).is_ok())
+        .map(|p| physical(p))
+        .collect();
+    physical_places.sort();
+    physical_places.dedup();
+    physical_places
+}
+
+/// The user's home, `/root`, and every directory in `/home`: commands run as a user who may
+/// read other homes (root does), so their keys are kept too.
+fn homes(ctx: &PathContext) -> Vec<PathBuf> {
+    let mut homes = vec![ctx.home.clone(), PathBuf::from("/root")];
+    if let Ok(entries) = fs::read_dir("/home") {
+        homes.extend(entries.flatten().map(|e| e.path()));
+    }
+    let mut homes: Vec<PathBuf> = homes
+        .into_iter()
+        .filter(|h| h.is_dir())
+        .map(|h| physical(&h))
+        .collect();
+    homes.sort();
+    homes.dedup();
+    homes
+}
+
+fn physical(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+struct Walk<'a> {
+    ctx: &'a PathContext,
+    protected: &'a [PathBuf],
+    visited: BTreeSet<PathBuf>,
+    homes: Vec<PathBuf>,
+    /// Entries left out by name or content, as listed and where they lead.
+    skipped: Vec<PathBuf>,
+}
+
+impl Walk<'_> {
+    /// Grants `path` whole when it holds no protected place; else lists it and grants around.
+    fn grant(&mut self, path: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        if depth == 0 {
+            self.visited.clear();
+        }
+        let Ok(real) = fs::canonicalize(path) else {
+            // Dangling or unreadable: nothing to grant.
+            return;
+        };
+        if self.protected.iter().any(|p| real.starts_with(p)) {
+            return;
+        }
+        if depth > 0 && self.unreadable(path, &real) {
+            self.skipped.push(path.to_path_buf());
+            self.skipped.push(real);
+            return;
+        }
+        if !self.protected.iter().any(|p| p.starts_with(&real)) {
+            out.push(real);
+            return;
+        }
+        if depth >= MAX_DEPTH || !self.visited.insert(real.clone()) {
+            return;
+        }
+        let Ok(entries) = fs::read_dir(&real) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            self.grant(&entry.path(), depth + 1, out);
+        }
+    }
+
+    /// An entry the walk lists that the policy's table marks unreadable by name (as listed, or
+    /// where it leads), or a file in a home whose first bytes are a private key.
+    fn unreadable(&self, listed: &Path, real: &Path) -> bool {
+        unreadable_by_name(self.ctx, listed)
+            || unreadable_by_name(self.ctx, real)
+            || (self.homes.iter().any(|h| real.starts_with(h)) && looks_like_private_key(real))
+    }
+}
+
+/// Makes airlock's own temp dir for commands (0700) under `base`.
+pub fn make_own_temp(base: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut last = String::new();
+    for attempt in 0..16u32 {
+        let dir = base.join(format!(
+            "airlock-sandbox-{}-{stamp:x}-{attempt}",
+            std::process::id()
+        ));
+        match fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(physical(&dir)),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(format!(
+        "cannot make a temp dir for sandboxed commands in {}: {last}; check that it is writable",
+        base.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(root: &Path) -> PathContext {
+        let workspace = root.join("ws");
+        let home = root.join("home");
+        fs::create_dir_all(&workspace).unwrap();
+        fs::create_dir_all(home.join(".ssh")).unwrap();
+        fs::create_dir_all(home.join(".config/gcloud")).unwrap();
+        fs::create_dir_all(home.join(".config/editor")).unwrap();
+        fs::create_dir_all(home.join("notes")).unwrap();
+        fs::write(home.join(".ssh/id_ed25519"), "k").unwrap();
+        fs::write(home.join(".netrc"), "machine x").unwrap();
+        fs::write(home.join(".env"), "A=1").unwrap();
+        fs::write(
+            home.join("mystery"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        fs::write(home.join("readme.txt"), "hi").unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("innocent")).unwrap();
+        PathContext::new(&workspace, &home, &root.join("state")).unwrap()
+    }
+
+    #[test]
+    fn reads_are_granted_around_every_protected_place_in_the_home_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        let home = &ctx.home;
+        for secret in [
+            ".ssh",
+            ".ssh/id_ed25519",
+            ".config/gcloud",
+            ".netrc",
+            ".env",
+            "mystery",
+        ] {
+            assert!(
+                plan.is_protected(&home.join(secret)),
+                "{secret} is protected"
+            );
+            assert!(!plan.may_read(&home.join(secret)), "{secret} is readable");
+        }
+        for open in ["notes", "readme.txt", ".config/editor"] {
+            assert!(plan.may_read(&home.join(open)), "{open} is not readable");
+        }
+        // The link leads into ~/.ssh: granting it would grant the directory.
+        assert!(!plan.read.iter().any(|r| r.ends_with("innocent")));
+        assert!(plan.read.contains(&PathBuf::from("/usr")));
+    }
+
+    #[test]
+    fn writes_go_to_the_workspace_and_a_temp_dir_only_and_read_only_leaves_out_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let own = dir.path().join("own-temp");
+        fs::create_dir_all(&own).unwrap();
+        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(own.clone())).unwrap();
+        assert!(plan.may_write(&ctx.workspace.join("src/x.py")));
+        assert!(!plan.may_write(&ctx.home.join("x")));
+        assert!(!plan.network);
+        // The workspace is inside the system temp dir, so it is not scratch space: the run gets
+        // a temp dir of its own.
+        assert_eq!(plan.temp.as_deref(), Some(own.as_path()));
+        assert!(plan.may_write(&own.join("f")));
+        let read_only = Plan::make(&ctx, Profile::ReadOnly, || Ok(own.clone())).unwrap();
+        assert!(!read_only.may_write(&ctx.workspace.join("src/x.py")));
+        assert!(read_only.may_write(&own.join("f")));
+        assert!(
+            Plan::make(&ctx, Profile::Network, || Ok(own.clone()))
+                .unwrap()
+                .network
+        );
+    }
+
+    #[test]
+    fn airlocks_state_directory_inside_a_writable_root_is_neither_readable_nor_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        fs::create_dir_all(workspace.join("state")).unwrap();
+        fs::create_dir_all(workspace.join("src")).unwrap();
+        let ctx = PathContext::new(&workspace, dir.path(), &workspace.join("state")).unwrap();
+        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        let state = fs::canonicalize(workspace.join("state")).unwrap();
+        assert!(!plan.may_write(&state.join("airlock.db")));
+        assert!(plan.is_protected(&state.join("airlock.key")));
+        assert!(plan.may_write(&workspace.join("src/a.rs")));
+    }
+}

@@ -1,0 +1,367 @@
+//! The OS sandbox with real processes: airlock's own binary as the launcher, real bash, real
+//! files, a real TCP listener. HOME is a fake one under a temp dir, so the keys are planted.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use airlock::approval::paths::PathContext;
+use airlock::sandbox::Profile;
+use airlock::sandbox::plan::{Plan, make_own_temp};
+use airlock::tools::bash::{self, BashRun, SandboxedRun};
+use airlock::tools::runlog::LogLimits;
+use airlock::tools::{OutputSink, ToolOutcome, ToolStatus};
+use tokio_util::sync::CancellationToken;
+
+const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted\n";
+
+struct World {
+    root: tempfile::TempDir,
+    ctx: PathContext,
+}
+
+impl World {
+    fn new() -> World {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), SECRET).unwrap();
+        std::fs::create_dir_all(root.path().join("ws")).unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+        std::fs::create_dir_all(root.path().join("state")).unwrap();
+        let ctx =
+            PathContext::new(&root.path().join("ws"), &home, &root.path().join("state")).unwrap();
+        World { root, ctx }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.ctx.home.clone()
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.ctx.workspace.clone()
+    }
+
+    fn plan(&self, profile: Profile) -> Plan {
+        let temp = self.root.path().join("tmp");
+        Plan::make(&self.ctx, profile, || make_own_temp(&temp)).unwrap()
+    }
+
+    async fn run(&self, profile: Profile, command: &str) -> ToolOutcome {
+        let sink: OutputSink = Arc::new(|_, _| {});
+        bash::run(BashRun {
+            command: command.into(),
+            workspace: self.ws(),
+            timeout: Duration::from_secs(120),
+            cancel: CancellationToken::new(),
+            sink,
+            log: None,
+            log_limits: LogLimits::DEFAULT,
+            hidden_env: Vec::new(),
+            note: None,
+            sandbox: Some(SandboxedRun {
+                launcher: PathBuf::from(env!("CARGO_BIN_EXE_airlock")),
+                plan: self.plan(profile),
+            }),
+        })
+        .await
+        .unwrap()
+    }
+}
+
+fn q(path: &Path) -> String {
+    format!("'{}'", path.display())
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_cannot_read_a_key_under_home_ssh_and_the_result_says_why() {
+    let w = World::new();
+    let key = w.home().join(".ssh/id_ed25519");
+    // Unsandboxed, the same user reads it: the refusal below is the sandbox's.
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), SECRET);
+    let out = w
+        .run(Profile::WorkspaceWrite, &format!("cat {}", q(&key)))
+        .await;
+    assert_eq!(out.status, ToolStatus::Failed, "{}", out.content);
+    assert!(!out.content.contains("planted"), "{}", out.content);
+    assert!(out.content.contains("Permission denied"), "{}", out.content);
+    assert!(
+        out.content.contains(&format!(
+            "reading {}: a protected place",
+            std::fs::canonicalize(&key).unwrap().display()
+        )),
+        "{}",
+        out.content
+    );
+    // Nor through a link the command makes, nor by listing the directory.
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            &format!(
+                "ln -s {} k && cat k/id_ed25519; ls {}",
+                q(&w.home().join(".ssh")),
+                q(&w.home().join(".ssh"))
+            ),
+        )
+        .await;
+    assert!(!out.content.contains("planted"), "{}", out.content);
+    assert!(!out.content.contains("id_ed25519\n"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_writes_the_workspace_and_temp_but_nothing_outside_them() {
+    let w = World::new();
+    let outside = w.home().join("x");
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            &format!(
+                "echo a > made.txt && mkdir -p src && echo b > src/b.txt && echo c > \"$TMPDIR/c\" \
+                 && cat \"$TMPDIR/c\"; echo x > {}",
+                q(&outside)
+            ),
+        )
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(w.ws().join("made.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.ws().join("src/b.txt")).unwrap(),
+        "b\n"
+    );
+    assert!(out.content.contains("c\n"), "{}", out.content);
+    assert!(!outside.exists(), "wrote outside: {}", out.content);
+    assert!(
+        out.content.contains(&format!(
+            "writing {}: outside what `workspace-write` may write",
+            outside.display()
+        )),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("\"sandbox\": \"network\""),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn the_read_only_profile_cannot_write_the_workspace() {
+    let w = World::new();
+    let out = w.run(Profile::ReadOnly, "echo a > made.txt").await;
+    assert_eq!(out.status, ToolStatus::Failed, "{}", out.content);
+    assert!(!w.ws().join("made.txt").exists());
+    assert!(
+        out.content.contains("outside what `read-only` may write"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_cannot_connect_to_a_listener_on_localhost_but_the_network_profile_can()
+{
+    let w = World::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let out = w.run(Profile::WorkspaceWrite, &connect).await;
+    assert_eq!(out.status, ToolStatus::Failed, "{}", out.content);
+    assert!(!out.content.contains("connected\n"), "{}", out.content);
+    assert!(
+        out.content.contains("refused:\n") && out.content.contains("a network call"),
+        "{}",
+        out.content
+    );
+    let out = w.run(Profile::Network, &connect).await;
+    assert_eq!(out.status, ToolStatus::Ok, "{}", out.content);
+    assert!(out.content.contains("connected\n"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_grandchild_started_with_setsid_and_nohup_is_sandboxed_too() {
+    let w = World::new();
+    let key = w.home().join(".ssh/id_ed25519");
+    let script = format!(
+        "setsid nohup bash -c 'cat {key} > leak 2> err; echo x 2>> err > {outside}; echo done > done' \
+         > /dev/null 2>&1 < /dev/null &",
+        key = key.display(),
+        outside = w.home().join("y").display()
+    );
+    let out = w.run(Profile::WorkspaceWrite, &script).await;
+    assert_eq!(out.status, ToolStatus::Ok, "{}", out.content);
+    let done = w.ws().join("done");
+    for _ in 0..200 {
+        if done.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(done.exists(), "the grandchild never finished");
+    assert_eq!(std::fs::read_to_string(w.ws().join("leak")).unwrap(), "");
+    let err = std::fs::read_to_string(w.ws().join("err")).unwrap();
+    assert_eq!(err.matches("Permission denied").count(), 2, "{err}");
+    assert!(!w.home().join("y").exists());
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_cannot_signal_the_process_that_started_it() {
+    let w = World::new();
+    // bash's parent is this test process (the launcher became bash), outside the sandbox.
+    let out = w
+        .run(Profile::WorkspaceWrite, "kill -0 $PPID && echo reached")
+        .await;
+    assert!(!out.content.contains("reached"), "{}", out.content);
+    assert!(
+        out.content.contains("Operation not permitted"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn the_demo_project_builds_and_tests_inside_the_sandbox() {
+    let w = World::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo-workspace");
+    for entry in std::fs::read_dir(&demo).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), w.ws().join(entry.file_name())).unwrap();
+    }
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            "python3 -m py_compile calc.py && python3 -m unittest -v 2>&1; test -d __pycache__ && echo compiled",
+        )
+        .await;
+    // The demo's test fails on purpose (`add` subtracts): it ran, in the sandbox, to the end.
+    assert!(out.content.contains("Ran "), "{}", out.content);
+    assert!(out.content.contains("compiled"), "{}", out.content);
+    assert!(!out.content.contains("[sandbox]"), "{}", out.content);
+}
+
+#[test]
+fn an_unprivileged_user_is_sandboxed_too_network_included() {
+    let Ok(setpriv) = which("setpriv") else {
+        panic!("setpriv (util-linux) is needed for this test");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hidden = dir.path().join("hidden");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("f"), "x").unwrap();
+    let open = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    open(dir.path());
+    open(&hidden);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let out = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "__sandbox",
+            "--no-network",
+            "--read",
+            "/usr",
+            "--read",
+            "/bin",
+        ])
+        .args(["--read", "/lib", "--read", "/lib64", "--read", "/etc"])
+        .args(["--write", "/dev/null", "--", "bash", "-c"])
+        .arg(format!(
+            "id -u; cat {}/f; exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected",
+            hidden.display()
+        ))
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stdout.lines().next(), Some("65534"), "{stdout}{stderr}");
+    assert!(!stdout.contains("connected"), "{stdout}{stderr}");
+    assert!(!stdout.contains('x'), "{stdout}{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+}
+
+#[test]
+fn the_launcher_refuses_to_run_anything_it_cannot_confine() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "__sandbox",
+            "--read",
+            "/",
+            "--bogus",
+            "--",
+            "touch",
+            "/tmp/never",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing ran"));
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+        .ok_or(())
+}
+
+/// The sandbox's cost per command, for BENCHMARKS.md (not a pass/fail test):
+/// `AIRLOCK_BENCH_BIN=target/release/airlock cargo test --release --test sandbox -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn sandbox_set_up_cost_per_command() {
+    let w = World::new();
+    let bin = std::env::var("AIRLOCK_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_BIN_EXE_airlock")));
+    let rounds = 41;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (v[v.len() / 2], v[v.len() / 10], v[v.len() * 9 / 10])
+    };
+    let time = |f: &mut dyn FnMut()| {
+        let t = std::time::Instant::now();
+        f();
+        t.elapsed().as_secs_f64() * 1000.0
+    };
+    let (mut plan_ms, mut direct_ms, mut sandboxed_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let mut plan = None;
+        plan_ms.push(time(&mut || plan = Some(w.plan(Profile::WorkspaceWrite))));
+        let plan = plan.unwrap();
+        direct_ms.push(time(&mut || {
+            let s = std::process::Command::new("bash")
+                .args(["-c", "true"])
+                .status()
+                .unwrap();
+            assert!(s.success());
+        }));
+        sandboxed_ms.push(time(&mut || {
+            let s = std::process::Command::new(&bin)
+                .args(plan.launcher_args())
+                .args(["--", "bash", "-c", "true"])
+                .status()
+                .unwrap();
+            assert!(s.success());
+        }));
+    }
+    let plan = w.plan(Profile::WorkspaceWrite);
+    println!(
+        "rules: {} read, {} write; plan {:?} ms; bash -c true {:?} ms; through the launcher {:?} ms (median, p10, p90 of {rounds})",
+        plan.read.len(),
+        plan.write.len(),
+        median(plan_ms),
+        median(direct_ms),
+        median(sandboxed_ms)
+    );
+}
