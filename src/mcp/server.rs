@@ -122,6 +122,8 @@ struct Live {
     handler: Handler,
     group: Option<i32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Becomes true once the server's stderr is read to its end (the process is gone).
+    stderr_read: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Live {
@@ -131,6 +133,14 @@ impl Live {
 
     fn stderr_tail(&self) -> String {
         tail_text(&self.stderr)
+    }
+
+    /// The stderr tail of a server that stopped, once its last lines are read (a moment at
+    /// most: they are what explains the crash).
+    async fn last_words(&self) -> String {
+        let mut read = self.stderr_read.clone();
+        let _ = tokio::time::timeout(Duration::from_millis(500), read.wait_for(|done| *done)).await;
+        self.stderr_tail()
     }
 }
 
@@ -311,6 +321,7 @@ impl Server {
             })?;
         let group = transport.id().map(|pid| pid as i32);
         let kept = Arc::new(Mutex::new(VecDeque::new()));
+        let (stderr_done, stderr_read) = tokio::sync::watch::channel(stderr.is_none());
         if let Some(stderr) = stderr {
             let kept = kept.clone();
             tokio::spawn(async move {
@@ -324,6 +335,7 @@ impl Server {
                         &line.chars().take(300).collect::<String>(),
                     ));
                 }
+                let _ = stderr_done.send(true);
             });
         }
         let handler = Handler::default();
@@ -345,6 +357,7 @@ impl Server {
             handler,
             group,
             stderr: kept,
+            stderr_read,
         };
         let defs = list(&live.service, limit)
             .await
@@ -446,8 +459,11 @@ impl Server {
             .service
             .peer()
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
-            .await
-            .map_err(|e| self.crashed(&live, &e.to_string()))?;
+            .await;
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.crashed(&live, &e.to_string()).await),
+        };
         let token = token_key(&handle.progress_token);
         lock(&live.handler.progress).register(token.clone(), sink.clone());
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
@@ -496,16 +512,16 @@ impl Server {
                 ToolStatus::Failed,
                 format!("the server refused the call: {}", e.message),
             )),
-            Err(e) => Err(self.crashed(&live, &e.to_string())),
+            Err(e) => Err(self.crashed(&live, &e.to_string()).await),
         }
     }
 
     /// The error for a call whose server went away; it is started again by a later call.
-    fn crashed(&self, live: &Live, error: &str) -> ToolError {
+    async fn crashed(&self, live: &Live, error: &str) -> ToolError {
         let why = format!(
             "MCP server `{}` stopped during the call ({error}){}; nothing more came back, and airlock starts it again on the next call",
             self.name(),
-            live.stderr_tail()
+            live.last_words().await
         );
         self.catalog
             .set_state(self.name(), ServerState::Failed(why.clone()));
