@@ -48,6 +48,7 @@ impl CockpitJournal {
     /// added; a reopened one must already have been taken over by this process.
     pub fn open(args: &ExecArgs, session: &str, workspace: &Path) -> Result<CockpitJournal> {
         let db = Store::open(&db_path())?;
+        db.journal_writes()?;
         let me = owner::me();
         let shown = workspace.display().to_string();
         match db.session(session)? {

@@ -42,6 +42,15 @@ const COLUMNS: &str =
     "id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac";
 
 impl Store {
+    /// For a connection that only keeps cockpit sessions: commits survive the process being
+    /// killed (they are in the WAL) without waiting for the disk on each one; only a power
+    /// loss could take the last few back, and a session then reopens a step earlier.
+    pub fn journal_writes(&self) -> Result<(), StoreError> {
+        self.conn
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| self.sqlite(e))
+    }
+
     fn session_row(&self, r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         let mut row = SessionRow {
             id: r.get(0)?,
