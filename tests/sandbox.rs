@@ -48,7 +48,14 @@ impl World {
         Plan::make(&self.ctx, profile, || make_own_temp(&temp)).unwrap()
     }
 
+    /// Runs `command` through the small launcher installed next to airlock (what a session uses
+    /// when it is there).
     async fn run(&self, profile: Profile, command: &str) -> ToolOutcome {
+        self.run_through(env!("CARGO_BIN_EXE_airlock-sandbox"), profile, command)
+            .await
+    }
+
+    async fn run_through(&self, launcher: &str, profile: Profile, command: &str) -> ToolOutcome {
         let sink: OutputSink = Arc::new(|_, _| {});
         bash::run(BashRun {
             command: command.into(),
@@ -61,7 +68,7 @@ impl World {
             hidden_env: Vec::new(),
             note: None,
             sandbox: Some(SandboxedRun {
-                launcher: PathBuf::from(env!("CARGO_BIN_EXE_airlock")),
+                launcher: PathBuf::from(launcher),
                 plan: self.plan(profile),
             }),
         })
@@ -107,6 +114,21 @@ async fn a_sandboxed_command_cannot_read_a_key_under_home_ssh_and_the_result_say
         .await;
     assert!(!out.content.contains("planted"), "{}", out.content);
     assert!(!out.content.contains("id_ed25519\n"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn airlock_itself_as_the_launcher_confines_the_same_way_when_the_small_one_is_missing() {
+    let w = World::new();
+    let key = w.home().join(".ssh/id_ed25519");
+    let out = w
+        .run_through(
+            env!("CARGO_BIN_EXE_airlock"),
+            Profile::WorkspaceWrite,
+            &format!("cat {}; echo x > {}", q(&key), q(&w.home().join("x"))),
+        )
+        .await;
+    assert!(!out.content.contains("planted"), "{}", out.content);
+    assert!(!w.home().join("x").exists());
 }
 
 #[tokio::test]

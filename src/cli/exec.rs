@@ -423,7 +423,11 @@ fn sandbox_support() -> Support {
 
 /// airlock's own binary, which answers to the launcher's subcommand.
 fn launcher_path() -> PathBuf {
-    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"))
+    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
+    // The small launcher built and installed with airlock, when it is there (it starts faster);
+    // else airlock itself, as `airlock __sandbox`.
+    let small = me.with_file_name(crate::sandbox::SMALL_LAUNCHER);
+    if small.is_file() { small } else { me }
 }
 
 /// The policy a session of `args` on `workspace` would judge calls by now (config, rules and

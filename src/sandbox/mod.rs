@@ -28,6 +28,10 @@ use crate::approval::paths::PathContext;
 /// The hidden subcommand the launcher answers to (`airlock __sandbox ...`).
 pub const LAUNCHER_ARG: &str = "__sandbox";
 
+/// The launcher on its own (`src/bin/sandbox.rs`), next to the airlock binary; it takes the
+/// same arguments, [`LAUNCHER_ARG`] included.
+pub const SMALL_LAUNCHER: &str = "airlock-sandbox";
+
 /// Set (to `1`) to make airlock behave as if the kernel had no Landlock: every command that
 /// would have been sandboxed asks. For tests and for trying the fallback.
 pub const PRETEND_NO_LANDLOCK: &str = "AIRLOCK_SANDBOX_PRETEND_NO_LANDLOCK";
@@ -231,7 +235,7 @@ pub fn profile_arg(args: &Value) -> Result<Option<Profile>, String> {
 /// supports, and the places a plan is made from.
 #[derive(Debug)]
 pub struct Sandbox {
-    /// The airlock binary that answers to [`LAUNCHER_ARG`].
+    /// The binary that answers to [`LAUNCHER_ARG`]: [`SMALL_LAUNCHER`] or airlock itself.
     pub launcher: PathBuf,
     pub policy: SandboxPolicy,
     pub paths: PathContext,
