@@ -20,6 +20,8 @@ mod snapshots;
 #[cfg(test)]
 mod snapshots_layout;
 #[cfg(test)]
+mod snapshots_queue;
+#[cfg(test)]
 mod snapshots_sessions;
 #[cfg(test)]
 mod testing;

@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use super::app::{App, Status};
-use super::snapshots::{app, ask, batch, both_sizes, conversation, draw, press, run};
+use super::snapshots::{app, ask, both_sizes, conversation, draw, press, run};
+use super::snapshots_queue::batch;
 use crate::approval::gate::DecisionSource;
 use crate::protocol::{AgentEvent, GrantSummary, TurnOutcome};
 use crate::tools::ToolStatus;
