@@ -130,14 +130,19 @@ impl ScriptedModel {
     }
 }
 
-/// The results of the calls answered since the last assistant message, in order.
-fn latest_results(conversation: &[Message]) -> Vec<CallResult> {
+/// The messages since the last assistant message: the results of the calls it asked for.
+fn since_last_answer(conversation: &[Message]) -> &[Message] {
     let start = conversation
         .iter()
         .rposition(|m| matches!(m, Message::Assistant { .. }))
         .map(|i| i + 1)
         .unwrap_or(conversation.len());
-    conversation[start..]
+    &conversation[start..]
+}
+
+/// The results of the calls answered since the last assistant message, in order.
+fn latest_results(conversation: &[Message]) -> Vec<CallResult> {
+    since_last_answer(conversation)
         .iter()
         .filter_map(|m| match m {
             Message::Tool { result, .. } => Some(*result),
@@ -148,12 +153,7 @@ fn latest_results(conversation: &[Message]) -> Vec<CallResult> {
 
 /// The contents of the results the model read since its last answer.
 fn latest_contents(conversation: &[Message]) -> Vec<&str> {
-    let start = conversation
-        .iter()
-        .rposition(|m| matches!(m, Message::Assistant { .. }))
-        .map(|i| i + 1)
-        .unwrap_or(conversation.len());
-    conversation[start..]
+    since_last_answer(conversation)
         .iter()
         .filter_map(|m| match m {
             Message::Tool { content, .. } => Some(content.as_str()),
