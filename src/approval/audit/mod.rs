@@ -9,9 +9,12 @@
 //! and appending; `verify` reads and checks the chain, `anchor` the comparison with the database.
 
 mod anchor;
+mod commit;
 mod verify;
 
 pub use anchor::{Anchor, AnchorMatch, ChainAnchor, ChainEnd, session_of};
+use commit::Chain;
+pub use commit::Receipt;
 use verify::{for_each_line, parse_line, verify_full};
 
 use crate::approval::gate::now_ms;
@@ -19,10 +22,10 @@ use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The `prev` value of the first record in a log: 64 zeros.
@@ -137,16 +140,6 @@ struct Head {
     hash: Option<String>,
 }
 
-/// Mutable state behind the lock.
-struct State {
-    file: File,
-    next_seq: u64,
-    last_hash: String,
-    /// Set when a failed write may have left a partial line behind.
-    broken: Option<String>,
-    anchor: Option<Box<dyn ChainAnchor>>,
-}
-
 /// An open, append-only audit log for one session. Share it between threads by reference or
 /// `Arc`; appends are serialised by an internal lock. Only one `AuditLog` (in one process)
 /// should write a given session's file at a time.
@@ -154,7 +147,13 @@ pub struct AuditLog {
     path: PathBuf,
     head_path: PathBuf,
     session: String,
-    state: Mutex<State>,
+    /// Opened for appending; written only by the commit that holds `Chain::committing`.
+    file: File,
+    chain: Mutex<Chain>,
+    /// Signalled when a commit ends.
+    committed: Condvar,
+    /// Used only by the commit that holds `Chain::committing`.
+    anchor: Mutex<Option<Box<dyn ChainAnchor>>>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -252,125 +251,37 @@ impl AuditLog {
             .open(&path)
             .map_err(|source| io_err(&path, source))?;
 
+        if next_seq == 0 && !head_path.exists() {
+            // A new log starts with a head that says "empty", so a first commit of several
+            // records that stops before its head update leaves records past a head, which
+            // verify accepts, rather than a log with no head, which it does not. Not synced:
+            // it says nothing a lost write would make false.
+            fs::write(&head_path, "{\"seq\":null,\"hash\":null}\n")
+                .map_err(|source| io_err(&head_path, source))?;
+        }
+
         Ok(AuditLog {
             path,
             head_path,
             session: session_id.to_owned(),
-            state: Mutex::new(State {
-                file,
+            file,
+            chain: Mutex::new(Chain {
                 next_seq,
-                last_hash,
+                last_hash: last_hash.clone(),
+                pending: Vec::new(),
+                durable: next_seq,
+                durable_hash: last_hash,
+                committing: false,
                 broken: None,
-                anchor,
             }),
+            committed: Condvar::new(),
+            anchor: Mutex::new(anchor),
         })
     }
 
     /// Path of the JSONL log file.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Appends one record: anchors it as pending, writes the line, confirms the anchor, updates
-    /// the head file (see `anchor` for why in this order). Returns the record's seq and hash.
-    ///
-    /// If the anchor cannot be written, nothing is appended. If the line is written but the
-    /// confirmation or the head update fails, the record stays in the log (and the chain
-    /// continues from it) but the error is returned; verify accepts the log as it is, and the
-    /// next append brings the anchor and the head up to date.
-    pub fn append(&self, kind: &str, body: Value) -> Result<AuditEntry, AuditError> {
-        // Encode the body before taking the lock; only the chain fields need the lock held.
-        let body_text = canonical_json(&body).map_err(|e| encode_err(kind, e))?;
-        let mut guard = self.state.lock().map_err(|_| AuditError::Unusable {
-            path: self.path.clone(),
-            reason: "a thread panicked while appending".to_owned(),
-        })?;
-        let state = &mut *guard;
-        if let Some(reason) = &state.broken {
-            return Err(AuditError::Unusable {
-                path: self.path.clone(),
-                reason: reason.clone(),
-            });
-        }
-
-        let seq = state.next_seq;
-        let mut rest = Map::new();
-        rest.insert("kind".to_owned(), Value::from(kind));
-        rest.insert("prev".to_owned(), Value::from(state.last_hash.as_str()));
-        rest.insert("seq".to_owned(), Value::from(seq));
-        rest.insert("session".to_owned(), Value::from(self.session.as_str()));
-        rest.insert("ts_ms".to_owned(), Value::from(now_ms()));
-        let rest_text = canonical_json(&Value::Object(rest)).map_err(|e| encode_err(kind, e))?;
-        // `rest_text` is `{"kind":...}`; keys sort as body < hash < kind, so splicing the
-        // body in front (and later the hash between them) keeps the line canonical.
-        let rest_members = rest_text.strip_prefix('{').unwrap_or(&rest_text);
-        // Hashed and written in pieces: a body can be a 100 MB write, and each whole-line copy
-        // of it would cost as much again.
-        let mut hasher = Sha256::new();
-        for piece in ["{\"body\":", &body_text, ",", rest_members] {
-            hasher.update(piece.as_bytes());
-        }
-        let hash = hex_of(&hasher.finalize());
-        let hash_member = format!(",\"hash\":\"{hash}\",");
-        let line = [
-            "{\"body\":",
-            body_text.as_str(),
-            &hash_member,
-            rest_members,
-            "\n",
-        ];
-
-        let next = ChainEnd {
-            records: seq + 1,
-            last_hash: Some(hash.clone()),
-        };
-        if let Some(anchor) = state.anchor.as_mut() {
-            let now = ChainEnd {
-                records: seq,
-                last_hash: (seq > 0).then(|| state.last_hash.clone()),
-            };
-            anchor
-                .intend(&self.session, &now, &next)
-                .map_err(|reason| AuditError::Anchor {
-                    place: anchor.place(),
-                    reason,
-                })?;
-        }
-
-        let written = line
-            .iter()
-            .try_for_each(|piece| state.file.write_all(piece.as_bytes()))
-            .and_then(|()| state.file.flush());
-        if let Err(source) = written {
-            state.broken = Some(format!(
-                "writing record seq {seq} failed ({source}), so the log may end in a partial line"
-            ));
-            return Err(io_err(&self.path, source));
-        }
-        // The line is complete in the file; the chain continues from it whatever happens next.
-        state.next_seq = seq + 1;
-        state.last_hash = hash.clone();
-        state
-            .file
-            .sync_data()
-            .map_err(|source| io_err(&self.path, source))?;
-        if let Some(anchor) = state.anchor.as_mut() {
-            anchor
-                .confirm(&self.session, &next)
-                .map_err(|reason| AuditError::Anchor {
-                    place: anchor.place(),
-                    reason,
-                })?;
-        }
-
-        write_head(
-            &self.head_path,
-            &Head {
-                seq: Some(seq),
-                hash: Some(hash.clone()),
-            },
-        )?;
-        Ok(AuditEntry { seq, hash })
     }
 }
 
@@ -591,5 +502,7 @@ pub fn summary_line(record: &serde_json::Value) -> Option<String> {
     })
 }
 
+#[cfg(test)]
+mod commit_tests;
 #[cfg(test)]
 mod tests;

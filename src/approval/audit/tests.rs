@@ -1,5 +1,5 @@
 use super::*;
-use serde_json::json;
+use serde_json::{Map, json};
 use std::sync::Arc;
 
 /// A log in a fresh temp dir with `n` records of kind "decision".

@@ -28,8 +28,10 @@ pub(super) fn verify_full(path: &Path) -> Result<Checked, AuditError> {
     let mut records: u64 = 0;
     let mut last_seq: Option<u64> = None;
     let mut last_hash: Option<String> = None;
-    let mut last_prev: Option<String> = None;
     let mut session: Option<String> = None;
+    // The record the head file names, found on the way: records past it must follow from it.
+    let head_seq = read_head(path).ok().and_then(|head| head.seq);
+    let mut hash_at_head: Option<String> = None;
 
     for_each_line(path, |line_no, line| {
         let tampered = |problem: String| AuditError::Tampered {
@@ -113,7 +115,9 @@ pub(super) fn verify_full(path: &Path) -> Result<Checked, AuditError> {
 
         records += 1;
         last_seq = Some(seq);
-        last_prev = Some(prev.to_owned());
+        if head_seq == Some(seq) {
+            hash_at_head = Some(hash.to_owned());
+        }
         last_hash = Some(hash.to_owned());
         Ok(())
     })?;
@@ -123,7 +127,7 @@ pub(super) fn verify_full(path: &Path) -> Result<Checked, AuditError> {
         records,
         last_seq,
         last_hash.as_deref(),
-        last_prev.as_deref(),
+        hash_at_head.as_deref(),
     )?;
     Ok(Checked {
         records,
@@ -133,17 +137,17 @@ pub(super) fn verify_full(path: &Path) -> Result<Checked, AuditError> {
     })
 }
 
-/// Compares the end of the log with the head file. The writer updates the head after the line
-/// is durable, so a crash in between leaves exactly one record past the head, whose `prev` is
-/// the hash the head names: that is accepted (returns `true`) rather than making an honest log
-/// fail. It concedes nothing: the head file sits next to the log and can be rewritten as easily;
+/// Compares the end of the log with the head file. The writer updates the head after a commit's
+/// lines are durable, so a crash in between leaves the records of that commit past the head,
+/// following from the record the head names: that is accepted (returns `true`) rather than
+/// making an honest log fail. It concedes nothing: the head file sits next to the log and can be rewritten as easily;
 /// the state database's anchor (see `anchor`) is what a forger cannot reach.
 fn check_head(
     path: &Path,
     records: u64,
     last_seq: Option<u64>,
     last_hash: Option<&str>,
-    last_prev: Option<&str>,
+    hash_at_head: Option<&str>,
 ) -> Result<bool, AuditError> {
     let head_path = head_path_for(path);
     let line = usize::try_from(records)
@@ -178,14 +182,16 @@ fn check_head(
         (None, Some(want)) => Err(tampered(format!(
             "log is empty but head file says seq {want} (log truncated?)"
         ))),
-        (Some(0), None) => Ok(true),
-        (Some(got), None) => Err(tampered(format!(
-            "log ends at seq {got} but head file says the log is empty (head file replaced?)"
-        ))),
+        // A first commit that stopped before its head update (a new log starts with this head).
+        (Some(_), None) => Ok(true),
         (Some(got), Some(want)) if got < want => Err(tampered(format!(
             "log ends at seq {got} but head file says seq {want} (log truncated?)"
         ))),
-        (Some(got), Some(want)) if got == want + 1 && head.hash.as_deref() == last_prev => Ok(true),
+        (Some(got), Some(want))
+            if got > want && head.hash.is_some() && head.hash.as_deref() == hash_at_head =>
+        {
+            Ok(true)
+        }
         (Some(got), Some(want)) if got > want => Err(tampered(format!(
             "log ends at seq {got} but head file says seq {want} (records appended outside airlock?)"
         ))),
@@ -274,4 +280,11 @@ fn unhashed_text(line: &[u8], hash: &str) -> Option<String> {
     out.push_str(&text[..at]);
     out.push_str(&text[at + member.len()..]);
     Some(out)
+}
+
+/// The head file, parsed (for finding the record it names while the log is read; errors are
+/// reported by `check_head`).
+fn read_head(path: &Path) -> Result<Head, ()> {
+    let text = fs::read(head_path_for(path)).map_err(|_| ())?;
+    serde_json::from_slice(&text).map_err(|_| ())
 }

@@ -336,27 +336,31 @@ fn another_sessions_log_put_in_place_of_this_one_fails() {
 }
 
 #[test]
-fn a_log_one_record_past_its_head_file_verifies_but_two_do_not() {
+fn records_past_the_head_verify_only_when_the_head_names_a_record_of_the_log() {
     let w = World::new();
     let path = w.log_with(3);
     let recs = records(&path);
     let head = head_path_for(&path);
-    fs::write(
-        &head,
-        format!("{{\"seq\":1,\"hash\":{}}}\n", recs[1]["hash"]),
-    )
-    .unwrap();
-    assert!(w.verify(&path).unwrap().past_head);
-    fs::write(
-        &head,
-        format!("{{\"seq\":0,\"hash\":{}}}\n", recs[0]["hash"]),
-    )
-    .unwrap();
-    assert!(matches!(verify(&path), Err(AuditError::Tampered { .. })));
-    // One past a head naming a record that is not the one before the last: refused.
+    // A commit of two records that stopped before its head update: both follow the head's.
+    for at in [0, 1] {
+        fs::write(
+            &head,
+            format!("{{\"seq\":{at},\"hash\":{}}}\n", recs[at]["hash"]),
+        )
+        .unwrap();
+        assert!(w.verify(&path).unwrap().past_head, "head at seq {at}");
+    }
+    // A head naming seq 1 with another record's hash: refused.
     fs::write(
         &head,
         format!("{{\"seq\":1,\"hash\":{}}}\n", recs[0]["hash"]),
+    )
+    .unwrap();
+    assert!(matches!(verify(&path), Err(AuditError::Tampered { .. })));
+    // A head naming a record the log does not have (seq 5 of 3): refused.
+    fs::write(
+        &head,
+        format!("{{\"seq\":5,\"hash\":{}}}\n", recs[2]["hash"]),
     )
     .unwrap();
     assert!(matches!(verify(&path), Err(AuditError::Tampered { .. })));
