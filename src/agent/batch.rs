@@ -139,6 +139,8 @@ impl Agent {
             self.finish(calls, joined, &mut results, &mut started);
             self.checkpoint(calls, &results, next, &started);
         }
+        // Denials and outcomes were staged; they are durable before the results go back.
+        let _ = self.gate.flush_audit_async().await;
         if let Some((index, request)) = parked {
             return BatchEnd::Parked {
                 results,

@@ -157,14 +157,17 @@ impl ToolRegistry {
         ToolCatalog::builtin()
     }
 
-    /// Runs an approved call. Its arguments come from the frozen text, re-checked against the
-    /// digest that was approved; a mismatch runs nothing.
+    /// Runs an approved call, once the decision that allowed it is durable in the audit log.
+    /// Its arguments come from the frozen text, re-checked against the digest that was
+    /// approved; a mismatch runs nothing.
     pub async fn execute(
         &self,
         approved: Approved,
         cancel: CancellationToken,
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
+        // Nothing runs before the decision that allowed it is durable in the audit log.
+        approved.recorded().await.map_err(ToolError::Failed)?;
         let args = approved
             .args()
             .map_err(|e| ToolError::Tampered(e.to_string()))?;

@@ -64,6 +64,8 @@ pub struct Approved {
     frozen: FrozenCall,
     source: DecisionSource,
     judged_path: Option<PathBuf>,
+    /// The staged audit record of the decision; `None` for a gate without an audit log.
+    recorded: Option<crate::approval::audit::Receipt>,
 }
 
 impl Approved {
@@ -91,6 +93,25 @@ impl Approved {
     /// The arguments to run, after re-checking the digest the human approved.
     pub fn args(&self) -> Result<Value, FrozenError> {
         self.frozen.verified_args()
+    }
+
+    /// Waits until the decision that allowed this call is durable in the audit log (the gate
+    /// stages it; a group commit writes it). Executing a tool calls this first: nothing runs
+    /// without a record, and a log that could not take it fails the call closed.
+    pub async fn recorded(&self) -> Result<(), String> {
+        let Some(receipt) = self.recorded.clone() else {
+            return Ok(());
+        };
+        let waited = tokio::task::spawn_blocking(move || receipt.wait()).await;
+        match waited {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(format!(
+                "the audit log could not record the decision ({e}); nothing ran"
+            )),
+            Err(e) => Err(format!(
+                "waiting for the audit log failed ({e}); nothing ran"
+            )),
+        }
     }
 }
 
@@ -236,12 +257,51 @@ impl Gate {
         self.policy.paths.workspace.clone()
     }
 
+    /// Appends a record and waits until it is durable (with everything staged before it).
     fn audit(&self, kind: &str, body: Value) -> Result<(), String> {
         match &self.audit {
             Some(log) => log.append(kind, body).map(|_| ()).map_err(|e| {
                 format!("the audit log cannot be written ({e}); nothing runs without a record")
             }),
             None => Ok(()),
+        }
+    }
+
+    /// Stages a record for the next group commit. What waits for it: the call its decision
+    /// allows (`Approved::recorded`), the end of the batch (`flush_audit`), the log's close.
+    fn stage(
+        &self,
+        kind: &str,
+        body: Value,
+    ) -> Result<Option<crate::approval::audit::Receipt>, String> {
+        match &self.audit {
+            Some(log) => log.stage_shared(kind, body).map(Some).map_err(|e| {
+                format!("the audit log cannot be written ({e}); nothing runs without a record")
+            }),
+            None => Ok(None),
+        }
+    }
+
+    /// Makes every record staged so far durable. Blocks while a commit runs (call it where a
+    /// few milliseconds of blocking are fine, or through `spawn_blocking`).
+    pub fn flush_audit(&self) -> Result<(), String> {
+        match &self.audit {
+            Some(log) => log
+                .flush()
+                .map_err(|e| format!("the audit log cannot be written ({e})")),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes every record staged so far durable, off the async runtime's threads.
+    pub async fn flush_audit_async(&self) -> Result<(), String> {
+        let Some(log) = self.audit.clone() else {
+            return Ok(());
+        };
+        match tokio::task::spawn_blocking(move || log.flush()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(format!("the audit log cannot be written ({e})")),
+            Err(e) => Err(format!("waiting for the audit log failed ({e})")),
         }
     }
 
@@ -252,10 +312,12 @@ impl Gate {
         outcome: &str,
         detail: Value,
     ) -> Result<(), String> {
-        self.audit(
+        // Staged: the batch makes its outcomes durable together before its results go back.
+        self.stage(
             "outcome",
             json!({"call_id": call_id, "outcome": outcome, "detail": detail}),
         )
+        .map(|_| ())
     }
 
     /// Decides one call. Never panics, never runs anything, always audits.
@@ -290,7 +352,7 @@ impl Gate {
             "risk": verdict.risk,
             "reasons": verdict.reason_lines(),
         });
-        if let Err(e) = self.audit("request", request_record) {
+        if let Err(e) = self.stage("request", request_record) {
             return self.refuse(&call, &frozen, DecisionSource::Error, e, &verdict, false);
         }
         match verdict.ruling {
@@ -387,6 +449,18 @@ impl Gate {
             verdict: verdict.clone(),
         };
         let kept = request.clone();
+        // A person may take minutes: the request is on record before they are asked.
+        if let Err(e) = self.flush_audit() {
+            let message = format!("denied: {e}; nothing runs without a record");
+            return self.refuse(
+                &call,
+                &frozen,
+                DecisionSource::Error,
+                message,
+                &verdict,
+                false,
+            );
+        }
         let answer = self.wait_for_answer(request, cancel).await;
         if let Err((DecisionSource::Parked, _)) = &answer {
             let record = json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "parked", "source": DecisionSource::Parked});
@@ -536,20 +610,24 @@ impl Gate {
         if let Some(path) = &judged_path {
             record["path"] = Value::String(path.to_string_lossy().into_owned());
         }
-        if let Err(e) = self.audit("decision", record) {
-            return GateOutcome::Denied(Denial {
-                call_id: call.id.clone(),
-                tool: call.tool.clone(),
-                source: DecisionSource::Error,
-                message: format!("denied: {e}"),
-                reasons: vec![e],
-            });
-        }
+        let recorded = match self.stage("decision", record) {
+            Ok(recorded) => recorded,
+            Err(e) => {
+                return GateOutcome::Denied(Denial {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    source: DecisionSource::Error,
+                    message: format!("denied: {e}"),
+                    reasons: vec![e],
+                });
+            }
+        };
         GateOutcome::Approved(Approved {
             call_id: call.id.clone(),
             frozen,
             source,
             judged_path,
+            recorded,
         })
     }
 
@@ -568,8 +646,9 @@ impl Gate {
                 "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
                 "decision": "deny", "source": source, "message": message,
             });
-            // A failed audit write cannot make a deny any more denied.
-            let _ = self.audit("decision", record);
+            // A failed audit write cannot make a deny any more denied. Staged: the batch's
+            // end (or the log's close) makes it durable.
+            let _ = self.stage("decision", record);
         }
         GateOutcome::Denied(Denial {
             call_id: call.id.clone(),
@@ -587,7 +666,7 @@ impl Gate {
         source: DecisionSource,
         message: String,
     ) -> GateOutcome {
-        let _ = self.audit(
+        let _ = self.stage(
             "decision",
             json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "deny", "source": source, "message": message}),
         );

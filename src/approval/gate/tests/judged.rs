@@ -119,6 +119,7 @@ async fn the_decision_that_allows_a_file_call_records_the_path_it_may_touch() {
     };
     approval(check(&rig, read).await);
     approval(check(&rig, bash("c2", "ls")).await);
+    rig.gate.flush_audit().unwrap();
     let records = audit::read_records(log.path()).unwrap();
     let main = rig.world.policy.paths.workspace.join("src/main.rs");
     assert_eq!(records[1]["body"]["path"], main.to_str().unwrap());

@@ -440,6 +440,7 @@ async fn every_request_and_decision_is_audited_in_a_chain_that_verifies() {
     rig.gate
         .record_outcome("c1", "exit", json!({"code": 0}))
         .unwrap();
+    rig.gate.flush_audit().unwrap();
     let report = audit::verify(log.path()).unwrap();
     assert_eq!(report.records, 7);
     let records = audit::read_records(log.path()).unwrap();
@@ -502,4 +503,5 @@ async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_
 
 mod forecast;
 mod judged;
+mod recorded;
 mod sandbox;
