@@ -506,9 +506,15 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
     } = started;
     let mut code = status::FAILED;
     let mut in_text = false;
+    let mut checkpoints: Option<crate::store::db::Store> = None;
     while let Some(event) = handle.events.recv().await {
         if let AgentEvent::Checkpoint { checkpoint } = &event {
-            super::park::save_running(args, &session, &workspace, checkpoint)?;
+            let db = match checkpoints.take() {
+                Some(db) => db,
+                None => super::park::checkpoint_store()?,
+            };
+            super::park::save_running(&db, args, &session, &workspace, checkpoint)?;
+            checkpoints = Some(db);
             continue;
         }
         if let AgentEvent::TurnFinished {

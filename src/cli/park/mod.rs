@@ -89,8 +89,19 @@ fn absolute_args(args: &ExecArgs) -> (Option<PathBuf>, ConfigFlags) {
     (args.scenario.as_deref().map(absolute), config)
 }
 
+/// The connection a run's checkpoints are kept through: opened once per run (a connection per
+/// checkpoint re-created the database's WAL file each time, with a sync of the file and of its
+/// directory: 15 opens before the first of S3's eight calls started), committing without a sync
+/// each time, like the cockpit's journal (`Store::journal_writes`).
+pub fn checkpoint_store() -> Result<Store> {
+    let db = Store::open(&db_path())?;
+    db.journal_writes()?;
+    Ok(db)
+}
+
 /// Keeps a running turn's latest checkpoint, so `resume` can go on if this process dies.
 pub fn save_running(
+    db: &Store,
     args: &ExecArgs,
     session: &str,
     workspace: &Path,
@@ -100,7 +111,6 @@ pub fn save_running(
         pid: Some(std::process::id()),
         ..ResumeSpec::of(args, workspace, checkpoint)
     };
-    let db = Store::open(&db_path())?;
     db.save_checkpoint(
         session,
         session,
