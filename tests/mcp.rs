@@ -12,6 +12,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+#[path = "mcp/http.rs"]
+mod http;
+
 struct World {
     root: tempfile::TempDir,
 }

@@ -15,9 +15,13 @@ pub mod catalog;
 pub mod config;
 pub mod content;
 pub mod definition;
+mod handler;
+mod http;
+mod live;
 pub mod pins;
 pub mod preview;
 pub mod server;
+mod stdio;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
