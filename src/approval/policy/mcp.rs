@@ -2,11 +2,17 @@
 //! for `mcp:SERVER/TOOL` (deny > ask > allow, argument matchers in `arg_rules`), then the mode,
 //! then the pins: a tool whose server's definitions changed since the user accepted them asks
 //! whatever the rules or grants say, until `airlock mcp accept`.
+//!
+//! The call's part carries its subject for grants: the tool, the digest of its frozen arguments
+//! and its definition's digest (`GrantScope::McpCall`). A session grant covers the same call
+//! again and nothing looser; and the gate reads the definition digest from it, so the call runs
+//! only against the definition it was judged on.
 
 use serde_json::Value;
 
 use super::{Assessment, Facts, Policy, decide, type_name};
 use crate::approval::arg_rules;
+use crate::approval::frozen::FrozenCall;
 use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::risk::Risk;
 use crate::approval::rules::{Action, Rule};
@@ -67,15 +73,23 @@ fn judge(policy: &Policy, tool: &str, found: &McpTool, args: &Value) -> Assessme
     } else {
         Ruling::Ask
     };
+    // "Allow for the session" covers this call again, with these arguments, and nothing else.
+    let arguments = FrozenCall::freeze(tool, args).digest;
     let mut parts = vec![Part {
         kind: PartKind::Call,
         label: name.clone(),
         span: None,
         ruling,
         risk,
-        subject: Some(Subject::Command(vec![tool.to_string()])),
-        scope: Some(GrantScope::Command {
-            prefix: vec![tool.to_string()],
+        subject: Some(Subject::McpCall {
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+            definition: found.digest.clone(),
+        }),
+        scope: Some(GrantScope::McpCall {
+            tool: tool.to_string(),
+            arguments,
+            definition: found.digest.clone(),
         }),
     }];
     let mut reasons = vec![Reason::policy(

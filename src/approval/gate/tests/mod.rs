@@ -502,4 +502,5 @@ async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_
 
 mod forecast;
 mod judged;
+mod mcp;
 mod sandbox;
