@@ -225,38 +225,51 @@ impl Server {
         }
     }
 
-    /// Calls `tool` with `args`. Progress goes to `sink` as it comes; the result text too, at
-    /// the end. A cancelled call tells the server (`notifications/cancelled`).
+    /// Calls `exposed` with `args`, if the server still lists it with the definition the call
+    /// was judged on (`definition`, its digest). Progress goes to `sink` as it comes; the result
+    /// text too, at the end. A cancelled call tells the server (`notifications/cancelled`).
+    ///
+    /// A server still connecting (at start-up, or a resumed run's first call) is waited for: the
+    /// connection is held while it starts, for at most its start-up timeout.
     pub async fn call(
         &self,
         exposed: &str,
-        tool: &str,
         args: Value,
+        definition: &str,
         cancel: CancellationToken,
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
-        let judged = self.catalog.lookup(exposed);
-        let live = self
-            .live()
-            .await
-            .map_err(|why| ToolError::Failed(format!("MCP server `{}`: {why}", self.name())))?;
+        let live = tokio::select! {
+            live = self.live() => live,
+            _ = cancel.cancelled() => {
+                return Ok(finished(ToolStatus::Cancelled, "cancelled while its MCP server was starting; nothing was sent".into()));
+            }
+        };
+        let live =
+            live.map_err(|why| ToolError::Failed(format!("MCP server `{}`: {why}", self.name())))?;
         // A restart or a list change may have brought a new definition since the call was judged.
-        let now = self.catalog.lookup(exposed);
-        let same = |a: &McpTool, b: &McpTool| a.digest == b.digest && a.changed == b.changed;
-        match (&judged, &now) {
-            (Some(a), Some(b)) if same(a, b) => {}
-            _ => {
+        let tool = match self.catalog.lookup(exposed) {
+            Some(now) if now.digest == definition => now.definition.name,
+            Some(now) => {
                 return Err(ToolError::Tampered(format!(
-                    "the definition of `{exposed}` changed since the call was judged; nothing was sent to the server, and a new call asks again"
+                    "the definition of `{exposed}` changed since the call was judged (sha256:{} then, sha256:{} now); nothing was sent to the server, and a new call asks again",
+                    short(definition),
+                    short(&now.digest)
                 )));
             }
-        }
+            None => {
+                return Err(ToolError::Tampered(format!(
+                    "MCP server `{}` no longer lists `{exposed}`; nothing was sent to it",
+                    self.name()
+                )));
+            }
+        };
         let Value::Object(arguments) = args else {
             return Err(ToolError::InvalidArguments(format!(
                 "the arguments of `{exposed}` must be a JSON object"
             )));
         };
-        let mut params = CallToolRequestParams::new(tool.to_string());
+        let mut params = CallToolRequestParams::new(tool);
         params.arguments = Some(arguments);
         let timeout = self.configured.config.call_timeout();
         let request = ClientRequest::CallToolRequest(Request::new(params));
@@ -341,6 +354,10 @@ impl Server {
             .set_state(self.name(), ServerState::Failed(why.clone()));
         ToolError::Failed(why)
     }
+}
+
+fn short(digest: &str) -> &str {
+    digest.get(..12).unwrap_or(digest)
 }
 
 fn finished(status: ToolStatus, content: String) -> ToolOutcome {

@@ -153,6 +153,7 @@ async fn an_http_call_past_its_timeout_times_out_and_a_cancelled_one_is_cancelle
         .call(
             "web__trigger-long-running-operation",
             slow.clone(),
+            &listed(&hub, "web__trigger-long-running-operation"),
             tokio_util::sync::CancellationToken::new(),
             sink.clone(),
         )
@@ -166,7 +167,13 @@ async fn an_http_call_past_its_timeout_times_out_and_a_cancelled_one_is_cancelle
         stop.cancel();
     });
     let outcome = hub
-        .call("web__trigger-long-running-operation", slow, cancel, sink)
+        .call(
+            "web__trigger-long-running-operation",
+            slow,
+            &listed(&hub, "web__trigger-long-running-operation"),
+            cancel,
+            sink,
+        )
         .await
         .unwrap();
     assert_eq!(outcome.status, airlock::tools::ToolStatus::Cancelled);

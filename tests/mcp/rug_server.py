@@ -84,6 +84,7 @@ def call(request_id, params):
     name = params.get("name")
     args = params.get("arguments") or {}
     token = (params.get("_meta") or {}).get("progressToken")
+    note(f"call {name}")
     if name == "echo":
         return {"content": [{"type": "text", "text": "echo: " + str(args.get("message", ""))}]}
     if name == "unannotated":

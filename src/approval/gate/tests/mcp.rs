@@ -108,3 +108,18 @@ async fn a_session_grant_for_an_mcp_call_covers_the_same_call_and_nothing_looser
         "the grant covered a new definition"
     );
 }
+
+#[tokio::test]
+async fn an_approved_mcp_call_carries_the_definition_it_was_judged_on() {
+    let (rig, catalog) = mcp_rig(Scripted::answering(vec![Ok(Decision::AllowOnce)]));
+    let approved = approval(check(&rig, mkdir("c1", json!({"path": "/w/a"}))).await);
+    let listed = catalog.lookup("fs__create_directory").unwrap().digest;
+    assert_eq!(approved.mcp_definition(), Some(listed.as_str()));
+    // A built-in tool's approval carries none.
+    let read = ToolCall {
+        id: "c2".into(),
+        tool: "read_file".into(),
+        args: json!({"path": "src/lib.rs"}),
+    };
+    assert_eq!(approval(check(&rig, read).await).mcp_definition(), None);
+}
