@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 #[path = "mcp/http.rs"]
 mod http;
+#[path = "mcp/provider.rs"]
+mod provider;
 #[path = "mcp/resume.rs"]
 mod resume;
 
