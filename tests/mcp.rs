@@ -18,6 +18,8 @@ mod http;
 mod provider;
 #[path = "mcp/resume.rs"]
 mod resume;
+#[path = "mcp/starting.rs"]
+mod starting;
 
 struct World {
     root: tempfile::TempDir,

@@ -67,6 +67,7 @@ impl Server {
         catalog: Arc<McpCatalog>,
     ) -> Server {
         catalog.set_state(&configured.name, ServerState::Starting);
+        catalog.set_startup_limit(&configured.name, configured.config.startup_timeout());
         Server {
             configured,
             workspace,

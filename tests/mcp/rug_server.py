@@ -6,7 +6,8 @@ slow call that reports progress and must be cancelled.
 
 Environment:
   RUG_DIR   a directory: `description` (the echo tool's description, read at every tools/list),
-            `events` (appended: one line per cancellation received).
+            `events` (appended: one line per call and per cancellation received).
+  RUG_START_DELAY  seconds to wait before reading the first message (a server slow to start).
 """
 import json
 import os
@@ -101,6 +102,7 @@ def call(request_id, params):
 
 
 def main():
+    time.sleep(float(os.environ.get("RUG_START_DELAY", "0")))
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -26,9 +26,7 @@ pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assess
         return None;
     }
     let Some(found) = catalog.lookup(tool) else {
-        let message = format!(
-            "`{tool}` is not a tool of any connected MCP server (its server may still be starting, or failed: see `airlock mcp list`)"
-        );
+        let message = unlisted(catalog, tool);
         return Some(whole(tool, Ruling::Deny, ReasonCode::UnknownTool, message));
     };
     if !args.is_object() {
@@ -44,6 +42,27 @@ pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assess
         ));
     }
     Some(judge(policy, tool, &found, args))
+}
+
+/// Why `tool` (`SERVER__TOOL`) is not offered, from where its server stands.
+fn unlisted(catalog: &crate::mcp::McpCatalog, tool: &str) -> String {
+    use crate::mcp::ServerState;
+    let (server, name) = tool.split_once("__").unwrap_or((tool, ""));
+    match catalog.state(server) {
+        None => format!(
+            "`{tool}` is not an MCP tool airlock knows: no MCP server `{server}` is configured (`airlock mcp list` shows the ones that are)"
+        ),
+        Some(ServerState::Starting) => format!(
+            "MCP server `{server}` has not listed its tools yet (still starting after its start-up limit), so `{tool}` cannot be judged; nothing ran, try again in a moment"
+        ),
+        Some(ServerState::Ready) => format!("MCP server `{server}` does not list a tool `{name}`"),
+        Some(ServerState::Failed(why)) => {
+            format!("MCP server `{server}` is not available, so `{tool}` cannot run: {why}")
+        }
+        Some(ServerState::NotTrusted) => format!(
+            "MCP server `{server}` is in a project that is not trusted, so it was never started (run `airlock trust` in that project)"
+        ),
+    }
 }
 
 fn whole(tool: &str, ruling: Ruling, code: ReasonCode, message: String) -> Assessment {
