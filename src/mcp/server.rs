@@ -340,8 +340,10 @@ impl Server {
         }
     }
 
-    /// The error for a call whose server went away; it is started again by a later call.
-    async fn crashed(&self, live: &Live, error: &str) -> ToolError {
+    /// The error for a call whose server went away (a process that died, an HTTP server that
+    /// stopped answering); its connection is dropped, so a later call connects again (after the
+    /// backoff), rather than reusing one that no longer leads anywhere.
+    async fn crashed(&self, live: &Arc<Live>, error: &str) -> ToolError {
         let why = hide(
             &format!(
                 "MCP server `{}` stopped during the call ({}){}; nothing more came back, and airlock starts it again on the next call",
@@ -353,6 +355,14 @@ impl Server {
         );
         self.catalog
             .set_state(self.name(), ServerState::Failed(why.clone()));
+        let mut conn = self.conn.lock().await;
+        if matches!(&*conn, Conn::Up(current) if Arc::ptr_eq(current, live)) {
+            let failures = self.failures.fetch_add(1, Ordering::SeqCst) + 1;
+            *conn = Conn::Down {
+                retry_at: Some(Instant::now() + backoff(failures)),
+                last_error: Some(why.clone()),
+            };
+        }
         ToolError::Failed(why)
     }
 }

@@ -24,12 +24,16 @@ impl Drop for HttpServer {
 
 impl HttpServer {
     pub(crate) fn start(dir: &Path) -> HttpServer {
-        let index = npm_bin("mcp-server-everything");
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
+        HttpServer::start_on(dir, port)
+    }
+
+    pub(crate) fn start_on(dir: &Path, port: u16) -> HttpServer {
+        let index = npm_bin("mcp-server-everything");
         let log = dir.join(format!("everything-http-{port}.log"));
         let child = Command::new("node")
             .arg(&index)
@@ -52,6 +56,19 @@ impl HttpServer {
             url: format!("http://127.0.0.1:{port}/mcp"),
             log,
         }
+    }
+
+    fn port(&self) -> u16 {
+        self.url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap()
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// How many MCP requests it has received.
@@ -245,4 +262,31 @@ fn a_projects_url_server_is_not_contacted_until_the_project_is_trusted() {
     assert!(out.status.success());
     assert!(w.list().contains("web: ready"));
     assert!(server.requests() > 0);
+}
+
+#[tokio::test]
+async fn an_http_server_that_went_away_is_an_error_and_is_connected_again_once_back() {
+    let w = World::new();
+    let mut server = HttpServer::start(&w.path("tmp"));
+    let hub = http_hub(&w, &server.url, Some(5));
+    hub.connect_all().await;
+    let digest = listed(&hub, "web__echo");
+    let call = |message: &str| {
+        let (sink, _) = collecting();
+        hub.call(
+            "web__echo",
+            json!({ "message": message }),
+            &digest,
+            tokio_util::sync::CancellationToken::new(),
+            sink,
+        )
+    };
+    assert_eq!(call("one").await.unwrap().content, "Echo: one");
+    let port = server.port();
+    server.stop();
+    let error = call("two").await.unwrap_err().to_string();
+    assert!(error.contains("MCP server `web`"), "{error}");
+    let _back = HttpServer::start_on(&w.path("tmp"), port);
+    // The first failure in a row is retried at once (see `backoff`).
+    assert_eq!(call("three").await.unwrap().content, "Echo: three");
 }
