@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the third-party servers the tests start, at pinned versions, under target/test-servers
-# (idempotent: a second run does nothing): mock model providers on 127.0.0.1, and MCP servers on
-# stdio.
+# (idempotent: a second run does nothing): mock model providers on 127.0.0.1, and MCP servers
+# (on stdio; server-everything also serves streamable HTTP with `streamableHttp`, nothing more to
+# install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AIMOCK_VERSION=1.43.0

@@ -12,6 +12,15 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+#[path = "mcp/http.rs"]
+mod http;
+#[path = "mcp/provider.rs"]
+mod provider;
+#[path = "mcp/resume.rs"]
+mod resume;
+#[path = "mcp/starting.rs"]
+mod starting;
+
 struct World {
     root: tempfile::TempDir,
 }
@@ -320,6 +329,11 @@ fn hub(w: &World, timeout_secs: Option<u64>) -> Arc<airlock::mcp::McpHub> {
     )
 }
 
+/// The digest of `tool`'s definition as its server listed it: what the gate would have judged.
+fn listed(hub: &airlock::mcp::McpHub, tool: &str) -> String {
+    hub.catalog().lookup(tool).expect(tool).digest
+}
+
 fn collecting() -> (airlock::tools::OutputSink, Arc<std::sync::Mutex<String>>) {
     let seen = Arc::new(std::sync::Mutex::new(String::new()));
     let kept = seen.clone();
@@ -344,7 +358,13 @@ async fn a_cancelled_call_tells_the_server_and_finishes_as_cancelled() {
         stop.cancel();
     });
     let outcome = hub
-        .call("rug__slow", json!({"steps": 50}), cancel, sink)
+        .call(
+            "rug__slow",
+            json!({"steps": 50}),
+            &listed(&hub, "rug__slow"),
+            cancel,
+            sink,
+        )
         .await
         .unwrap();
     assert_eq!(outcome.status, airlock::tools::ToolStatus::Cancelled);
@@ -363,6 +383,7 @@ async fn a_call_past_its_timeout_times_out_and_the_server_is_told() {
         .call(
             "rug__slow",
             json!({"steps": 100}),
+            &listed(&hub, "rug__slow"),
             tokio_util::sync::CancellationToken::new(),
             sink,
         )

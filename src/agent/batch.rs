@@ -22,6 +22,9 @@ impl Agent {
         // Calls still to be gated (a settled `first` is not), so a driver can count its questions.
         let open = from + usize::from(first.is_some());
         if open < calls.len() {
+            // An MCP server still starting (a session's first step, a resumed run) is waited
+            // for, so its calls are forecast as what they are, not as unknown tools.
+            self.gate.settle_mcp(&calls[open..], cancel).await;
             self.emit(AgentEvent::BatchQueued {
                 calls: calls[open..]
                     .iter()

@@ -145,6 +145,8 @@ pub struct ParkedAnswer {
     pub reason: Option<String>,
     /// For a file call: the physical path it was judged on when it parked (what was approved).
     pub judged_path: Option<std::path::PathBuf>,
+    /// For an MCP call: the digest of the tool definition it was judged on when it parked.
+    pub mcp_definition: Option<String>,
 }
 
 /// Like `spawn`, and when `resume` is given the task first finishes the parked turn.
@@ -192,7 +194,10 @@ pub fn spawn_with(
                     a.allow,
                     a.session_grant,
                     a.reason,
-                    a.judged_path,
+                    crate::approval::gate::Judged {
+                        path: a.judged_path,
+                        mcp_definition: a.mcp_definition,
+                    },
                 )
             });
             let mut op_rx = op_rx;

@@ -436,7 +436,16 @@ pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy
     let state = store::state_dir();
     let config = resolve(workspace, &args.config, &ProcessEnv, &state)?;
     let paths = path_context(workspace, &store::home_dir(), &state, &config)?;
-    policy_of(&config, paths)
+    let policy = policy_of(&config, paths)?;
+    if config.mcp_servers.is_empty() && config.mcp_not_trusted.is_empty() {
+        return Ok(policy);
+    }
+    // MCP calls are judged on their tools as last listed (the pins); nothing is started.
+    let catalog = crate::mcp::catalog_from_pins(&config.mcp_servers, &super::park::db_path());
+    for name in &config.mcp_not_trusted {
+        catalog.set_state(name, crate::mcp::ServerState::NotTrusted);
+    }
+    Ok(policy.with_mcp(catalog))
 }
 
 /// The places a session's calls are judged against, with the config and rules files in force

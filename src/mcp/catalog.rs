@@ -65,6 +65,8 @@ struct Inner {
     tools: BTreeMap<String, McpTool>,
     /// Listed tools that cannot be offered, per server, in words.
     skipped: BTreeMap<String, Vec<String>>,
+    /// How long each server may take to connect and list its tools.
+    startup_limits: BTreeMap<String, std::time::Duration>,
 }
 
 /// Shared between the hub (writer) and the policy, registry and model (readers).
@@ -102,12 +104,27 @@ impl McpCatalog {
         self.version.send_modify(|v| *v += 1);
     }
 
-    /// Waits (at most `limit`) while the server `tool` would belong to (`SERVER__TOOL`) is still
-    /// starting, so a call made right after start-up is judged on the listed tools.
-    pub async fn settle(&self, tool: &str, limit: std::time::Duration) {
+    /// Records how long `server` may take to connect and list its tools (its
+    /// `startup_timeout_secs`), which bounds the wait in [`McpCatalog::settle`].
+    pub fn set_startup_limit(&self, server: &str, limit: std::time::Duration) {
+        self.write()
+            .startup_limits
+            .insert(server.to_string(), limit);
+    }
+
+    /// Waits while the server `tool` would belong to (`SERVER__TOOL`) is still starting, so a
+    /// call made right after start-up is judged (and forecast) on the listed tools rather than
+    /// refused as unknown. Bounded by the server's own start-up limit (for its handshake, then
+    /// its listing, and a second to publish), else by `fallback`.
+    pub async fn settle(&self, tool: &str, fallback: std::time::Duration) {
         let Some((server, _)) = tool.split_once("__") else {
             return;
         };
+        let limit = self
+            .read()
+            .startup_limits
+            .get(server)
+            .map_or(fallback, |l| *l * 2 + std::time::Duration::from_secs(1));
         let mut changes = self.version.subscribe();
         let deadline = tokio::time::Instant::now() + limit;
         while self.state(server) == Some(ServerState::Starting) {
@@ -190,5 +207,29 @@ impl McpCatalog {
                 risk: Some(t.risk()),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_wait_for_a_starting_server_is_bounded_by_its_own_start_up_limit() {
+        let catalog = McpCatalog::new();
+        catalog.set_state("slow", ServerState::Starting);
+        catalog.set_startup_limit("slow", Duration::from_secs(1));
+        let began = tokio::time::Instant::now();
+        catalog.settle("slow__tool", Duration::from_secs(600)).await;
+        // The handshake and the listing each have the limit, and a second to publish.
+        assert_eq!(began.elapsed(), Duration::from_secs(3));
+        // A server that is ready is not waited for; a built-in tool name neither.
+        catalog.set_state("slow", ServerState::Ready);
+        let began = tokio::time::Instant::now();
+        catalog.settle("slow__tool", Duration::from_secs(600)).await;
+        catalog.settle("read_file", Duration::from_secs(600)).await;
+        assert_eq!(began.elapsed(), Duration::ZERO);
     }
 }

@@ -24,6 +24,12 @@ pub struct ServerConfig {
     pub env: BTreeMap<String, String>,
     /// A streamable-HTTP server instead of a command.
     pub url: Option<String>,
+    /// Headers sent with every request to a `url` server. Their values are never printed.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The variable holding a bearer token for a `url` server (sent as `Authorization: Bearer`),
+    /// read when the server connects. Never printed.
+    pub bearer_token_env: Option<String>,
     /// Seconds one tool call may run (default 120).
     pub timeout_secs: Option<u64>,
     /// Seconds the server has to start and list its tools (default 30).
@@ -43,9 +49,11 @@ impl ServerConfig {
             .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
     }
 
-    /// Checks what the TOML types cannot: the name, and exactly one of `command` and `url`.
+    /// Checks what the TOML types cannot: the name, exactly one of `command` and `url`, and
+    /// the keys that belong to each.
     pub fn check(&self, name: &str) -> Result<(), String> {
         check_name(name)?;
+        self.check_http(name)?;
         match (&self.command, &self.url) {
             (Some(c), None) if c.trim().is_empty() => {
                 Err(format!("[mcp_servers.{name}]: `command` is empty"))
@@ -63,6 +71,65 @@ impl ServerConfig {
                 "[mcp_servers.{name}]: give `command = \"...\"` (a stdio server) or `url = \"...\"`"
             )),
         }
+    }
+}
+
+/// Headers airlock's MCP client sets itself; a config may not replace them.
+const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+];
+
+impl ServerConfig {
+    fn check_http(&self, name: &str) -> Result<(), String> {
+        if self.url.is_none() && (!self.headers.is_empty() || self.bearer_token_env.is_some()) {
+            return Err(format!(
+                "[mcp_servers.{name}]: `headers` and `bearer_token_env` are for `url` servers; give a stdio server its secrets in `env`"
+            ));
+        }
+        if self.command.is_none() && (!self.args.is_empty() || !self.env.is_empty()) {
+            return Err(format!(
+                "[mcp_servers.{name}]: `args` and `env` are for `command` servers; a `url` server takes `headers` or `bearer_token_env`"
+            ));
+        }
+        for (header, value) in &self.headers {
+            let shown = crate::visible::visible_line(header);
+            let Ok(parsed) = reqwest::header::HeaderName::from_bytes(header.as_bytes()) else {
+                return Err(format!(
+                    "[mcp_servers.{name}]: `{shown}` in `headers` is not a valid header name"
+                ));
+            };
+            if RESERVED_HEADERS.contains(&parsed.as_str()) {
+                return Err(format!(
+                    "[mcp_servers.{name}]: airlock sets the `{shown}` header itself; remove it from `headers`"
+                ));
+            }
+            if parsed == reqwest::header::AUTHORIZATION && self.bearer_token_env.is_some() {
+                return Err(format!(
+                    "[mcp_servers.{name}]: give `Authorization` in `headers` or `bearer_token_env`, not both"
+                ));
+            }
+            // The value is never quoted: it may be a secret.
+            if reqwest::header::HeaderValue::from_str(value).is_err() {
+                return Err(format!(
+                    "[mcp_servers.{name}]: the value of the `{shown}` header is not a valid header value (control characters or non-ASCII?)"
+                ));
+            }
+        }
+        if let Some(var) = &self.bearer_token_env
+            && (var.is_empty() || crate::tools::bash::HIDDEN_ENV.contains(&var.as_str()))
+        {
+            return Err(format!(
+                "[mcp_servers.{name}]: `bearer_token_env = {:?}`: airlock never sends its own key variables to an MCP server; name a variable of this server's own",
+                crate::visible::visible_line(var)
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -123,6 +190,46 @@ mod tests {
                 .check("both")
                 .unwrap_err()
                 .contains("not both")
+        );
+    }
+
+    #[test]
+    fn headers_and_tokens_belong_to_url_servers_and_never_to_airlocks_own_keys() {
+        let servers = parse(concat!(
+            "[a]\ncommand = \"x\"\nheaders = { X-Key = \"v\" }\n",
+            "[b]\nurl = \"https://h/mcp\"\nheaders = { Accept = \"text/html\" }\n",
+            "[c]\nurl = \"https://h/mcp\"\nbearer_token_env = \"OPENAI_API_KEY\"\n",
+            "[d]\nurl = \"https://h/mcp\"\nheaders = { X-Key = \"s3cret\\u0007\" }\n",
+            "[e]\nurl = \"https://h/mcp\"\nheaders = { X-Key = \"v\" }\nbearer_token_env = \"MY_TOKEN\"\n",
+            "[f]\nurl = \"https://h/mcp\"\nargs = [\"x\"]\n",
+        ))
+        .unwrap();
+        let err = |name: &str| servers[name].check(name).unwrap_err();
+        assert!(err("a").contains("are for `url` servers"), "{}", err("a"));
+        assert!(
+            err("b").contains("sets the `Accept` header itself"),
+            "{}",
+            err("b")
+        );
+        assert!(
+            err("c").contains("never sends its own key variables"),
+            "{}",
+            err("c")
+        );
+        assert!(
+            err("d").contains("not a valid header value"),
+            "{}",
+            err("d")
+        );
+        assert!(
+            !err("d").contains("s3cret"),
+            "a header value is never quoted"
+        );
+        assert!(servers["e"].check("e").is_ok());
+        assert!(
+            err("f").contains("are for `command` servers"),
+            "{}",
+            err("f")
         );
     }
 

@@ -15,9 +15,13 @@ pub mod catalog;
 pub mod config;
 pub mod content;
 pub mod definition;
+mod handler;
+mod http;
+mod live;
 pub mod pins;
 pub mod preview;
 pub mod server;
+mod stdio;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -94,9 +98,16 @@ impl McpHub {
         while set.join_next().await.is_some() {}
     }
 
-    /// Whether `tool` names a tool of one of these servers.
-    pub fn offers(&self, tool: &str) -> bool {
-        self.catalog.lookup(tool).is_some()
+    /// Whether `tool` names a tool of one of these servers, listed or not yet (`SERVER__TOOL`
+    /// of a configured server that may still be starting).
+    pub fn serves(&self, tool: &str) -> bool {
+        self.server_of(tool).is_some()
+    }
+
+    fn server_of(&self, tool: &str) -> Option<&Arc<Server>> {
+        // A server's name never holds `__`, so the first one ends it.
+        let (server, _) = tool.split_once("__")?;
+        self.servers.get(server)
     }
 
     /// The approval modal's view of a call of an offered tool.
@@ -109,25 +120,21 @@ impl McpHub {
         Some(preview::preview(&tool, args))
     }
 
-    /// Runs an approved call of an offered tool.
+    /// Runs an approved call of one of these servers' tools, against the definition it was
+    /// judged on (`definition`, the digest `Approved::mcp_definition` carries). A server still
+    /// starting is waited for.
     pub async fn call(
         &self,
         exposed: &str,
         args: Value,
+        definition: &str,
         cancel: CancellationToken,
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
-        let tool = self
-            .catalog
-            .lookup(exposed)
-            .ok_or_else(|| ToolError::Unknown(exposed.to_string()))?;
         let server = self
-            .servers
-            .get(&tool.server)
+            .server_of(exposed)
             .ok_or_else(|| ToolError::Unknown(exposed.to_string()))?;
-        server
-            .call(exposed, &tool.definition.name, args, cancel, sink)
-            .await
+        server.call(exposed, args, definition, cancel, sink).await
     }
 }
 

@@ -114,10 +114,17 @@ mod modal_tests {
     use crate::ui::app::{App, Status};
 
     fn request() -> ApprovalRequest {
+        request_for(
+            json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true}),
+            json!({"path": "/work/notes.md", "content": "# Notes\nsecond line\u{1b}[2J"}),
+        )
+    }
+
+    fn request_for(annotations: serde_json::Value, args: serde_json::Value) -> ApprovalRequest {
         let definition = ToolDefinition::from_listing(&json!({
             "name": "write_file", "description": "Write a file.",
             "inputSchema": {"type": "object"},
-            "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true},
+            "annotations": annotations,
         }))
         .unwrap();
         let tool = McpTool {
@@ -132,7 +139,6 @@ mod modal_tests {
         let World { _dir, policy } =
             world_with(crate::approval::policy::Mode::Default, Default::default());
         let policy = policy.with_mcp(catalog);
-        let args = json!({"path": "/work/notes.md", "content": "# Notes\nsecond line\u{1b}[2J"});
         let verdict = policy.assess("fs__write_file", &args).verdict;
         ApprovalRequest {
             call_id: "c3".into(),
@@ -148,6 +154,44 @@ mod modal_tests {
             code: None,
             verdict,
         }
+    }
+
+    fn screen(request: ApprovalRequest) -> String {
+        let t0 = Instant::now();
+        let mut app = App::new(
+            Status {
+                model: "scripted: demo".into(),
+                mode: "default".into(),
+                workspace: "/work/demo".into(),
+            },
+            t0,
+        );
+        app.on_agent_event(AgentEvent::ApprovalRequested {
+            request: Box::new(request),
+        });
+        app.now = t0 + Duration::from_secs(2);
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        terminal
+            .draw(|f| {
+                crate::ui::render::render(&app, f);
+            })
+            .unwrap();
+        terminal.backend().to_string()
+    }
+
+    #[test]
+    fn allow_for_the_session_names_the_exact_arguments_it_covers() {
+        let request = request_for(
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            json!({"path": "/work/notes.md", "content": "x"}),
+        );
+        let short = request.frozen.short_digest();
+        let screen = screen(request);
+        let label = format!(
+            "a allow `fs__write_file` with exactly these arguments ({short}) for this session"
+        );
+        assert!(screen.contains(&label), "{label:?} not in\n{screen}");
+        insta::assert_snapshot!("mcp_approval_session_grant", screen);
     }
 
     #[test]

@@ -1,172 +1,34 @@
-//! One configured MCP server: its process, its connection (rmcp, stdio), its tool listing checked
-//! against the pins, and the calls made to it. A server is started in the background or by the
-//! first call that needs it; one that stopped is a tool error for the call that saw it and is
-//! started again by a later call, after a backoff that grows with each failure in a row.
-//!
-//! The server runs in a process group of its own (so `npx` and the node it starts go together),
-//! in the workspace, without airlock's key variables, and with its stderr kept (the last lines
-//! are told when it fails) instead of painted over the cockpit.
+//! One configured MCP server: its connection (rmcp, over stdio to a process airlock starts,
+//! `stdio`, or over streamable HTTP to a `url`, `http`), its tool listing checked against the
+//! pins, and the calls made to it. A server is connected in the background or by the first call
+//! that needs it; one that stopped (or became unreachable) is a tool error for the call that saw
+//! it and is connected again by a later call, after a backoff that grows with each failure in a
+//! row. Calls behave the same over both transports: timeout, progress, cancellation.
 
-use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
+use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProgressNotificationParam,
-    Request, ServerResult,
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::catalog::{McpCatalog, McpTool, ServerState};
 use crate::mcp::config::ConfiguredServer;
 use crate::mcp::definition::{ToolDefinition, exposed_name};
-use crate::mcp::{content, pins};
+use crate::mcp::handler::{Handler, lock, token_key};
+use crate::mcp::live::{Live, hide};
+use crate::mcp::{content, http, pins, stdio};
 use crate::tools::{OutputSink, Stream, ToolError, ToolOutcome, ToolStatus};
-
-/// Lines of a server's stderr kept to explain a failure.
-const STDERR_LINES: usize = 12;
 
 /// The longest wait before a crashed server is started again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-
-/// Progress notifications and list changes from the server, routed to whoever waits for them.
-#[derive(Clone, Default)]
-struct Handler {
-    progress: Arc<Mutex<Progress>>,
-    list_changed: Arc<AtomicBool>,
-}
-
-/// Where each call's progress goes. A server may report progress before the call that asked
-/// for it is registered (the request is on its way while its handle is made): those lines wait
-/// in `early`, bounded, and go to the call's output when it registers.
-#[derive(Default)]
-struct Progress {
-    sinks: HashMap<String, OutputSink>,
-    early: HashMap<String, Vec<String>>,
-}
-
-/// At most this many unclaimed progress tokens, and lines per token, are kept.
-const EARLY_PROGRESS: usize = 32;
-
-impl Progress {
-    fn report(&mut self, token: String, line: String) {
-        if let Some(sink) = self.sinks.get(&token) {
-            sink(Stream::Stderr, line.as_bytes());
-            return;
-        }
-        if self.early.len() >= EARLY_PROGRESS && !self.early.contains_key(&token) {
-            self.early.clear();
-        }
-        let lines = self.early.entry(token).or_default();
-        if lines.len() < EARLY_PROGRESS {
-            lines.push(line);
-        }
-    }
-
-    fn register(&mut self, token: String, sink: OutputSink) {
-        for line in self.early.remove(&token).unwrap_or_default() {
-            sink(Stream::Stderr, line.as_bytes());
-        }
-        self.sinks.insert(token, sink);
-    }
-
-    fn unregister(&mut self, token: &str) {
-        self.sinks.remove(token);
-        self.early.remove(token);
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn token_key(token: &impl serde::Serialize) -> String {
-    serde_json::to_string(token).unwrap_or_default()
-}
-
-impl ClientHandler for Handler {
-    fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        let total = params.total.map(|t| format!("/{t}")).unwrap_or_default();
-        let message = params
-            .message
-            .map(|m| format!(": {}", crate::visible::visible_line(&m)))
-            .unwrap_or_default();
-        let line = format!("progress {}{total}{message}\n", params.progress);
-        lock(&self.progress).report(token_key(&params.progress_token), line);
-        std::future::ready(())
-    }
-
-    fn on_tool_list_changed(
-        &self,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        self.list_changed.store(true, Ordering::SeqCst);
-        std::future::ready(())
-    }
-}
-
-/// A running server process and its connection. Dropping it kills the process group.
-struct Live {
-    service: RunningService<RoleClient, Handler>,
-    handler: Handler,
-    group: Option<i32>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    /// Becomes true once the server's stderr is read to its end (the process is gone).
-    stderr_read: tokio::sync::watch::Receiver<bool>,
-}
-
-impl Live {
-    fn alive(&self) -> bool {
-        !self.service.is_closed() && !self.service.peer().is_transport_closed()
-    }
-
-    fn stderr_tail(&self) -> String {
-        tail_text(&self.stderr)
-    }
-
-    /// The stderr tail of a server that stopped, once its last lines are read (a moment at
-    /// most: they are what explains the crash).
-    async fn last_words(&self) -> String {
-        let mut read = self.stderr_read.clone();
-        let _ = tokio::time::timeout(Duration::from_millis(500), read.wait_for(|done| *done)).await;
-        self.stderr_tail()
-    }
-}
-
-fn tail_text(lines: &Mutex<VecDeque<String>>) -> String {
-    let lines = lock(lines);
-    if lines.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; its last stderr lines: {}",
-            lines.iter().cloned().collect::<Vec<_>>().join(" | ")
-        )
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        if let Some(group) = self.group {
-            // The group may be gone already; then there is nothing to stop.
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(group),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-}
 
 enum Conn {
     Down {
@@ -205,6 +67,7 @@ impl Server {
         catalog: Arc<McpCatalog>,
     ) -> Server {
         catalog.set_state(&configured.name, ServerState::Starting);
+        catalog.set_startup_limit(&configured.name, configured.config.startup_timeout());
         Server {
             configured,
             workspace,
@@ -288,80 +151,23 @@ impl Server {
 
     async fn start(&self) -> Result<Live, String> {
         let config = &self.configured.config;
-        let Some(program) = &config.command else {
-            return Err(
-                "streamable HTTP servers (`url`) are not supported by this airlock yet; start the server over stdio with `command`"
-                    .into(),
-            );
-        };
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(&config.args)
-            .current_dir(&self.workspace)
-            .process_group(0)
-            .kill_on_drop(true);
-        for name in crate::tools::bash::HIDDEN_ENV
-            .iter()
-            .copied()
-            .chain(self.hidden_env.iter().map(String::as_str))
-        {
-            command.env_remove(name);
-        }
-        command.envs(&config.env);
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start `{}`: {e}; check `command` in [mcp_servers.{}] of {}",
-                    crate::visible::visible_line(program),
+        let limit = config.startup_timeout();
+        let live = match (&config.command, &config.url) {
+            (Some(program), _) => {
+                stdio::start(&self.configured, program, &self.workspace, &self.hidden_env).await?
+            }
+            (None, Some(url)) => http::start(&self.configured, url).await?,
+            (None, None) => {
+                return Err(format!(
+                    "[mcp_servers.{}] in {} gives neither `command` nor `url`",
                     self.name(),
                     self.configured.file.display()
-                )
-            })?;
-        let group = transport.id().map(|pid| pid as i32);
-        let kept = Arc::new(Mutex::new(VecDeque::new()));
-        let (stderr_done, stderr_read) = tokio::sync::watch::channel(stderr.is_none());
-        if let Some(stderr) = stderr {
-            let kept = kept.clone();
-            tokio::spawn(async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    let mut kept = lock(&kept);
-                    if kept.len() == STDERR_LINES {
-                        kept.pop_front();
-                    }
-                    kept.push_back(crate::visible::visible_line(
-                        &line.chars().take(300).collect::<String>(),
-                    ));
-                }
-                let _ = stderr_done.send(true);
-            });
-        }
-        let handler = Handler::default();
-        let limit = config.startup_timeout();
-        let guard = GroupGuard(group);
-        let service = tokio::time::timeout(limit, handler.clone().serve(transport))
-            .await
-            .map_err(|_| {
-                format!(
-                    "it did not finish the MCP handshake within {}s{}",
-                    limit.as_secs(),
-                    tail_text(&kept)
-                )
-            })?
-            .map_err(|e| format!("the MCP handshake failed: {e}{}", tail_text(&kept)))?;
-        std::mem::forget(guard);
-        let live = Live {
-            service,
-            handler,
-            group,
-            stderr: kept,
-            stderr_read,
+                ));
+            }
         };
         let defs = list(&live.service, limit)
             .await
-            .map_err(|e| format!("{e}{}", live.stderr_tail()))?;
+            .map_err(|e| live.explain(&e))?;
         self.publish(defs);
         Ok(live)
     }
@@ -420,38 +226,51 @@ impl Server {
         }
     }
 
-    /// Calls `tool` with `args`. Progress goes to `sink` as it comes; the result text too, at
-    /// the end. A cancelled call tells the server (`notifications/cancelled`).
+    /// Calls `exposed` with `args`, if the server still lists it with the definition the call
+    /// was judged on (`definition`, its digest). Progress goes to `sink` as it comes; the result
+    /// text too, at the end. A cancelled call tells the server (`notifications/cancelled`).
+    ///
+    /// A server still connecting (at start-up, or a resumed run's first call) is waited for: the
+    /// connection is held while it starts, for at most its start-up timeout.
     pub async fn call(
         &self,
         exposed: &str,
-        tool: &str,
         args: Value,
+        definition: &str,
         cancel: CancellationToken,
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
-        let judged = self.catalog.lookup(exposed);
-        let live = self
-            .live()
-            .await
-            .map_err(|why| ToolError::Failed(format!("MCP server `{}`: {why}", self.name())))?;
+        let live = tokio::select! {
+            live = self.live() => live,
+            _ = cancel.cancelled() => {
+                return Ok(finished(ToolStatus::Cancelled, "cancelled while its MCP server was starting; nothing was sent".into()));
+            }
+        };
+        let live =
+            live.map_err(|why| ToolError::Failed(format!("MCP server `{}`: {why}", self.name())))?;
         // A restart or a list change may have brought a new definition since the call was judged.
-        let now = self.catalog.lookup(exposed);
-        let same = |a: &McpTool, b: &McpTool| a.digest == b.digest && a.changed == b.changed;
-        match (&judged, &now) {
-            (Some(a), Some(b)) if same(a, b) => {}
-            _ => {
+        let tool = match self.catalog.lookup(exposed) {
+            Some(now) if now.digest == definition => now.definition.name,
+            Some(now) => {
                 return Err(ToolError::Tampered(format!(
-                    "the definition of `{exposed}` changed since the call was judged; nothing was sent to the server, and a new call asks again"
+                    "the definition of `{exposed}` changed since the call was judged (sha256:{} then, sha256:{} now); nothing was sent to the server, and a new call asks again",
+                    short(definition),
+                    short(&now.digest)
                 )));
             }
-        }
+            None => {
+                return Err(ToolError::Tampered(format!(
+                    "MCP server `{}` no longer lists `{exposed}`; nothing was sent to it",
+                    self.name()
+                )));
+            }
+        };
         let Value::Object(arguments) = args else {
             return Err(ToolError::InvalidArguments(format!(
                 "the arguments of `{exposed}` must be a JSON object"
             )));
         };
-        let mut params = CallToolRequestParams::new(tool.to_string());
+        let mut params = CallToolRequestParams::new(tool);
         params.arguments = Some(arguments);
         let timeout = self.configured.config.call_timeout();
         let request = ClientRequest::CallToolRequest(Request::new(params));
@@ -521,31 +340,35 @@ impl Server {
         }
     }
 
-    /// The error for a call whose server went away; it is started again by a later call.
-    async fn crashed(&self, live: &Live, error: &str) -> ToolError {
-        let why = format!(
-            "MCP server `{}` stopped during the call ({error}){}; nothing more came back, and airlock starts it again on the next call",
-            self.name(),
-            live.last_words().await
+    /// The error for a call whose server went away (a process that died, an HTTP server that
+    /// stopped answering); its connection is dropped, so a later call connects again (after the
+    /// backoff), rather than reusing one that no longer leads anywhere.
+    async fn crashed(&self, live: &Arc<Live>, error: &str) -> ToolError {
+        let why = hide(
+            &format!(
+                "MCP server `{}` stopped during the call ({}){}; nothing more came back, and airlock starts it again on the next call",
+                self.name(),
+                http::tidy(error),
+                live.last_words().await
+            ),
+            &live.secrets,
         );
         self.catalog
             .set_state(self.name(), ServerState::Failed(why.clone()));
+        let mut conn = self.conn.lock().await;
+        if matches!(&*conn, Conn::Up(current) if Arc::ptr_eq(current, live)) {
+            let failures = self.failures.fetch_add(1, Ordering::SeqCst) + 1;
+            *conn = Conn::Down {
+                retry_at: Some(Instant::now() + backoff(failures)),
+                last_error: Some(why.clone()),
+            };
+        }
         ToolError::Failed(why)
     }
 }
 
-/// Kills a process group unless forgotten: a server that fails its handshake is not left behind.
-struct GroupGuard(Option<i32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(group) = self.0 {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(group),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
+fn short(digest: &str) -> &str {
+    digest.get(..12).unwrap_or(digest)
 }
 
 fn finished(status: ToolStatus, content: String) -> ToolOutcome {
@@ -573,43 +396,4 @@ async fn list(
             ToolDefinition::from_listing(&json)
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn recording() -> (OutputSink, Arc<Mutex<String>>) {
-        let seen = Arc::new(Mutex::new(String::new()));
-        let into = seen.clone();
-        let sink: OutputSink = Arc::new(move |_, bytes: &[u8]| {
-            lock(&into).push_str(&String::from_utf8_lossy(bytes));
-        });
-        (sink, seen)
-    }
-
-    #[test]
-    fn progress_reported_before_its_call_is_registered_reaches_the_call_in_order() {
-        let mut progress = Progress::default();
-        progress.report("1".into(), "progress 1/3\n".into());
-        let (sink, seen) = recording();
-        progress.register("1".into(), sink);
-        progress.report("1".into(), "progress 2/3\n".into());
-        assert_eq!(*lock(&seen), "progress 1/3\nprogress 2/3\n");
-        progress.unregister("1");
-        progress.report("1".into(), "late\n".into());
-        assert_eq!(*lock(&seen), "progress 1/3\nprogress 2/3\n");
-    }
-
-    #[test]
-    fn unclaimed_progress_is_bounded() {
-        let mut progress = Progress::default();
-        for token in 0..1000 {
-            for line in 0..100 {
-                progress.report(token.to_string(), format!("{line}\n"));
-            }
-        }
-        assert!(progress.early.len() <= EARLY_PROGRESS);
-        assert!(progress.early.values().all(|l| l.len() <= EARLY_PROGRESS));
-    }
 }

@@ -224,8 +224,13 @@ impl ToolRegistry {
                 })
                 .await
             }
-            other => match &self.mcp {
-                Some(hub) if hub.offers(other) => hub.call(other, args, cancel, sink).await,
+            other => match (&self.mcp, approved.mcp_definition()) {
+                (Some(hub), Some(definition)) if hub.serves(other) => {
+                    hub.call(other, args, definition, cancel, sink).await
+                }
+                (Some(hub), None) if hub.serves(other) => Err(ToolError::Tampered(format!(
+                    "`{other}` was not judged on an MCP tool definition, so airlock cannot tell what it would run; nothing was sent"
+                ))),
                 _ => Err(ToolError::Unknown(other.to_string())),
             },
         }

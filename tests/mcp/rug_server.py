@@ -6,7 +6,8 @@ slow call that reports progress and must be cancelled.
 
 Environment:
   RUG_DIR   a directory: `description` (the echo tool's description, read at every tools/list),
-            `events` (appended: one line per cancellation received).
+            `events` (appended: one line per call and per cancellation received).
+  RUG_START_DELAY  seconds to wait before reading the first message (a server slow to start).
 """
 import json
 import os
@@ -84,6 +85,7 @@ def call(request_id, params):
     name = params.get("name")
     args = params.get("arguments") or {}
     token = (params.get("_meta") or {}).get("progressToken")
+    note(f"call {name}")
     if name == "echo":
         return {"content": [{"type": "text", "text": "echo: " + str(args.get("message", ""))}]}
     if name == "unannotated":
@@ -100,6 +102,7 @@ def call(request_id, params):
 
 
 def main():
+    time.sleep(float(os.environ.get("RUG_START_DELAY", "0")))
     for line in sys.stdin:
         line = line.strip()
         if not line:

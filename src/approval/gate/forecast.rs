@@ -6,6 +6,25 @@
 use super::*;
 
 impl Gate {
+    /// Waits (bounded by each server's start-up limit, or until `cancel`) while a server that
+    /// one of `calls` names is still starting, so the forecast, like `check`, judges those calls
+    /// on the tools it lists, not as unknown tools. Costs nothing when no MCP server is starting.
+    pub async fn settle_mcp(&self, calls: &[ToolCall], cancel: &CancellationToken) {
+        let Some(mcp) = &self.policy.mcp else {
+            return;
+        };
+        let limit = crate::mcp::config::DEFAULT_STARTUP_TIMEOUT;
+        let all = async {
+            for call in calls {
+                mcp.settle(&call.tool, limit).await;
+            }
+        };
+        tokio::select! {
+            _ = all => {}
+            _ = cancel.cancelled() => {}
+        }
+    }
+
     /// Whether `check` would ask the approver for this call as things are now: the policy says
     /// ask, and no live session grant covers it.
     pub fn would_ask(&self, call: &ToolCall) -> bool {

@@ -1,4 +1,5 @@
-//! The path a file tool's call was judged on, carried from the judgement to the tool.
+//! The path a file tool's call was judged on (and the definition an MCP call was judged on),
+//! carried from the judgement to the tool.
 //!
 //! The policy judges a file call by where its path lands physically (symlinks followed, see
 //! `approval::paths`), and that landing spot is what a human approves. So `Approved` carries it,
@@ -20,6 +21,23 @@ use crate::approval::paths::PathContext;
 use crate::approval::policy::Policy;
 use crate::approval::rules::PATH_TOOLS;
 use crate::approval::verdict::{PartKind, Verdict};
+
+/// What a call was judged on, carried to the tool in `Approved`: a file call's physical path, an
+/// MCP call's tool definition (its digest).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judged {
+    pub path: Option<PathBuf>,
+    pub mcp_definition: Option<String>,
+}
+
+/// The digest of the definition an MCP call was judged on: the subject of its part, which the
+/// policy sets from the catalog entry it judged (`policy::mcp`). `None` for any other tool.
+pub fn judged_definition(verdict: &Verdict) -> Option<String> {
+    verdict.parts.iter().find_map(|part| match &part.subject {
+        Some(Subject::McpCall { definition, .. }) => Some(definition.clone()),
+        _ => None,
+    })
+}
 
 /// The physical path a file tool's call was judged on: the subject of its path part, which the
 /// policy sets to the resolved path it judged (`Facts::File`). `None` for any other tool, and for

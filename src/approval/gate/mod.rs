@@ -6,7 +6,9 @@
 //! channel, cancellation, an audit log that cannot be written.
 //!
 //! A file call's `Approved` also carries the physical path it was judged on (`judged`), so the
-//! tool touches what was judged, not what its argument leads to by the time it runs.
+//! tool touches what was judged, not what its argument leads to by the time it runs; an MCP
+//! call's carries the digest of the tool definition it was judged on, so it runs only against
+//! that definition (a server that lists another one by then gets nothing).
 
 mod forecast;
 mod judged;
@@ -27,7 +29,7 @@ use crate::approval::grants::{GrantScope, GrantStore, Millis, NewGrant, Subject}
 use crate::approval::policy::Policy;
 use crate::approval::verdict::{ReasonSource, Ruling, Verdict};
 
-pub use judged::{judged_path, needs_judged_path, shown as shown_path};
+pub use judged::{Judged, judged_definition, judged_path, needs_judged_path, shown as shown_path};
 
 /// A tool call as the model asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -64,6 +66,7 @@ pub struct Approved {
     frozen: FrozenCall,
     source: DecisionSource,
     judged_path: Option<PathBuf>,
+    mcp_definition: Option<String>,
     /// The staged audit record of the decision; `None` for a gate without an audit log.
     recorded: Option<crate::approval::audit::Receipt>,
 }
@@ -88,6 +91,12 @@ impl Approved {
     /// For a file tool: the physical path the policy judged, the one place the tool may touch.
     pub fn judged_path(&self) -> Option<&Path> {
         self.judged_path.as_deref()
+    }
+
+    /// For an MCP tool: the digest of the definition the policy judged the call on, the only
+    /// one it may run against.
+    pub fn mcp_definition(&self) -> Option<&str> {
+        self.mcp_definition.as_deref()
     }
 
     /// The arguments to run, after re-checking the digest the human approved.
@@ -342,7 +351,10 @@ impl Gate {
             Err(e) => return self.deny_early(&call, &frozen, DecisionSource::Error, e.to_string()),
         };
         let verdict = self.policy.assess(&call.tool, &args).verdict;
-        let judged = judged_path(&call.tool, &verdict);
+        let judged = Judged {
+            path: judged_path(&call.tool, &verdict),
+            mcp_definition: judged_definition(&verdict),
+        };
         let request_record = json!({
             "call_id": call.id,
             "tool": call.tool,
@@ -383,7 +395,7 @@ impl Gate {
         frozen: FrozenCall,
         args: &Value,
         verdict: Verdict,
-        judged: Option<PathBuf>,
+        judged: Judged,
         cancel: &CancellationToken,
     ) -> GateOutcome {
         let now = (self.clock)();
@@ -426,7 +438,7 @@ impl Gate {
         let preview = self
             .previewer
             .as_ref()
-            .and_then(|p| p.preview(&call.tool, args, judged.as_deref()));
+            .and_then(|p| p.preview(&call.tool, args, judged.path.as_deref()));
         let limit = match verdict.risk {
             crate::approval::risk::Risk::Dangerous => self
                 .config
@@ -483,7 +495,7 @@ impl Gate {
         // The answer may have taken minutes: a yes is for the path as it was judged.
         if !matches!(decision, Decision::Deny { .. })
             && let Some(why) =
-                judged::moved_since(&self.policy, &call.tool, args, judged.as_deref())
+                judged::moved_since(&self.policy, &call.tool, args, judged.path.as_deref())
         {
             let message = format!("denied: {why}");
             return self.refuse(
@@ -600,15 +612,19 @@ impl Gate {
         frozen: FrozenCall,
         source: DecisionSource,
         detail: Value,
-        judged_path: Option<PathBuf>,
+        judged: Judged,
     ) -> GateOutcome {
         let mut record = json!({
             "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
             "decision": "allow", "source": source, "detail": detail,
         });
         // The one place a file call may touch, on the record with the decision that allowed it.
-        if let Some(path) = &judged_path {
+        if let Some(path) = &judged.path {
             record["path"] = Value::String(path.to_string_lossy().into_owned());
+        }
+        // And the definition an MCP call was judged on.
+        if let Some(definition) = &judged.mcp_definition {
+            record["definition"] = Value::String(definition.clone());
         }
         let recorded = match self.stage("decision", record) {
             Ok(recorded) => recorded,
@@ -626,7 +642,8 @@ impl Gate {
             call_id: call.id.clone(),
             frozen,
             source,
-            judged_path,
+            judged_path: judged.path,
+            mcp_definition: judged.mcp_definition,
             recorded,
         })
     }

@@ -2,11 +2,9 @@
 //! frozen text is checked against its digest again, a file call must still land on the path it
 //! was judged on when it parked, and the decision is audited with source `remote_code`.
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
-use super::{DecisionSource, Denial, Gate, GateOutcome, ToolCall, judged};
+use super::{DecisionSource, Denial, Gate, GateOutcome, Judged, ToolCall, judged};
 use crate::approval::frozen::FrozenCall;
 use crate::approval::grants::{Millis, NewGrant};
 
@@ -14,8 +12,9 @@ impl Gate {
     /// Settles a parked call with the decision taken later by one-time code. The frozen text must
     /// still match its digest (a tampered approval is refused). Audited with source `remote_code`.
     ///
-    /// `judged` is the path a parked file call was judged on when it parked (what the human saw):
-    /// an allowed file call runs only if its path still lands there, and only there.
+    /// `judged` is what the call was judged on when it parked (what the human saw): an allowed
+    /// file call runs only if its path still lands there, and only there; an MCP call only
+    /// against the tool definition it was judged on.
     pub fn settle_parked(
         &self,
         call_id: &str,
@@ -23,7 +22,7 @@ impl Gate {
         allow: bool,
         session_grant: bool,
         reason: Option<String>,
-        judged: Option<PathBuf>,
+        judged: Judged,
     ) -> GateOutcome {
         let call = ToolCall {
             id: call_id.to_string(),
@@ -43,7 +42,7 @@ impl Gate {
         };
         if allow {
             if let Some(why) =
-                judged::moved_since(&self.policy, &frozen.tool, &args, judged.as_deref())
+                judged::moved_since(&self.policy, &frozen.tool, &args, judged.path.as_deref())
             {
                 return self.deny_early(&call, &frozen, DecisionSource::Policy, why);
             }

@@ -2,7 +2,8 @@
 //!
 //! When a human answers an approval prompt with "allow for the session", the
 //! gate records a [`Grant`] here: a narrow [`GrantScope`] (a command prefix, one
-//! exact path, or one directory tree) tied to a session, a workspace and a tool.
+//! exact path, one directory tree, or one MCP call's exact arguments) tied to a
+//! session, a workspace and a tool.
 //! Later calls ask [`GrantStore::cover`] whether *every* part of the call (each
 //! [`Subject`]) falls inside some live grant; only then may the call skip the
 //! prompt.
@@ -35,6 +36,16 @@ pub enum GrantScope {
     Path { path: PathBuf },
     /// any path equal to or below this directory (component-wise, never string prefix)
     Directory { path: PathBuf },
+    /// an MCP tool called with exactly these arguments (`arguments`: the frozen call's digest,
+    /// over the tool's name and its canonical arguments) while its definition is the one the
+    /// human saw (`definition`: the pinned definition's digest). An MCP server's arguments
+    /// have no meaning airlock can read (a `path` may be a command, a `query` may delete), so
+    /// nothing looser than the same call again is safe to allow without asking.
+    McpCall {
+        tool: String,
+        arguments: String,
+        definition: String,
+    },
 }
 
 impl GrantScope {
@@ -55,10 +66,27 @@ impl GrantScope {
             (GrantScope::Directory { path }, Subject::Path(p)) => {
                 is_matchable_path(path) && is_matchable_path(p) && p.starts_with(path)
             }
-            (GrantScope::Command { .. }, Subject::Path(_))
-            | (GrantScope::Path { .. } | GrantScope::Directory { .. }, Subject::Command(_)) => {
-                false
+            (
+                GrantScope::McpCall {
+                    tool,
+                    arguments,
+                    definition,
+                },
+                Subject::McpCall {
+                    tool: t,
+                    arguments: a,
+                    definition: d,
+                },
+            ) => {
+                ![tool, arguments, definition].iter().any(|s| s.is_empty())
+                    && (tool, arguments, definition) == (t, a, d)
             }
+            (GrantScope::Command { .. }, Subject::Path(_) | Subject::McpCall { .. })
+            | (
+                GrantScope::Path { .. } | GrantScope::Directory { .. },
+                Subject::Command(_) | Subject::McpCall { .. },
+            )
+            | (GrantScope::McpCall { .. }, Subject::Command(_) | Subject::Path(_)) => false,
         }
     }
 
@@ -85,6 +113,13 @@ impl GrantScope {
                 }
                 format!("anything under {shown}")
             }
+            GrantScope::McpCall {
+                tool, arguments, ..
+            } => format!(
+                "`{}` with exactly these arguments (sha256:{})",
+                sanitize(tool),
+                sanitize(arguments.get(..12).unwrap_or(arguments))
+            ),
         }
     }
 }
@@ -130,6 +165,12 @@ pub enum Subject {
     Command(Vec<String>),
     /// One resolved path the call reads or writes.
     Path(PathBuf),
+    /// An MCP call: its tool, the digest of its frozen arguments, its definition's digest.
+    McpCall {
+        tool: String,
+        arguments: String,
+        definition: String,
+    },
 }
 
 /// A stored permission: `scope` is allowed for `tool` in `session` and `workspace`.

@@ -526,3 +526,38 @@ fn a_grant_round_trips_through_json_with_a_kind_tag() -> Result<(), serde_json::
     assert_eq!(dir["kind"], "directory");
     Ok(())
 }
+
+fn mcp_call(tool: &str, arguments: &str, definition: &str) -> (GrantScope, Subject) {
+    (
+        GrantScope::McpCall {
+            tool: tool.into(),
+            arguments: arguments.into(),
+            definition: definition.into(),
+        },
+        Subject::McpCall {
+            tool: tool.into(),
+            arguments: arguments.into(),
+            definition: definition.into(),
+        },
+    )
+}
+
+#[test]
+fn an_mcp_call_grant_covers_only_the_same_tool_arguments_and_definition() {
+    let (scope, same) = mcp_call("fs__mkdir", "a1", "d1");
+    assert!(scope.covers(&same));
+    for (_, other) in [
+        mcp_call("fs__rmdir", "a1", "d1"),
+        mcp_call("fs__mkdir", "a2", "d1"),
+        mcp_call("fs__mkdir", "a1", "d2"),
+    ] {
+        assert!(!scope.covers(&other), "{other:?}");
+    }
+    assert!(!scope.covers(&argv(&["fs__mkdir"])));
+    assert!(!command_scope(&["fs__mkdir"]).covers(&same));
+    let (empty, empty_subject) = mcp_call("fs__mkdir", "", "d1");
+    assert!(
+        !empty.covers(&empty_subject),
+        "an empty digest covers nothing"
+    );
+}

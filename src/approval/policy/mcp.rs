@@ -2,11 +2,17 @@
 //! for `mcp:SERVER/TOOL` (deny > ask > allow, argument matchers in `arg_rules`), then the mode,
 //! then the pins: a tool whose server's definitions changed since the user accepted them asks
 //! whatever the rules or grants say, until `airlock mcp accept`.
+//!
+//! The call's part carries its subject for grants: the tool, the digest of its frozen arguments
+//! and its definition's digest (`GrantScope::McpCall`). A session grant covers the same call
+//! again and nothing looser; and the gate reads the definition digest from it, so the call runs
+//! only against the definition it was judged on.
 
 use serde_json::Value;
 
 use super::{Assessment, Facts, Policy, decide, type_name};
 use crate::approval::arg_rules;
+use crate::approval::frozen::FrozenCall;
 use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::risk::Risk;
 use crate::approval::rules::{Action, Rule};
@@ -20,9 +26,7 @@ pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assess
         return None;
     }
     let Some(found) = catalog.lookup(tool) else {
-        let message = format!(
-            "`{tool}` is not a tool of any connected MCP server (its server may still be starting, or failed: see `airlock mcp list`)"
-        );
+        let message = unlisted(catalog, tool);
         return Some(whole(tool, Ruling::Deny, ReasonCode::UnknownTool, message));
     };
     if !args.is_object() {
@@ -38,6 +42,27 @@ pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assess
         ));
     }
     Some(judge(policy, tool, &found, args))
+}
+
+/// Why `tool` (`SERVER__TOOL`) is not offered, from where its server stands.
+fn unlisted(catalog: &crate::mcp::McpCatalog, tool: &str) -> String {
+    use crate::mcp::ServerState;
+    let (server, name) = tool.split_once("__").unwrap_or((tool, ""));
+    match catalog.state(server) {
+        None => format!(
+            "`{tool}` is not an MCP tool airlock knows: no MCP server `{server}` is configured (`airlock mcp list` shows the ones that are)"
+        ),
+        Some(ServerState::Starting) => format!(
+            "MCP server `{server}` has not listed its tools yet (still starting after its start-up limit), so `{tool}` cannot be judged; nothing ran, try again in a moment"
+        ),
+        Some(ServerState::Ready) => format!("MCP server `{server}` does not list a tool `{name}`"),
+        Some(ServerState::Failed(why)) => {
+            format!("MCP server `{server}` is not available, so `{tool}` cannot run: {why}")
+        }
+        Some(ServerState::NotTrusted) => format!(
+            "MCP server `{server}` is in a project that is not trusted, so it was never started (run `airlock trust` in that project)"
+        ),
+    }
 }
 
 fn whole(tool: &str, ruling: Ruling, code: ReasonCode, message: String) -> Assessment {
@@ -67,15 +92,23 @@ fn judge(policy: &Policy, tool: &str, found: &McpTool, args: &Value) -> Assessme
     } else {
         Ruling::Ask
     };
+    // "Allow for the session" covers this call again, with these arguments, and nothing else.
+    let arguments = FrozenCall::freeze(tool, args).digest;
     let mut parts = vec![Part {
         kind: PartKind::Call,
         label: name.clone(),
         span: None,
         ruling,
         risk,
-        subject: Some(Subject::Command(vec![tool.to_string()])),
-        scope: Some(GrantScope::Command {
-            prefix: vec![tool.to_string()],
+        subject: Some(Subject::McpCall {
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+            definition: found.digest.clone(),
+        }),
+        scope: Some(GrantScope::McpCall {
+            tool: tool.to_string(),
+            arguments,
+            definition: found.digest.clone(),
         }),
     }];
     let mut reasons = vec![Reason::policy(

@@ -23,7 +23,7 @@ use super::exec::{ExecArgs, HeadlessApprovals};
 use crate::agent::Checkpoint;
 use crate::approval::approver::ApprovalRequest;
 use crate::approval::frozen::hex;
-use crate::approval::gate::{judged_path, now_ms};
+use crate::approval::gate::{judged_definition, judged_path, now_ms};
 use crate::config::ConfigFlags;
 use crate::store;
 use crate::store::db::Store;
@@ -56,6 +56,10 @@ pub struct ResumeSpec {
     /// when it resumes (the tool walks it without following symlinks).
     #[serde(default)]
     pub judged_path: Option<PathBuf>,
+    /// For a parked MCP call: the digest of the tool definition it was judged on, the only one
+    /// it may run against when it resumes.
+    #[serde(default)]
+    pub mcp_definition: Option<String>,
 }
 
 impl ResumeSpec {
@@ -72,6 +76,7 @@ impl ResumeSpec {
             pid: None,
             verdict: None,
             judged_path: None,
+            mcp_definition: None,
         }
     }
 }
@@ -158,6 +163,7 @@ pub fn park(
         }),
         verdict: Some(ParkedVerdict::of(&request.verdict)),
         judged_path: judged,
+        mcp_definition: judged_definition(&request.verdict),
         ..ResumeSpec::of(args, workspace, checkpoint)
     };
     let db = Store::open(&db_path())?;

@@ -7,6 +7,11 @@
 //! that the parked verdict did not have at least as strongly: the human never saw it. A verdict
 //! that got milder runs: what was approved is still what runs.
 //!
+//! An MCP call is refused if its tool's definition is not the one it was judged on: its server
+//! is no longer configured or trusted, no longer lists it, or lists it otherwise (as last listed,
+//! from the pins: nothing is started to judge it). The run then starts its servers, and the call
+//! runs only if the live listing still has that definition (`Approved::mcp_definition`).
+//!
 //! A file call is also refused if its path lands somewhere else now than where it was judged
 //! (`moved`), even with the same verdict: a `sub` swapped for a link to another workspace
 //! directory is judged the same, but it is not the file whose diff was approved.
@@ -109,6 +114,49 @@ pub fn stricter(parked: &ParkedVerdict, now: &ParkedVerdict) -> Option<String> {
             listed(&new)
         )
     })
+}
+
+/// Why a parked MCP call may not run against its tool as listed now, if it may not. `catalog`:
+/// the configured servers' tools from their pins (`None`: no server is configured); `parked`:
+/// the digest of the definition it was judged on (`None`: not an MCP call when it parked).
+pub fn mcp_definition_gone(
+    catalog: Option<&crate::mcp::McpCatalog>,
+    tool: &str,
+    parked: Option<&str>,
+) -> Option<String> {
+    let Some(parked) = parked else {
+        return catalog.and_then(|c| c.lookup(tool)).map(|_| {
+            "the checkpoint does not say which definition of the MCP tool it was approved for (parked by an older airlock?)".to_string()
+        });
+    };
+    let server = tool.split_once("__").map_or(tool, |(server, _)| server);
+    let short = |d: &str| d.get(..12).unwrap_or(d).to_string();
+    let Some(catalog) = catalog else {
+        return Some(format!("MCP server `{server}` is no longer configured"));
+    };
+    match catalog.state(server) {
+        None => return Some(format!("MCP server `{server}` is no longer configured")),
+        Some(crate::mcp::ServerState::NotTrusted) => {
+            return Some(format!(
+                "MCP server `{server}` is in a project that is no longer trusted"
+            ));
+        }
+        Some(crate::mcp::ServerState::Failed(why)) => {
+            return Some(format!(
+                "the tools of MCP server `{server}` are not known here ({why})"
+            ));
+        }
+        Some(_) => {}
+    }
+    match catalog.lookup(tool) {
+        None => Some(format!("MCP server `{server}` no longer lists `{tool}`")),
+        Some(now) if now.digest != parked => Some(format!(
+            "the definition of `{tool}` changed since it was approved (sha256:{} then, sha256:{} as last listed): run it again and approve the new request",
+            short(parked),
+            short(&now.digest)
+        )),
+        Some(_) => None,
+    }
 }
 
 /// Why a file call's path is not where it was judged when it parked, if it is not. `parked` and
@@ -236,5 +284,57 @@ mod tests {
     fn an_unknown_ruling_counts_as_the_strictest() {
         let parked = verdict("ask", &[]);
         assert!(stricter(&parked, &verdict("weird", &[])).is_some());
+    }
+
+    #[test]
+    fn a_parked_mcp_call_runs_only_against_the_definition_it_was_approved_for() {
+        use crate::mcp::definition::ToolDefinition;
+        use crate::mcp::{McpCatalog, McpTool, ServerState};
+        let definition = ToolDefinition::from_listing(&serde_json::json!({
+            "name": "echo", "description": "Echoes.", "inputSchema": {"type": "object"},
+        }))
+        .unwrap();
+        let echo = McpTool {
+            server: "rug".into(),
+            exposed: "rug__echo".into(),
+            digest: definition.digest(),
+            definition,
+            changed: None,
+        };
+        let digest = echo.digest.clone();
+        let catalog = McpCatalog::new();
+        catalog.set_tools("rug", vec![echo], Vec::new());
+        catalog.set_state("rug", ServerState::Ready);
+        catalog.set_state("proj", ServerState::NotTrusted);
+        let gone =
+            |tool: &str, parked: Option<&str>| mcp_definition_gone(Some(&catalog), tool, parked);
+        assert_eq!(gone("rug__echo", Some(&digest)), None);
+        assert!(
+            gone("rug__echo", Some("0123456789abcdef"))
+                .unwrap()
+                .contains("changed since it was approved")
+        );
+        assert!(
+            gone("rug__other", Some(&digest))
+                .unwrap()
+                .contains("no longer lists `rug__other`")
+        );
+        assert!(
+            gone("proj__x", Some(&digest))
+                .unwrap()
+                .contains("no longer trusted")
+        );
+        assert!(
+            gone("web__x", Some(&digest))
+                .unwrap()
+                .contains("`web` is no longer configured")
+        );
+        assert!(gone("rug__echo", None).unwrap().contains("older airlock"));
+        assert_eq!(gone("bash", None), None);
+        assert!(
+            mcp_definition_gone(None, "rug__echo", Some(&digest))
+                .unwrap()
+                .contains("no longer configured")
+        );
     }
 }

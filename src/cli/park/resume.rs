@@ -193,6 +193,16 @@ fn rejudged(spec: &ResumeSpec, approval: &ApprovalRow, args: &Value) -> Result<(
             approval.call_id
         )
     })?;
+    if let Some(why) = rejudge::mcp_definition_gone(
+        policy.mcp.as_deref(),
+        &approval.tool,
+        spec.mcp_definition.as_deref(),
+    ) {
+        return Err(format!(
+            "refused: {} ({}) cannot run as it was approved: {why}; nothing runs",
+            approval.call_id, approval.tool
+        ));
+    }
     let verdict = policy.assess(&approval.tool, args).verdict;
     let now = rejudge::ParkedVerdict::of(&verdict);
     let why = rejudge::stricter(parked, &now).or_else(|| {
@@ -233,6 +243,7 @@ async fn go_on_answered(
         session_grant: decision["decision"] == "allow_session",
         reason: decision["reason"].as_str().map(str::to_string),
         judged_path: spec.judged_path.clone(),
+        mcp_definition: spec.mcp_definition.clone(),
     };
     let (args, started) = match go_on(spec, session, Some(answer)) {
         Ok(started) => started,

@@ -84,7 +84,11 @@ async fn a_parked_file_call_settled_later_runs_only_on_the_path_it_was_judged_on
     let judged = judged_path(&request.tool, &request.verdict);
     let sub_new = rig.world.policy.paths.workspace.join("sub/new.txt");
     assert_eq!(judged.as_deref(), Some(sub_new.as_path()));
-    let settle = |judged| {
+    let settle = |path| {
+        let judged = Judged {
+            path,
+            mcp_definition: None,
+        };
         rig.gate
             .settle_parked("c1", request.frozen.clone(), true, false, None, judged)
     };

@@ -491,17 +491,18 @@ async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_
     let mut frozen = FrozenCall::freeze("bash", &json!({"command": "cargo test"}));
     approval(
         rig.gate
-            .settle_parked("c1", frozen.clone(), true, false, None, None),
+            .settle_parked("c1", frozen.clone(), true, false, None, Judged::default()),
     );
     frozen.canonical = r#"{"command":"cargo test; rm -rf ~"}"#.into();
     let d = denial(
         rig.gate
-            .settle_parked("c1", frozen, true, false, None, None),
+            .settle_parked("c1", frozen, true, false, None, Judged::default()),
     );
     assert!(d.message.contains("tampered"), "{}", d.message);
 }
 
 mod forecast;
 mod judged;
+mod mcp;
 mod recorded;
 mod sandbox;

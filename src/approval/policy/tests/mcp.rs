@@ -31,6 +31,7 @@ fn tool(name: &str, annotations: Value, changed: Option<&str>) -> McpTool {
 fn catalog(tools: Vec<McpTool>) -> Arc<McpCatalog> {
     let catalog = McpCatalog::new();
     catalog.set_tools("fs", tools, Vec::new());
+    catalog.set_state("fs", crate::mcp::ServerState::Ready);
     catalog
 }
 
@@ -188,7 +189,9 @@ fn a_changed_definition_never_lifts_a_deny() {
 fn an_unlisted_mcp_name_or_non_object_arguments_are_denied() {
     let v = judge("", "fs__launch", json!({}));
     assert_eq!(v.ruling, Ruling::Deny);
-    assert!(v.reason_lines()[0].contains("airlock mcp list"));
+    assert!(v.reason_lines()[0].contains("does not list a tool `launch`"));
+    let v = judge("", "web__fetch", json!({}));
+    assert!(v.reason_lines()[0].contains("no MCP server `web` is configured"));
     let v = judge("", "fs__read_file", json!(["a"]));
     assert_eq!(v.ruling, Ruling::Deny);
 }
