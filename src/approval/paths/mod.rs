@@ -179,7 +179,8 @@ impl PathContext {
 /// command may never read: see [`UNREADABLE`].
 pub fn unreadable_by_name(ctx: &PathContext, path: &Path) -> bool {
     let mut found = BTreeSet::new();
-    classify(ctx, path, &mut found);
+    // None of the unreadable kinds depends on what the file is, only on its name and place.
+    sensitivity::classify_by_name(ctx, path, &mut found);
     found.iter().any(|s| UNREADABLE.contains(s))
 }
 

@@ -383,8 +383,17 @@ const SYSTEM_TOP: &[&str] = &[
     "system", "library",
 ];
 
-/// Adds every sensitivity that the path's name and place imply.
+/// Adds every sensitivity that the path's name and place imply, and whether it is a disk.
 pub(super) fn classify(ctx: &PathContext, path: &Path, out: &mut BTreeSet<Sensitivity>) {
+    classify_by_name(ctx, path, out);
+    if fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device()) {
+        out.insert(DiskDevice);
+    }
+}
+
+/// Adds every sensitivity that the path's name and place imply, without touching the file
+/// system (the sandbox's walk asks this of every entry it lists).
+pub(super) fn classify_by_name(ctx: &PathContext, path: &Path, out: &mut BTreeSet<Sensitivity>) {
     let parts = matching_view(windows_view(lower_components(path)));
     let name = parts.last().map(String::as_str).unwrap_or("");
     let homes = home_relatives(ctx, &parts);
@@ -426,10 +435,6 @@ pub(super) fn classify(ctx: &PathContext, path: &Path, out: &mut BTreeSet<Sensit
 
     if is_system_path(ctx, path, &parts) {
         out.insert(Sensitivity::SystemDir);
-    }
-
-    if fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device()) {
-        out.insert(DiskDevice);
     }
 }
 
