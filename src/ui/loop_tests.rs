@@ -91,7 +91,7 @@ impl Window {
             Overlay::Help { .. } => Window::Help,
             Overlay::Grants { .. } => Window::Grants,
             Overlay::Audit { .. } => Window::Audit,
-            Overlay::ConfirmQuit => Window::ConfirmQuit,
+            Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod keys;
 #[cfg(test)]
 mod loop_tests;
+pub mod overlay;
 pub mod preview;
 pub mod render;
 #[cfg(test)]

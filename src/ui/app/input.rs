@@ -6,6 +6,7 @@
 use super::*;
 use crate::ui::conversation;
 use crate::ui::keys::{self, Action, Place};
+use crate::ui::overlay::{ConfirmQuitOverlay, Context, Effect, Outcome};
 
 impl App {
     /// Handles a key. Returns the ops it sends.
@@ -16,7 +17,7 @@ impl App {
             Some(Overlay::Help { .. }) => return self.help_key(&key),
             Some(Overlay::Grants { .. }) => return self.grants_key(&key),
             Some(Overlay::Audit { .. }) => return self.audit_key(&key),
-            Some(Overlay::ConfirmQuit) => return self.confirm_quit_key(&key),
+            Some(Overlay::ConfirmQuit(_)) => return self.overlay_key(key),
             None => {}
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
@@ -150,18 +151,39 @@ impl App {
         Vec::new()
     }
 
-    fn confirm_quit_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        self.overlays.pop();
-        if keys::action(Place::ConfirmQuit, key) == Some(Action::Quit) {
-            self.should_quit = true;
-            return vec![Op::Shutdown];
+    /// The top window takes the key; what it asks beyond its own state is done here.
+    fn overlay_key(&mut self, key: KeyEvent) -> Vec<Op> {
+        let cx = Context {
+            now: self.now,
+            screen: self.screen,
+            grants: &self.grants,
+        };
+        let Some(top) = self.overlays.last_mut() else {
+            return Vec::new();
+        };
+        let outcome = top.on_key(key, &cx);
+        self.apply(outcome)
+    }
+
+    fn apply(&mut self, outcome: Outcome) -> Vec<Op> {
+        if outcome.close {
+            self.overlays.pop();
         }
-        Vec::new()
+        for effect in outcome.effects {
+            match effect {
+                Effect::TypeIntoPrompt(key) => {
+                    self.prompt.input(key);
+                }
+                Effect::Notice(text) => self.entries.push(Entry::Notice(text)),
+                Effect::Quit => self.should_quit = true,
+            }
+        }
+        outcome.ops
     }
 
     fn request_quit(&mut self) -> Vec<Op> {
         if self.running_tools() > 0 || self.turn_running {
-            self.overlays.push(Overlay::ConfirmQuit);
+            self.overlays.push(Overlay::ConfirmQuit(ConfirmQuitOverlay));
             Vec::new()
         } else {
             self.should_quit = true;

@@ -21,6 +21,7 @@ mod batch;
 mod input;
 mod restore;
 
+pub use super::overlay::Overlay;
 pub use approval::ApprovalOverlay;
 pub use batch::{Batch, Place};
 
@@ -79,23 +80,6 @@ pub enum RunStatus {
 pub enum Focus {
     Prompt,
     Results,
-}
-
-#[derive(Debug)]
-pub enum Overlay {
-    Approval(Box<ApprovalOverlay>),
-    /// The key list, scrolled this many rows from its top.
-    Help {
-        scroll: usize,
-    },
-    Grants {
-        selected: usize,
-    },
-    /// The session's decisions and their sources; scrolled from the newest.
-    Audit {
-        scroll: u16,
-    },
-    ConfirmQuit,
 }
 
 /// Facts for the status bar.

@@ -100,37 +100,51 @@ pub enum Action {
     Modal,
 }
 
-/// One row of the table: what a person presses (as shown, and each press with its action),
-/// where, and what it does.
+/// One row of a table: what a person presses (as shown, and each press with its action) and
+/// what it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Binding {
     pub keys: &'static str,
-    pub place: Place,
     pub presses: &'static [(Press, Action)],
     pub does: &'static str,
 }
 
+mod panes;
 mod table;
-pub use table::BINDINGS;
+
+/// The key table of `place`: the one its dispatcher looks keys up in and the help lists.
+pub fn table(place: Place) -> &'static [Binding] {
+    match place {
+        Place::Prompt => panes::PROMPT,
+        Place::Anywhere => panes::ANYWHERE,
+        Place::Conversation => panes::CONVERSATION,
+        Place::Results => panes::RESULTS,
+        Place::Approval => table::APPROVAL,
+        Place::Help => table::HELP,
+        Place::Grants => table::GRANTS,
+        Place::Audit => table::AUDIT,
+        Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
+    }
+}
 
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const ALT: KeyModifiers = KeyModifiers::ALT;
 
-const fn plain(c: char) -> Press {
+pub(crate) const fn plain(c: char) -> Press {
     Press::Key(KeyCode::Char(c), NONE)
 }
 
-const fn key(code: KeyCode) -> Press {
+pub(crate) const fn key(code: KeyCode) -> Press {
     Press::Key(code, NONE)
 }
 
-const fn ctrl(c: char) -> Press {
+pub(crate) const fn ctrl(c: char) -> Press {
     Press::Key(KeyCode::Char(c), CTRL)
 }
 
-const fn shift(code: KeyCode) -> Press {
+pub(crate) const fn shift(code: KeyCode) -> Press {
     Press::Key(code, SHIFT)
 }
 
@@ -249,7 +263,14 @@ fn counted_modifiers(key: &KeyEvent) -> KeyModifiers {
 
 /// The bindings of one place, in order.
 pub fn bindings(place: Place) -> impl Iterator<Item = &'static Binding> {
-    BINDINGS.iter().filter(move |b| b.place == place)
+    table(place).iter()
+}
+
+/// Every binding, place by place in the help's order.
+pub fn all() -> impl Iterator<Item = (Place, &'static Binding)> {
+    Place::ALL
+        .into_iter()
+        .flat_map(|place| bindings(place).map(move |b| (place, b)))
 }
 
 /// What `key` does in `place`, if anything (an `Other` binding takes every key no other takes).

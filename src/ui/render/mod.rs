@@ -26,7 +26,7 @@ use fit::truncate;
 pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
 pub use overlays::help_size;
-use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
+use overlays::{render_audit, render_grants, render_help};
 
 pub struct Areas {
     pub conversation: Rect,
@@ -62,7 +62,7 @@ pub fn layout(area: Rect, prompt_lines: usize) -> Areas {
     }
 }
 
-fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::default().add_modifier(Modifier::DIM)
 }
 
@@ -112,7 +112,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             Overlay::Help { scroll } => render_help(*scroll, frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
             Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
-            Overlay::ConfirmQuit => render_confirm_quit(app, frame),
+            Overlay::ConfirmQuit(o) => o.render(app, frame),
         }
     }
     approval_shown
@@ -310,7 +310,7 @@ impl StatusLine {
     }
 }
 
-fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
+pub(crate) fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
     let w = (area.width * width_pct / 100).max(20).min(area.width);
     let h = (area.height * height_pct / 100).max(8).min(area.height);
     Rect {

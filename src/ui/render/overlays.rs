@@ -1,4 +1,4 @@
-//! The smaller overlays: help, session grants, the audit trail, confirm quit.
+//! The smaller overlays: help, session grants, the audit trail.
 
 use super::*;
 use crate::ui::preview::wrap::text_width;
@@ -21,9 +21,8 @@ fn help_area(screen: Rect) -> Rect {
 /// Every binding of the key table, section by section, laid out for `width` cells: the keys in
 /// one column, what they do word-wrapped beside them.
 fn help_lines(width: usize) -> Vec<Line<'static>> {
-    let widest = keys::BINDINGS
-        .iter()
-        .map(|b| text_width(b.keys))
+    let widest = keys::all()
+        .map(|(_, b)| text_width(b.keys))
         .max()
         .unwrap_or(0);
     let key_width = widest.min(width * 2 / 5).max(1);
@@ -163,32 +162,6 @@ pub(super) fn render_audit(app: &App, scroll: u16, frame: &mut Frame) {
     );
 }
 
-pub(super) fn render_confirm_quit(app: &App, frame: &mut Frame) {
-    let area = centered(frame.area(), 60, 20);
-    frame.render_widget(Clear, area);
-    let block = Block::default().borders(Borders::ALL).title(" quit? ");
-    // The question stays open when the turn ends under it (only the person closes it), so it
-    // says what quitting would stop now, not what ran when it was asked.
-    let running = app.running_tools();
-    let what = if running == 0 && !app.turn_running {
-        "The turn has ended and nothing runs now.".to_string()
-    } else {
-        format!(
-            "{running} tool(s) running{}. Quitting kills them.",
-            if app.turn_running {
-                " and a turn in progress"
-            } else {
-                ""
-            }
-        )
-    };
-    let text = format!("{what}\ny / q quit · any other key stays");
-    frame.render_widget(
-        Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
-        area,
-    );
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,7 +169,7 @@ mod tests {
     #[test]
     fn the_help_shows_every_binding_of_the_key_table() {
         let text: Vec<String> = help_lines(200).iter().map(|l| l.to_string()).collect();
-        for b in keys::BINDINGS {
+        for (_, b) in keys::all() {
             assert!(
                 text.iter()
                     .any(|l| l.contains(b.keys) && l.contains(b.does)),

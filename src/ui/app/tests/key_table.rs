@@ -327,7 +327,8 @@ fn every_key_a_window_reacts_to_is_in_the_table() {
     });
     check("quit?", &[Place::ConfirmQuit], &|| {
         let mut app = App::new(Status::default(), t0);
-        app.overlays.push(Overlay::ConfirmQuit);
+        app.overlays
+            .push(Overlay::ConfirmQuit(crate::ui::overlay::ConfirmQuitOverlay));
         (app, t0)
     });
     // The modal: armed, its long preview scrolled to the middle, a file change (so `d` works).

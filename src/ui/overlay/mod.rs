@@ -1,0 +1,96 @@
+//! The windows drawn over the panes, one module each: the approval modal (`approval`), the key
+//! list (`help`), the session grants (`grants`), the audit trail (`audit`) and the question
+//! before quitting (`confirm_quit`). Each owns its state, its key table (which `ui::keys` hands
+//! to the help), what a key does to it (`on_key`) and how it is drawn (`render`, a pure function
+//! of the window and `&App`). Changing a window means changing its module.
+//!
+//! `App` keeps them on a stack and gives the top one every key. What a window wants beyond its
+//! own state (ops for the agent, to be closed, a line in the conversation, a key passed on to the
+//! prompt's draft) comes back as an `Outcome` that `App` applies: no window touches the prompt or
+//! another window, so the draft is intact when the stack is empty again.
+
+use std::time::Instant;
+
+use crossterm::event::KeyEvent;
+
+use crate::protocol::{GrantSummary, Op};
+
+pub mod confirm_quit;
+
+pub use confirm_quit::ConfirmQuitOverlay;
+
+/// A window on the stack.
+#[derive(Debug)]
+pub enum Overlay {
+    Approval(Box<crate::ui::app::ApprovalOverlay>),
+    /// The key list, scrolled this many rows from its top.
+    Help {
+        scroll: usize,
+    },
+    Grants {
+        selected: usize,
+    },
+    /// The session's decisions and their sources; scrolled from the newest.
+    Audit {
+        scroll: u16,
+    },
+    ConfirmQuit(ConfirmQuitOverlay),
+}
+
+/// What a window may read of the rest of the cockpit while it takes a key.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub now: Instant,
+    /// The whole screen's size (width, height) as last drawn.
+    pub screen: (u16, u16),
+    /// The session's grants as the agent last sent them.
+    pub grants: &'a [GrantSummary],
+}
+
+/// What a key on a window asks of the app, beyond the window's own state.
+#[derive(Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// For the agent, in this order.
+    pub ops: Vec<Op>,
+    /// The window is done: it leaves the stack.
+    pub close: bool,
+    pub effects: Vec<Effect>,
+}
+
+/// Something only the app can do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// The key goes on into the prompt's draft (it was typed for the prompt).
+    TypeIntoPrompt(KeyEvent),
+    /// A line for the conversation.
+    Notice(String),
+    /// Quit once the agent has shut down.
+    Quit,
+}
+
+impl Outcome {
+    pub fn ops(ops: Vec<Op>) -> Outcome {
+        Outcome {
+            ops,
+            ..Outcome::default()
+        }
+    }
+
+    pub fn close() -> Outcome {
+        Outcome {
+            close: true,
+            ..Outcome::default()
+        }
+    }
+}
+
+impl Overlay {
+    /// The top window takes a key.
+    pub fn on_key(&mut self, key: KeyEvent, cx: &Context) -> Outcome {
+        let _ = cx;
+        match self {
+            Overlay::ConfirmQuit(o) => o.on_key(&key),
+            _ => Outcome::default(),
+        }
+    }
+}
