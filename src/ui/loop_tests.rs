@@ -90,7 +90,7 @@ impl Window {
             Overlay::Approval(_) => Window::Approval,
             Overlay::Help { .. } => Window::Help,
             Overlay::Grants { .. } => Window::Grants,
-            Overlay::Audit { .. } => Window::Audit,
+            Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
     }

@@ -6,7 +6,7 @@
 use super::*;
 use crate::ui::conversation;
 use crate::ui::keys::{self, Action, Place};
-use crate::ui::overlay::{ConfirmQuitOverlay, Context, Effect, Outcome};
+use crate::ui::overlay::{AuditOverlay, ConfirmQuitOverlay, Context, Effect, Outcome};
 
 impl App {
     /// Handles a key. Returns the ops it sends.
@@ -16,8 +16,7 @@ impl App {
             Some(Overlay::Approval(_)) => return self.approval_key(key, now),
             Some(Overlay::Help { .. }) => return self.help_key(&key),
             Some(Overlay::Grants { .. }) => return self.grants_key(&key),
-            Some(Overlay::Audit { .. }) => return self.audit_key(&key),
-            Some(Overlay::ConfirmQuit(_)) => return self.overlay_key(key),
+            Some(Overlay::Audit(_) | Overlay::ConfirmQuit(_)) => return self.overlay_key(key),
             None => {}
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
@@ -136,21 +135,6 @@ impl App {
         Vec::new()
     }
 
-    fn audit_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        let Some(Overlay::Audit { scroll }) = self.overlays.last_mut() else {
-            return Vec::new();
-        };
-        match keys::action(Place::Audit, key) {
-            Some(Action::Close) => {
-                self.overlays.pop();
-            }
-            Some(Action::Up(n)) => *scroll = scroll.saturating_add(u16::from(n)),
-            Some(Action::Down(n)) => *scroll = scroll.saturating_sub(u16::from(n)),
-            _ => {}
-        }
-        Vec::new()
-    }
-
     /// The top window takes the key; what it asks beyond its own state is done here.
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Op> {
         let cx = Context {
@@ -192,7 +176,7 @@ impl App {
     }
 
     fn open_audit(&mut self) -> Vec<Op> {
-        self.overlays.push(Overlay::Audit { scroll: 0 });
+        self.overlays.push(Overlay::Audit(AuditOverlay::default()));
         vec![Op::ListAudit]
     }
 

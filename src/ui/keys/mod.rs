@@ -122,7 +122,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Approval => table::APPROVAL,
         Place::Help => table::HELP,
         Place::Grants => table::GRANTS,
-        Place::Audit => table::AUDIT,
+        Place::Audit => crate::ui::overlay::audit::KEYS,
         Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
     }
 }

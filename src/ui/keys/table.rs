@@ -143,26 +143,3 @@ pub const GRANTS: &[Binding] = &[
         does: "close",
     },
 ];
-
-/// The audit trail.
-pub const AUDIT: &[Binding] = &[
-    Binding {
-        keys: "k ↑ / j ↓",
-        presses: &[
-            (plain('k'), Action::Up(1)),
-            (key(KeyCode::Up), Action::Up(1)),
-            (plain('j'), Action::Down(1)),
-            (key(KeyCode::Down), Action::Down(1)),
-        ],
-        does: "older / newer decisions",
-    },
-    Binding {
-        keys: "Esc / q / F2",
-        presses: &[
-            (key(KeyCode::Esc), Action::Close),
-            (plain('q'), Action::Close),
-            (key(KeyCode::F(2)), Action::Close),
-        ],
-        does: "close",
-    },
-];

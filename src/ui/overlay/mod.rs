@@ -15,8 +15,10 @@ use crossterm::event::KeyEvent;
 
 use crate::protocol::{GrantSummary, Op};
 
+pub mod audit;
 pub mod confirm_quit;
 
+pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
 
 /// A window on the stack.
@@ -30,10 +32,7 @@ pub enum Overlay {
     Grants {
         selected: usize,
     },
-    /// The session's decisions and their sources; scrolled from the newest.
-    Audit {
-        scroll: u16,
-    },
+    Audit(AuditOverlay),
     ConfirmQuit(ConfirmQuitOverlay),
 }
 
@@ -89,6 +88,7 @@ impl Overlay {
     pub fn on_key(&mut self, key: KeyEvent, cx: &Context) -> Outcome {
         let _ = cx;
         match self {
+            Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
             _ => Outcome::default(),
         }

@@ -17,7 +17,7 @@ use crate::approval::verdict::Ruling;
 use crate::tools::Stream;
 
 mod approval;
-mod fit;
+pub(crate) mod fit;
 mod overlays;
 mod results;
 
@@ -26,7 +26,7 @@ use fit::truncate;
 pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
 pub use overlays::help_size;
-use overlays::{render_audit, render_grants, render_help};
+use overlays::{render_grants, render_help};
 
 pub struct Areas {
     pub conversation: Rect,
@@ -111,7 +111,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             }
             Overlay::Help { scroll } => render_help(*scroll, frame),
             Overlay::Grants { selected } => render_grants(app, *selected, frame),
-            Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
+            Overlay::Audit(o) => o.render(app, frame),
             Overlay::ConfirmQuit(o) => o.render(app, frame),
         }
     }

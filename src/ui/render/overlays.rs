@@ -1,4 +1,4 @@
-//! The smaller overlays: help, session grants, the audit trail.
+//! The smaller overlays: help, session grants.
 
 use super::*;
 use crate::ui::preview::wrap::text_width;
@@ -123,43 +123,6 @@ pub(super) fn render_grants(app: &App, selected: usize, frame: &mut Frame) {
         lines.push(Line::styled(text, style));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
-}
-
-pub(super) fn render_audit(app: &App, scroll: u16, frame: &mut Frame) {
-    let area = centered(frame.area(), 90, 80);
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(" audit: this session's decisions and their source (Esc closes) ");
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let width = inner.width as usize;
-    let mut lines: Vec<Line> = app
-        .audit
-        .iter()
-        .map(|l| {
-            let style = if l.contains(" deny by ") {
-                Style::default().fg(Color::Red)
-            } else if l.contains(" allow by ") {
-                Style::default().fg(Color::Green)
-            } else {
-                dim()
-            };
-            Line::styled(truncate(&visible_line(l), width), style)
-        })
-        .collect();
-    if lines.is_empty() {
-        lines.push(Line::styled("nothing decided yet", dim()));
-    }
-    let height = inner.height as usize;
-    let end = lines
-        .len()
-        .saturating_sub((scroll as usize).min(lines.len().saturating_sub(height.min(lines.len()))));
-    let start = end.saturating_sub(height);
-    frame.render_widget(
-        Paragraph::new(lines.drain(start..end).collect::<Vec<_>>()),
-        inner,
-    );
 }
 
 #[cfg(test)]

@@ -322,7 +322,10 @@ fn every_key_a_window_reacts_to_is_in_the_table() {
     });
     check("audit", &[Place::Audit], &|| {
         let mut app = App::new(Status::default(), t0);
-        app.overlays.push(Overlay::Audit { scroll: 2 });
+        app.overlays
+            .push(Overlay::Audit(crate::ui::overlay::AuditOverlay {
+                scroll: 2,
+            }));
         (app, t0)
     });
     check("quit?", &[Place::ConfirmQuit], &|| {
