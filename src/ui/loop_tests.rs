@@ -89,7 +89,7 @@ impl Window {
         match overlay {
             Overlay::Approval(_) => Window::Approval,
             Overlay::Help { .. } => Window::Help,
-            Overlay::Grants { .. } => Window::Grants,
+            Overlay::Grants(_) => Window::Grants,
             Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }

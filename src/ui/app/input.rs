@@ -6,7 +6,9 @@
 use super::*;
 use crate::ui::conversation;
 use crate::ui::keys::{self, Action, Place};
-use crate::ui::overlay::{AuditOverlay, ConfirmQuitOverlay, Context, Effect, Outcome};
+use crate::ui::overlay::{
+    AuditOverlay, ConfirmQuitOverlay, Context, Effect, GrantsOverlay, Outcome,
+};
 
 impl App {
     /// Handles a key. Returns the ops it sends.
@@ -15,8 +17,9 @@ impl App {
         match self.overlays.last() {
             Some(Overlay::Approval(_)) => return self.approval_key(key, now),
             Some(Overlay::Help { .. }) => return self.help_key(&key),
-            Some(Overlay::Grants { .. }) => return self.grants_key(&key),
-            Some(Overlay::Audit(_) | Overlay::ConfirmQuit(_)) => return self.overlay_key(key),
+            Some(Overlay::Grants(_) | Overlay::Audit(_) | Overlay::ConfirmQuit(_)) => {
+                return self.overlay_key(key);
+            }
             None => {}
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
@@ -114,27 +117,6 @@ impl App {
         }
     }
 
-    fn grants_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        let count = self.grants.len();
-        let Some(Overlay::Grants { selected }) = self.overlays.last_mut() else {
-            return Vec::new();
-        };
-        match keys::action(Place::Grants, key) {
-            Some(Action::Close) => {
-                self.overlays.pop();
-            }
-            Some(Action::Down(_)) => *selected = (*selected + 1).min(count.saturating_sub(1)),
-            Some(Action::Up(_)) => *selected = selected.saturating_sub(1),
-            Some(Action::Revoke) => {
-                if let Some(g) = self.grants.get(*selected) {
-                    return vec![Op::RevokeGrant { id: g.id }];
-                }
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
-
     /// The top window takes the key; what it asks beyond its own state is done here.
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Op> {
         let cx = Context {
@@ -181,7 +163,8 @@ impl App {
     }
 
     fn open_grants(&mut self) -> Vec<Op> {
-        self.overlays.push(Overlay::Grants { selected: 0 });
+        self.overlays
+            .push(Overlay::Grants(GrantsOverlay::default()));
         vec![Op::ListGrants]
     }
 

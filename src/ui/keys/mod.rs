@@ -121,7 +121,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Results => panes::RESULTS,
         Place::Approval => table::APPROVAL,
         Place::Help => table::HELP,
-        Place::Grants => table::GRANTS,
+        Place::Grants => crate::ui::overlay::grants::KEYS,
         Place::Audit => crate::ui::overlay::audit::KEYS,
         Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
     }

@@ -116,30 +116,3 @@ pub const HELP: &[Binding] = &[
         does: "close",
     },
 ];
-
-/// Session grants.
-pub const GRANTS: &[Binding] = &[
-    Binding {
-        keys: "j k ↑ ↓",
-        presses: &[
-            (plain('j'), Action::Down(1)),
-            (key(KeyCode::Down), Action::Down(1)),
-            (plain('k'), Action::Up(1)),
-            (key(KeyCode::Up), Action::Up(1)),
-        ],
-        does: "select a grant",
-    },
-    Binding {
-        keys: "d",
-        presses: &[(plain('d'), Action::Revoke)],
-        does: "revoke the selected grant",
-    },
-    Binding {
-        keys: "Esc / q",
-        presses: &[
-            (key(KeyCode::Esc), Action::Close),
-            (plain('q'), Action::Close),
-        ],
-        does: "close",
-    },
-];

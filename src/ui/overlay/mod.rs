@@ -17,9 +17,11 @@ use crate::protocol::{GrantSummary, Op};
 
 pub mod audit;
 pub mod confirm_quit;
+pub mod grants;
 
 pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
+pub use grants::GrantsOverlay;
 
 /// A window on the stack.
 #[derive(Debug)]
@@ -29,9 +31,7 @@ pub enum Overlay {
     Help {
         scroll: usize,
     },
-    Grants {
-        selected: usize,
-    },
+    Grants(GrantsOverlay),
     Audit(AuditOverlay),
     ConfirmQuit(ConfirmQuitOverlay),
 }
@@ -86,8 +86,8 @@ impl Outcome {
 impl Overlay {
     /// The top window takes a key.
     pub fn on_key(&mut self, key: KeyEvent, cx: &Context) -> Outcome {
-        let _ = cx;
         match self {
+            Overlay::Grants(o) => o.on_key(&key, cx.grants),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
             _ => Outcome::default(),

@@ -26,7 +26,7 @@ use fit::truncate;
 pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
 pub use overlays::help_size;
-use overlays::{render_grants, render_help};
+use overlays::render_help;
 
 pub struct Areas {
     pub conversation: Rect,
@@ -110,7 +110,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
                 approval_shown = modal.take().and_then(|m| render_approval(app, a, m, frame))
             }
             Overlay::Help { scroll } => render_help(*scroll, frame),
-            Overlay::Grants { selected } => render_grants(app, *selected, frame),
+            Overlay::Grants(o) => o.render(app, frame),
             Overlay::Audit(o) => o.render(app, frame),
             Overlay::ConfirmQuit(o) => o.render(app, frame),
         }
@@ -201,7 +201,7 @@ fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     let hints: &[Place] = match (app.overlays.last(), app.focus) {
         (Some(Overlay::Approval(_)), _) => &[Place::Approval],
-        (Some(Overlay::Grants { .. }), _) => &[Place::Grants],
+        (Some(Overlay::Grants(_)), _) => &[Place::Grants],
         (Some(Overlay::Help { .. }), _) => &[Place::Help],
         (Some(_), _) => &[],
         (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],

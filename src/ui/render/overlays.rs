@@ -1,4 +1,4 @@
-//! The smaller overlays: help, session grants.
+//! The help.
 
 use super::*;
 use crate::ui::preview::wrap::text_width;
@@ -89,40 +89,6 @@ pub(super) fn render_help(scroll: usize, frame: &mut Frame) {
     frame.render_widget(block, area);
     let shown: Vec<Line> = lines.drain(top..(top + height).min(lines.len())).collect();
     frame.render_widget(Paragraph::new(shown), inner);
-}
-
-pub(super) fn render_grants(app: &App, selected: usize, frame: &mut Frame) {
-    let area = centered(frame.area(), 80, 60);
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(" session grants (d revokes, Esc closes) ");
-    let mut lines: Vec<Line> = Vec::new();
-    if app.grants.is_empty() {
-        lines.push(Line::styled("no grants: every ask asks again", dim()));
-    }
-    for (i, g) in app.grants.iter().enumerate() {
-        let expiry = match g.expires_in_ms {
-            Some(ms) => format!("expires in {}s", ms / 1000),
-            None => "until the session ends".to_string(),
-        };
-        let text = format!(
-            "{} #{} {} {}  · {} · used {}",
-            if i == selected { "›" } else { " " },
-            g.id,
-            visible_line(&g.tool),
-            visible_line(&g.scope),
-            expiry,
-            g.uses
-        );
-        let style = if i == selected {
-            Style::default().add_modifier(Modifier::REVERSED)
-        } else {
-            Style::default()
-        };
-        lines.push(Line::styled(text, style));
-    }
-    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 #[cfg(test)]

@@ -308,7 +308,10 @@ fn every_key_a_window_reacts_to_is_in_the_table() {
     });
     check("grants", &[Place::Grants], &|| {
         let mut app = App::new(Status::default(), t0);
-        app.overlays.push(Overlay::Grants { selected: 1 });
+        app.overlays
+            .push(Overlay::Grants(crate::ui::overlay::GrantsOverlay {
+                selected: 1,
+            }));
         app.grants = (1..=3)
             .map(|id| GrantSummary {
                 id,
