@@ -88,7 +88,7 @@ impl Window {
     fn of(overlay: &Overlay) -> Window {
         match overlay {
             Overlay::Approval(_) => Window::Approval,
-            Overlay::Help { .. } => Window::Help,
+            Overlay::Help(_) => Window::Help,
             Overlay::Grants(_) => Window::Grants,
             Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,

@@ -7,7 +7,7 @@ use super::*;
 use crate::ui::conversation;
 use crate::ui::keys::{self, Action, Place};
 use crate::ui::overlay::{
-    AuditOverlay, ConfirmQuitOverlay, Context, Effect, GrantsOverlay, Outcome,
+    AuditOverlay, ConfirmQuitOverlay, Context, Effect, GrantsOverlay, HelpOverlay, Outcome,
 };
 
 impl App {
@@ -16,10 +16,7 @@ impl App {
         self.now = now;
         match self.overlays.last() {
             Some(Overlay::Approval(_)) => return self.approval_key(key, now),
-            Some(Overlay::Help { .. }) => return self.help_key(&key),
-            Some(Overlay::Grants(_) | Overlay::Audit(_) | Overlay::ConfirmQuit(_)) => {
-                return self.overlay_key(key);
-            }
+            Some(_) => return self.overlay_key(key),
             None => {}
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
@@ -87,34 +84,7 @@ impl App {
     }
 
     fn open_help(&mut self) {
-        self.overlays.push(Overlay::Help { scroll: 0 });
-    }
-
-    fn help_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        self.help_action(keys::action(Place::Help, key));
-        Vec::new()
-    }
-
-    fn help_action(&mut self, action: Option<Action>) {
-        let (rows, page) = crate::ui::render::help_size(self.screen);
-        let last = rows.saturating_sub(page);
-        let page = page.max(1);
-        let Some(Overlay::Help { scroll }) = self.overlays.last_mut() else {
-            return;
-        };
-        let at = (*scroll).min(last);
-        match action {
-            Some(Action::Close) => {
-                self.overlays.pop();
-            }
-            Some(Action::Up(n)) => *scroll = at.saturating_sub(usize::from(n)),
-            Some(Action::Down(n)) => *scroll = (at + usize::from(n)).min(last),
-            Some(Action::PageUp) => *scroll = at.saturating_sub(page),
-            Some(Action::PageDown) => *scroll = (at + page).min(last),
-            Some(Action::Top) => *scroll = 0,
-            Some(Action::Bottom) => *scroll = last,
-            _ => {}
-        }
+        self.overlays.push(Overlay::Help(HelpOverlay::default()));
     }
 
     /// The top window takes the key; what it asks beyond its own state is done here.
@@ -248,22 +218,20 @@ impl App {
             MouseEventKind::ScrollDown => false,
             _ => return,
         };
-        let rows = |action: Option<Action>| match action {
-            Some(Action::Up(n)) => -isize::from(n),
-            Some(Action::Down(n)) => isize::from(n),
-            _ => 0,
+        let cx = Context {
+            now: self.now,
+            screen: self.screen,
+            grants: &self.grants,
         };
         match self.overlays.last_mut() {
-            Some(Overlay::Approval(a)) => a.scroll_rows(rows(keys::wheel(Place::Approval, up))),
-            Some(Overlay::Help { .. }) => self.help_action(keys::wheel(Place::Help, up)),
-            Some(_) => {}
+            Some(top) => top.on_wheel(up, &cx),
             None if inside(self.conversation_area) => {
                 if let Some(action) = keys::wheel(Place::Conversation, up) {
                     self.scroll_conversation(action);
                 }
             }
             None if inside(self.results_area) => {
-                let rows = rows(keys::wheel(Place::Results, up));
+                let rows = keys::wheel_rows(Place::Results, up);
                 self.follow = false;
                 self.results_scroll = if rows < 0 {
                     self.results_scroll

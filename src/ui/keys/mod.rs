@@ -120,7 +120,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Conversation => panes::CONVERSATION,
         Place::Results => panes::RESULTS,
         Place::Approval => table::APPROVAL,
-        Place::Help => table::HELP,
+        Place::Help => crate::ui::overlay::help::KEYS,
         Place::Grants => crate::ui::overlay::grants::KEYS,
         Place::Audit => crate::ui::overlay::audit::KEYS,
         Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
@@ -289,6 +289,15 @@ pub fn wheel(place: Place, up: bool) -> Option<Action> {
         .flat_map(|b| b.presses.iter())
         .find(|(press, _)| *press == wanted)
         .map(|(_, action)| *action)
+}
+
+/// The rows the wheel scrolls in `place`: negative toward older lines, 0 where it does nothing.
+pub fn wheel_rows(place: Place, up: bool) -> isize {
+    match wheel(place, up) {
+        Some(Action::Up(n)) => -isize::from(n),
+        Some(Action::Down(n)) => isize::from(n),
+        _ => 0,
+    }
 }
 
 /// How the first press that does `action` in `place` is written ("Enter"), for a hint drawn

@@ -14,23 +14,23 @@ use std::time::Instant;
 use crossterm::event::KeyEvent;
 
 use crate::protocol::{GrantSummary, Op};
+use crate::ui::keys::{self, Place};
 
 pub mod audit;
 pub mod confirm_quit;
 pub mod grants;
+pub mod help;
 
 pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
 pub use grants::GrantsOverlay;
+pub use help::HelpOverlay;
 
 /// A window on the stack.
 #[derive(Debug)]
 pub enum Overlay {
     Approval(Box<crate::ui::app::ApprovalOverlay>),
-    /// The key list, scrolled this many rows from its top.
-    Help {
-        scroll: usize,
-    },
+    Help(HelpOverlay),
     Grants(GrantsOverlay),
     Audit(AuditOverlay),
     ConfirmQuit(ConfirmQuitOverlay),
@@ -87,10 +87,20 @@ impl Overlay {
     /// The top window takes a key.
     pub fn on_key(&mut self, key: KeyEvent, cx: &Context) -> Outcome {
         match self {
+            Overlay::Help(o) => o.on_key(&key, cx.screen),
             Overlay::Grants(o) => o.on_key(&key, cx.grants),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
             _ => Outcome::default(),
+        }
+    }
+
+    /// The mouse wheel over the top window.
+    pub fn on_wheel(&mut self, up: bool, cx: &Context) {
+        match self {
+            Overlay::Approval(a) => a.scroll_rows(keys::wheel_rows(Place::Approval, up)),
+            Overlay::Help(o) => o.on_wheel(up, cx.screen),
+            Overlay::Grants(_) | Overlay::Audit(_) | Overlay::ConfirmQuit(_) => {}
         }
     }
 }

@@ -18,15 +18,12 @@ use crate::tools::Stream;
 
 mod approval;
 pub(crate) mod fit;
-mod overlays;
 mod results;
 
 use fit::truncate;
 
 pub use crate::visible::{visible, visible_line};
 use approval::render_approval;
-pub use overlays::help_size;
-use overlays::render_help;
 
 pub struct Areas {
     pub conversation: Rect,
@@ -109,7 +106,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             Overlay::Approval(a) => {
                 approval_shown = modal.take().and_then(|m| render_approval(app, a, m, frame))
             }
-            Overlay::Help { scroll } => render_help(*scroll, frame),
+            Overlay::Help(o) => o.render(frame),
             Overlay::Grants(o) => o.render(app, frame),
             Overlay::Audit(o) => o.render(app, frame),
             Overlay::ConfirmQuit(o) => o.render(app, frame),
@@ -202,7 +199,7 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     let hints: &[Place] = match (app.overlays.last(), app.focus) {
         (Some(Overlay::Approval(_)), _) => &[Place::Approval],
         (Some(Overlay::Grants(_)), _) => &[Place::Grants],
-        (Some(Overlay::Help { .. }), _) => &[Place::Help],
+        (Some(Overlay::Help(_)), _) => &[Place::Help],
         (Some(_), _) => &[],
         (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],
         (None, Focus::Results) => &[Place::Results],

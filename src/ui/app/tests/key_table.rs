@@ -175,10 +175,10 @@ fn the_help_scrolls_and_stops_at_its_last_line() {
     let mut app = App::new(Status::default(), Instant::now());
     frame(&mut app, 60, 20);
     app.on_key(with(KeyCode::F(1), KeyModifiers::NONE), Instant::now());
-    let (rows, page) = crate::ui::render::help_size(app.screen);
+    let (rows, page) = crate::ui::overlay::help::size(app.screen);
     assert!(rows > page, "the help fits 60x20 without scrolling?");
     let scroll = |app: &App| match app.overlays.last() {
-        Some(Overlay::Help { scroll }) => *scroll,
+        Some(Overlay::Help(help)) => help.scroll,
         other => panic!("help is not open: {other:?}"),
     };
     app.on_key(with(KeyCode::PageDown, KeyModifiers::NONE), Instant::now());
@@ -303,7 +303,8 @@ fn every_key_a_window_reacts_to_is_in_the_table() {
     check("help", &[Place::Help], &|| {
         let mut app = App::new(Status::default(), t0);
         frame(&mut app, 60, 20);
-        app.overlays.push(Overlay::Help { scroll: 5 });
+        app.overlays
+            .push(Overlay::Help(crate::ui::overlay::HelpOverlay { scroll: 5 }));
         (app, t0)
     });
     check("grants", &[Place::Grants], &|| {
