@@ -1,7 +1,7 @@
-//! What keys and the mouse do to the cockpit. Every press is looked up in the key table
-//! (`ui::keys`), which the help is drawn from: the modal stack gets keys first (the approval modal
-//! through its own guarded dispatcher), then, with no window open, the keys that work anywhere,
-//! the conversation's scroll keys, and the focused pane.
+//! What keys and the mouse do to the cockpit. The window on top of the stack gets every key (its
+//! own `on_key` in `ui::overlay`; this applies the `Outcome`). With no window open a key is looked
+//! up in the panes' tables (`ui::keys`, which the help is drawn from): the keys that work
+//! anywhere, the conversation's scroll keys, then the focused pane's.
 
 use super::*;
 use crate::ui::conversation;
@@ -14,10 +14,8 @@ impl App {
     /// Handles a key. Returns the ops it sends.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Op> {
         self.now = now;
-        match self.overlays.last() {
-            Some(Overlay::Approval(_)) => return self.approval_key(key, now),
-            Some(_) => return self.overlay_key(key),
-            None => {}
+        if !self.overlays.is_empty() {
+            return self.overlay_key(key);
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
             return self.anywhere(action);

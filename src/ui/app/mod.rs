@@ -4,35 +4,26 @@
 //! The modal stack owns the keyboard: the top overlay gets every key; with no overlay, keys go to
 //! the focused pane, and the prompt keeps its draft through everything.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
-use super::keys::{APPROVAL_OPTIONS, ApprovalChoice};
-use crate::approval::approver::{ApprovalRequest, Decision, Preview};
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
 use crate::tools::output::BoundedOutput;
 use crate::tools::{Stream, ToolStatus};
 
-mod approval;
 mod batch;
 mod input;
 mod restore;
 
-pub use super::overlay::Overlay;
-pub use approval::ApprovalOverlay;
+pub use super::overlay::approval::ARM_DELAY;
+pub use super::overlay::{ApprovalOverlay, Overlay};
 pub use batch::{Batch, Place};
 
 /// Finished runs whose kept output (head and tail) stays in memory; older runs keep their
 /// header and the path of their full log, so a long session does not grow with every run.
 pub const KEPT_RUNS: usize = 32;
-
-/// Keys that arrive sooner than this after an approval appears (or after the previous key, while
-/// still unarmed) are not taken as answers: a person typing into the prompt must not answer a
-/// modal that popped up under their fingers.
-pub const ARM_DELAY: Duration = Duration::from_millis(400);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
@@ -192,16 +183,7 @@ impl App {
             .collect();
         for overlay in &self.overlays {
             if let Overlay::Approval(a) = overlay {
-                // 0 once armed (the countdown line is gone); before that, 1 + the tenths shown,
-                // so "0.0s" and "armed" are different faces and the line never lingers.
-                face.push(if now >= a.armed_at {
-                    0
-                } else {
-                    1 + (a.armed_at.duration_since(now).as_secs_f64() * 10.0).round() as u64
-                });
-                if let Some(deadline) = a.queue.front().and_then(|r| r.deadline_ms) {
-                    face.push(deadline.saturating_sub(wall_ms) / 1000);
-                }
+                face.extend(a.clock_face(now, wall_ms));
             }
         }
         face
@@ -220,6 +202,13 @@ impl App {
             });
         let approval = (self.pending_approvals() > 0).then(|| now + Duration::from_millis(100));
         runs.chain(approval).min()
+    }
+
+    /// After a frame: the renderer's report of the approval preview it drew (request and size).
+    pub fn approval_drawn(&mut self, drawn: Option<(String, crate::ui::preview::View)>) {
+        if let (Some((call_id, view)), Some(overlay)) = (drawn, self.approval_mut()) {
+            overlay.drawn(&call_id, view);
+        }
     }
 
     fn approval_mut(&mut self) -> Option<&mut ApprovalOverlay> {
@@ -286,7 +275,7 @@ impl App {
                 self.ensure_tool_line(&request.call_id, title, ToolLine::Asking);
                 let now = self.now;
                 match self.approval_mut() {
-                    Some(overlay) => overlay.queue.push_back(*request),
+                    Some(overlay) => overlay.push(*request),
                     None => self
                         .overlays
                         .push(Overlay::Approval(Box::new(ApprovalOverlay::new(

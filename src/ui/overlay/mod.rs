@@ -16,11 +16,13 @@ use crossterm::event::KeyEvent;
 use crate::protocol::{GrantSummary, Op};
 use crate::ui::keys::{self, Place};
 
+pub mod approval;
 pub mod audit;
 pub mod confirm_quit;
 pub mod grants;
 pub mod help;
 
+pub use approval::ApprovalOverlay;
 pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
 pub use grants::GrantsOverlay;
@@ -29,7 +31,7 @@ pub use help::HelpOverlay;
 /// A window on the stack.
 #[derive(Debug)]
 pub enum Overlay {
-    Approval(Box<crate::ui::app::ApprovalOverlay>),
+    Approval(Box<ApprovalOverlay>),
     Help(HelpOverlay),
     Grants(GrantsOverlay),
     Audit(AuditOverlay),
@@ -87,11 +89,11 @@ impl Overlay {
     /// The top window takes a key.
     pub fn on_key(&mut self, key: KeyEvent, cx: &Context) -> Outcome {
         match self {
+            Overlay::Approval(o) => o.on_key(key, cx.now),
             Overlay::Help(o) => o.on_key(&key, cx.screen),
             Overlay::Grants(o) => o.on_key(&key, cx.grants),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
-            _ => Outcome::default(),
         }
     }
 

@@ -4,26 +4,23 @@ use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::app::{App, ApprovalOverlay, Focus, Overlay, RunStatus};
+use super::app::{App, Focus, Overlay, RunStatus};
 use super::conversation::{self, finished_icon};
-use super::keys::{self, APPROVAL_OPTIONS, ApprovalChoice, Place};
+use super::keys::{self, Place};
 use super::words::wrap_words;
-use crate::approval::risk::Risk;
-use crate::approval::verdict::Ruling;
 use crate::tools::Stream;
 
-mod approval;
 pub(crate) mod fit;
 mod results;
 
 use fit::truncate;
 
+use crate::ui::overlay::approval;
 pub use crate::visible::{visible, visible_line};
-use approval::render_approval;
 
 pub struct Areas {
     pub conversation: Rect,
@@ -104,7 +101,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         approval_shown = None;
         match overlay {
             Overlay::Approval(a) => {
-                approval_shown = modal.take().and_then(|m| render_approval(app, a, m, frame))
+                approval_shown = modal.take().and_then(|m| a.render(app, m, frame))
             }
             Overlay::Help(o) => o.render(frame),
             Overlay::Grants(o) => o.render(app, frame),
