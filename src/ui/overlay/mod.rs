@@ -97,6 +97,17 @@ impl Overlay {
         }
     }
 
+    /// Whose keys the status bar hints at while this window is on top (the audit trail and the
+    /// quit question say their keys themselves).
+    pub fn hints(&self) -> &'static [Place] {
+        match self {
+            Overlay::Approval(_) => &[Place::Approval],
+            Overlay::Help(_) => &[Place::Help],
+            Overlay::Grants(_) => &[Place::Grants],
+            Overlay::Audit(_) | Overlay::ConfirmQuit(_) => &[],
+        }
+    }
+
     /// The mouse wheel over the top window.
     pub fn on_wheel(&mut self, up: bool, cx: &Context) {
         match self {

@@ -194,10 +194,7 @@ fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
 
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     let hints: &[Place] = match (app.overlays.last(), app.focus) {
-        (Some(Overlay::Approval(_)), _) => &[Place::Approval],
-        (Some(Overlay::Grants(_)), _) => &[Place::Grants],
-        (Some(Overlay::Help(_)), _) => &[Place::Help],
-        (Some(_), _) => &[],
+        (Some(top), _) => top.hints(),
         (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],
         (None, Focus::Results) => &[Place::Results],
     };
