@@ -88,10 +88,10 @@ impl Window {
     fn of(overlay: &Overlay) -> Window {
         match overlay {
             Overlay::Approval(_) => Window::Approval,
-            Overlay::Help { .. } => Window::Help,
-            Overlay::Grants { .. } => Window::Grants,
-            Overlay::Audit { .. } => Window::Audit,
-            Overlay::ConfirmQuit => Window::ConfirmQuit,
+            Overlay::Help(_) => Window::Help,
+            Overlay::Grants(_) => Window::Grants,
+            Overlay::Audit(_) => Window::Audit,
+            Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod keys;
 #[cfg(test)]
 mod loop_tests;
+pub mod overlay;
 pub mod preview;
 pub mod render;
 #[cfg(test)]
@@ -155,18 +156,7 @@ where
     loop {
         let now = Instant::now();
         if dirty && (urgent || now >= last_frame + FRAME) {
-            app.now = now;
-            app.wall_ms = crate::approval::gate::now_ms();
-            let mut approval_shown = None;
-            terminal.draw(|frame| {
-                let areas = render::layout(frame.area(), app.prompt.lines().len());
-                app.conversation_area = rect_tuple(areas.conversation);
-                app.results_area = rect_tuple(areas.results);
-                app.screen = (frame.area().width, frame.area().height);
-                approval_shown = render::render(&app, frame);
-            })?;
-            // What the approval modal showed counts as seen only once it has been drawn.
-            app.approval_drawn(approval_shown);
+            draw_frame(terminal, &mut app, now)?;
             shown_clock = app.clock_face(app.now, app.wall_ms);
             last_frame = Instant::now();
             frames += 1;
@@ -218,20 +208,8 @@ where
             _ = sighup.recv() => break,
             event = handle.events.recv() => {
                 let Some(event) = event else { break };
-                // The state's clock is the arrival time: an approval's arm delay counts from
-                // when it arrived, not from the last frame (which may be a second old).
-                app.now = Instant::now();
-                app.wall_ms = crate::approval::gate::now_ms();
-                let mut done = matches!(event, AgentEvent::ShutdownComplete);
-                urgent |= !streams(&event);
-                app.on_agent_event(event);
-                // Drain the burst (bounded, so keys stay prompt), then draw once.
-                for _ in 1..DRAIN {
-                    let Ok(event) = handle.events.try_recv() else { break };
-                    done |= matches!(event, AgentEvent::ShutdownComplete);
-                    urgent |= !streams(&event);
-                    app.on_agent_event(event);
-                }
+                let (done, changed) = apply_burst(&mut app, &mut handle.events, event);
+                urgent |= changed;
                 dirty = true;
                 if done || (shutdown_sent && app.should_quit && handle.events.is_closed()) {
                     break;
@@ -251,6 +229,54 @@ where
         }
     }
     Ok(())
+}
+
+/// Draws one frame at `now` and records what it showed: the panes' areas (for the mouse), the
+/// screen's size (for the help), and what of the approval modal was on screen.
+fn draw_frame<B>(terminal: &mut Terminal<B>, app: &mut App, now: Instant) -> Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+{
+    app.now = now;
+    app.wall_ms = crate::approval::gate::now_ms();
+    let mut approval_shown = None;
+    terminal.draw(|frame| {
+        let areas = render::layout(frame.area(), app.prompt.lines().len());
+        app.conversation_area = rect_tuple(areas.conversation);
+        app.results_area = rect_tuple(areas.results);
+        app.screen = (frame.area().width, frame.area().height);
+        approval_shown = render::render(app, frame);
+    })?;
+    // What the approval modal showed counts as seen only once it has been drawn.
+    app.approval_drawn(approval_shown);
+    Ok(())
+}
+
+/// Applies `first` and the burst queued behind it (bounded, so keys stay prompt); the loop then
+/// draws once. Returns whether the agent has shut down, and whether anything but a flood
+/// (output, text) came, which is drawn at once.
+fn apply_burst(
+    app: &mut App,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    first: AgentEvent,
+) -> (bool, bool) {
+    // The state's clock is the arrival time: an approval's arm delay counts from when it
+    // arrived, not from the last frame (which may be a second old).
+    app.now = Instant::now();
+    app.wall_ms = crate::approval::gate::now_ms();
+    let mut done = false;
+    let mut urgent = false;
+    let mut next = Some(first);
+    for _ in 0..DRAIN {
+        let Some(event) = next.take().or_else(|| events.try_recv().ok()) else {
+            break;
+        };
+        done |= matches!(event, AgentEvent::ShutdownComplete);
+        urgent |= !streams(&event);
+        app.on_agent_event(event);
+    }
+    (done, urgent)
 }
 
 /// Events that come in floods (output, text deltas) wait for the next frame slot; any other

@@ -1,23 +1,21 @@
-//! What keys and the mouse do to the cockpit. Every press is looked up in the key table
-//! (`ui::keys`), which the help is drawn from: the modal stack gets keys first (the approval modal
-//! through its own guarded dispatcher), then, with no window open, the keys that work anywhere,
-//! the conversation's scroll keys, and the focused pane.
+//! What keys and the mouse do to the cockpit. The window on top of the stack gets every key (its
+//! own `on_key` in `ui::overlay`; this applies the `Outcome`). With no window open a key is looked
+//! up in the panes' tables (`ui::keys`, which the help is drawn from): the keys that work
+//! anywhere, the conversation's scroll keys, then the focused pane's.
 
 use super::*;
 use crate::ui::conversation;
 use crate::ui::keys::{self, Action, Place};
+use crate::ui::overlay::{
+    AuditOverlay, ConfirmQuitOverlay, Context, Effect, GrantsOverlay, HelpOverlay, Outcome,
+};
 
 impl App {
     /// Handles a key. Returns the ops it sends.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Op> {
         self.now = now;
-        match self.overlays.last() {
-            Some(Overlay::Approval(_)) => return self.approval_key(key, now),
-            Some(Overlay::Help { .. }) => return self.help_key(&key),
-            Some(Overlay::Grants { .. }) => return self.grants_key(&key),
-            Some(Overlay::Audit { .. }) => return self.audit_key(&key),
-            Some(Overlay::ConfirmQuit) => return self.confirm_quit_key(&key),
-            None => {}
+        if !self.overlays.is_empty() {
+            return self.overlay_key(key);
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
             return self.anywhere(action);
@@ -84,84 +82,42 @@ impl App {
     }
 
     fn open_help(&mut self) {
-        self.overlays.push(Overlay::Help { scroll: 0 });
+        self.overlays.push(Overlay::Help(HelpOverlay::default()));
     }
 
-    fn help_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        self.help_action(keys::action(Place::Help, key));
-        Vec::new()
-    }
-
-    fn help_action(&mut self, action: Option<Action>) {
-        let (rows, page) = crate::ui::render::help_size(self.screen);
-        let last = rows.saturating_sub(page);
-        let page = page.max(1);
-        let Some(Overlay::Help { scroll }) = self.overlays.last_mut() else {
-            return;
+    /// The top window takes the key; what it asks beyond its own state is done here.
+    fn overlay_key(&mut self, key: KeyEvent) -> Vec<Op> {
+        let cx = Context {
+            now: self.now,
+            screen: self.screen,
+            grants: &self.grants,
         };
-        let at = (*scroll).min(last);
-        match action {
-            Some(Action::Close) => {
-                self.overlays.pop();
-            }
-            Some(Action::Up(n)) => *scroll = at.saturating_sub(usize::from(n)),
-            Some(Action::Down(n)) => *scroll = (at + usize::from(n)).min(last),
-            Some(Action::PageUp) => *scroll = at.saturating_sub(page),
-            Some(Action::PageDown) => *scroll = (at + page).min(last),
-            Some(Action::Top) => *scroll = 0,
-            Some(Action::Bottom) => *scroll = last,
-            _ => {}
-        }
-    }
-
-    fn grants_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        let count = self.grants.len();
-        let Some(Overlay::Grants { selected }) = self.overlays.last_mut() else {
+        let Some(top) = self.overlays.last_mut() else {
             return Vec::new();
         };
-        match keys::action(Place::Grants, key) {
-            Some(Action::Close) => {
-                self.overlays.pop();
-            }
-            Some(Action::Down(_)) => *selected = (*selected + 1).min(count.saturating_sub(1)),
-            Some(Action::Up(_)) => *selected = selected.saturating_sub(1),
-            Some(Action::Revoke) => {
-                if let Some(g) = self.grants.get(*selected) {
-                    return vec![Op::RevokeGrant { id: g.id }];
+        let outcome = top.on_key(key, &cx);
+        self.apply(outcome)
+    }
+
+    fn apply(&mut self, outcome: Outcome) -> Vec<Op> {
+        if outcome.close {
+            self.overlays.pop();
+        }
+        for effect in outcome.effects {
+            match effect {
+                Effect::TypeIntoPrompt(key) => {
+                    self.prompt.input(key);
                 }
+                Effect::Notice(text) => self.entries.push(Entry::Notice(text)),
+                Effect::Quit => self.should_quit = true,
             }
-            _ => {}
         }
-        Vec::new()
-    }
-
-    fn audit_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        let Some(Overlay::Audit { scroll }) = self.overlays.last_mut() else {
-            return Vec::new();
-        };
-        match keys::action(Place::Audit, key) {
-            Some(Action::Close) => {
-                self.overlays.pop();
-            }
-            Some(Action::Up(n)) => *scroll = scroll.saturating_add(u16::from(n)),
-            Some(Action::Down(n)) => *scroll = scroll.saturating_sub(u16::from(n)),
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    fn confirm_quit_key(&mut self, key: &KeyEvent) -> Vec<Op> {
-        self.overlays.pop();
-        if keys::action(Place::ConfirmQuit, key) == Some(Action::Quit) {
-            self.should_quit = true;
-            return vec![Op::Shutdown];
-        }
-        Vec::new()
+        outcome.ops
     }
 
     fn request_quit(&mut self) -> Vec<Op> {
         if self.running_tools() > 0 || self.turn_running {
-            self.overlays.push(Overlay::ConfirmQuit);
+            self.overlays.push(Overlay::ConfirmQuit(ConfirmQuitOverlay));
             Vec::new()
         } else {
             self.should_quit = true;
@@ -170,12 +126,13 @@ impl App {
     }
 
     fn open_audit(&mut self) -> Vec<Op> {
-        self.overlays.push(Overlay::Audit { scroll: 0 });
+        self.overlays.push(Overlay::Audit(AuditOverlay::default()));
         vec![Op::ListAudit]
     }
 
     fn open_grants(&mut self) -> Vec<Op> {
-        self.overlays.push(Overlay::Grants { selected: 0 });
+        self.overlays
+            .push(Overlay::Grants(GrantsOverlay::default()));
         vec![Op::ListGrants]
     }
 
@@ -259,22 +216,20 @@ impl App {
             MouseEventKind::ScrollDown => false,
             _ => return,
         };
-        let rows = |action: Option<Action>| match action {
-            Some(Action::Up(n)) => -isize::from(n),
-            Some(Action::Down(n)) => isize::from(n),
-            _ => 0,
+        let cx = Context {
+            now: self.now,
+            screen: self.screen,
+            grants: &self.grants,
         };
         match self.overlays.last_mut() {
-            Some(Overlay::Approval(a)) => a.scroll_rows(rows(keys::wheel(Place::Approval, up))),
-            Some(Overlay::Help { .. }) => self.help_action(keys::wheel(Place::Help, up)),
-            Some(_) => {}
+            Some(top) => top.on_wheel(up, &cx),
             None if inside(self.conversation_area) => {
                 if let Some(action) = keys::wheel(Place::Conversation, up) {
                     self.scroll_conversation(action);
                 }
             }
             None if inside(self.results_area) => {
-                let rows = rows(keys::wheel(Place::Results, up));
+                let rows = keys::wheel_rows(Place::Results, up);
                 self.follow = false;
                 self.results_scroll = if rows < 0 {
                     self.results_scroll

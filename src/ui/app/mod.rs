@@ -4,34 +4,27 @@
 //! The modal stack owns the keyboard: the top overlay gets every key; with no overlay, keys go to
 //! the focused pane, and the prompt keeps its draft through everything.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
-use super::keys::{APPROVAL_OPTIONS, ApprovalChoice};
-use crate::approval::approver::{ApprovalRequest, Decision, Preview};
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
 use crate::tools::output::BoundedOutput;
 use crate::tools::{Stream, ToolStatus};
 
-mod approval;
 mod batch;
+mod events;
 mod input;
 mod restore;
 
-pub use approval::ApprovalOverlay;
+pub use super::overlay::approval::ARM_DELAY;
+pub use super::overlay::{ApprovalOverlay, Overlay};
 pub use batch::{Batch, Place};
 
 /// Finished runs whose kept output (head and tail) stays in memory; older runs keep their
 /// header and the path of their full log, so a long session does not grow with every run.
 pub const KEPT_RUNS: usize = 32;
-
-/// Keys that arrive sooner than this after an approval appears (or after the previous key, while
-/// still unarmed) are not taken as answers: a person typing into the prompt must not answer a
-/// modal that popped up under their fingers.
-pub const ARM_DELAY: Duration = Duration::from_millis(400);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
@@ -79,23 +72,6 @@ pub enum RunStatus {
 pub enum Focus {
     Prompt,
     Results,
-}
-
-#[derive(Debug)]
-pub enum Overlay {
-    Approval(Box<ApprovalOverlay>),
-    /// The key list, scrolled this many rows from its top.
-    Help {
-        scroll: usize,
-    },
-    Grants {
-        selected: usize,
-    },
-    /// The session's decisions and their sources; scrolled from the newest.
-    Audit {
-        scroll: u16,
-    },
-    ConfirmQuit,
 }
 
 /// Facts for the status bar.
@@ -208,16 +184,7 @@ impl App {
             .collect();
         for overlay in &self.overlays {
             if let Overlay::Approval(a) = overlay {
-                // 0 once armed (the countdown line is gone); before that, 1 + the tenths shown,
-                // so "0.0s" and "armed" are different faces and the line never lingers.
-                face.push(if now >= a.armed_at {
-                    0
-                } else {
-                    1 + (a.armed_at.duration_since(now).as_secs_f64() * 10.0).round() as u64
-                });
-                if let Some(deadline) = a.queue.front().and_then(|r| r.deadline_ms) {
-                    face.push(deadline.saturating_sub(wall_ms) / 1000);
-                }
+                face.extend(a.clock_face(now, wall_ms));
             }
         }
         face
@@ -236,6 +203,13 @@ impl App {
             });
         let approval = (self.pending_approvals() > 0).then(|| now + Duration::from_millis(100));
         runs.chain(approval).min()
+    }
+
+    /// After a frame: the renderer's report of the approval preview it drew (request and size).
+    pub fn approval_drawn(&mut self, drawn: Option<(String, crate::ui::preview::View)>) {
+        if let (Some((call_id, view)), Some(overlay)) = (drawn, self.approval_mut()) {
+            overlay.drawn(&call_id, view);
+        }
     }
 
     fn approval_mut(&mut self) -> Option<&mut ApprovalOverlay> {
@@ -274,151 +248,6 @@ impl App {
                 state,
             });
         }
-    }
-
-    /// Applies one agent event. Returns ops to send (none today; kept for symmetry with keys).
-    pub fn on_agent_event(&mut self, event: AgentEvent) -> Vec<Op> {
-        match event {
-            AgentEvent::TurnStarted { prompt, .. } => {
-                self.turn_running = true;
-                if std::mem::take(&mut self.resumed_turn) {
-                    self.entries.push(Entry::Notice(
-                        "the turn goes on where it stopped: calls not yet decided are judged again"
-                            .into(),
-                    ));
-                } else {
-                    self.entries.push(Entry::User(prompt));
-                }
-            }
-            AgentEvent::TextDelta { text } => match self.entries.last_mut() {
-                Some(Entry::Assistant(s)) => s.push_str(&text),
-                _ => self.entries.push(Entry::Assistant(text)),
-            },
-            AgentEvent::BatchQueued { calls } => self.batch = Batch::new(calls),
-            AgentEvent::ApprovalRequested { request } => {
-                self.batch.asked(&request.call_id);
-                let title =
-                    crate::agent::title_of_canonical(&request.tool, &request.frozen.canonical);
-                self.ensure_tool_line(&request.call_id, title, ToolLine::Asking);
-                let now = self.now;
-                match self.approval_mut() {
-                    Some(overlay) => overlay.queue.push_back(*request),
-                    None => self
-                        .overlays
-                        .push(Overlay::Approval(Box::new(ApprovalOverlay::new(
-                            *request, now,
-                        )))),
-                }
-            }
-            AgentEvent::ApprovalSettled { call_id, by } => {
-                if let Some(overlay) = self.approval_mut() {
-                    overlay.retain(|r| r.call_id != call_id);
-                }
-                self.close_empty_approval();
-                self.entries
-                    .push(Entry::Notice(format!("{call_id} was answered by {by}")));
-            }
-            AgentEvent::ToolDenied {
-                call_id,
-                tool,
-                title,
-                message,
-                ..
-            } => {
-                self.batch.settled(&call_id);
-                // What was refused, not only which tool (a line made when it asked keeps its own).
-                let title = if title.is_empty() { tool } else { title };
-                self.ensure_tool_line(&call_id, title, ToolLine::Denied(message));
-                // A request the agent settled on its own (interrupt, timeout) leaves the queue.
-                if let Some(overlay) = self.approval_mut() {
-                    overlay.retain(|r| r.call_id != call_id);
-                }
-                self.close_empty_approval();
-            }
-            AgentEvent::ToolStarted { call_id, title, .. } => {
-                self.batch.settled(&call_id);
-                self.ensure_tool_line(&call_id, title.clone(), ToolLine::Running);
-                self.runs.push(Run {
-                    call_id,
-                    title,
-                    status: RunStatus::Running,
-                    started: self.now,
-                    ended: None,
-                    output: BoundedOutput::new(),
-                    log: None,
-                    trimmed: false,
-                    earlier: false,
-                });
-                if self.follow {
-                    self.selected_run = self.runs.len() - 1;
-                }
-            }
-            AgentEvent::ToolOutput {
-                call_id,
-                stream,
-                text,
-                skipped,
-            } => {
-                if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id) {
-                    run.output.skip(stream, skipped);
-                    run.output.push(stream, text.as_bytes());
-                }
-            }
-            AgentEvent::ToolFinished {
-                call_id,
-                status,
-                exit_code,
-                error,
-                log,
-                ..
-            } => {
-                if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id) {
-                    run.status = RunStatus::Done(status, exit_code);
-                    run.ended = Some(self.now);
-                    if let Some(error) = error {
-                        run.output
-                            .push(Stream::Stderr, format!("{error}\n").as_bytes());
-                    }
-                    run.output.finish();
-                    run.output.shrink_to_fit();
-                    run.log = log;
-                }
-                self.trim_old_runs();
-                self.tool_line(&call_id, ToolLine::Finished(status, exit_code));
-            }
-            AgentEvent::TurnFinished { outcome, .. } => {
-                self.turn_running = false;
-                self.batch = Batch::default();
-                match outcome {
-                    TurnOutcome::Completed => {}
-                    TurnOutcome::Interrupted => {
-                        self.entries.push(Entry::Notice("interrupted".into()))
-                    }
-                    TurnOutcome::StepLimit => self
-                        .entries
-                        .push(Entry::Notice("stopped: step limit reached".into())),
-                    TurnOutcome::Failed { message } => self
-                        .entries
-                        .push(Entry::Notice(format!("turn failed: {message}"))),
-                    TurnOutcome::Parked { request, .. } => self.entries.push(Entry::Notice(
-                        format!("parked: {} waits for a decision", request.call_id),
-                    )),
-                }
-                // Nothing can be waiting any more.
-                self.overlays.retain(|o| !matches!(o, Overlay::Approval(_)));
-            }
-            AgentEvent::Error { message } => self.entries.push(Entry::Notice(message)),
-            AgentEvent::Grants { grants } => {
-                self.grants = grants;
-            }
-            AgentEvent::Checkpoint { .. } => {}
-            AgentEvent::Restored { checkpoint } => self.restore(&checkpoint),
-            AgentEvent::Audit { lines } => {
-                self.audit = lines;
-            }
-            AgentEvent::ShutdownComplete => self.should_quit = true,
-        }
-        Vec::new()
     }
 
     /// Lets go of the kept output of finished runs older than the newest `KEPT_RUNS` finished

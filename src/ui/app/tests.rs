@@ -305,7 +305,7 @@ fn quitting_while_tools_run_asks_first() {
     assert!(rig.press(ctrl('d'), 0).is_empty());
     assert!(matches!(
         rig.app.overlays.last(),
-        Some(Overlay::ConfirmQuit)
+        Some(Overlay::ConfirmQuit(_))
     ));
     assert_eq!(rig.press(key('y'), 0), vec![Op::Shutdown]);
     assert!(rig.app.should_quit);

@@ -1,15 +1,14 @@
-//! Every key (and the mouse wheel) the cockpit takes, in one table: where it works, what it does
-//! and how it reads. The dispatcher (`App::on_key`, `App::on_mouse`) looks presses up here and the
-//! help and hint line are drawn from here, so a key cannot do what the help does not say.
-//!
-//! The approval modal answers through its own small table (`APPROVAL_OPTIONS`, which also labels
-//! the modal's options line) and its own dispatcher, which guards answers (arming, what has been
-//! seen); its rows here document it, and a test presses every key on every window to check that
-//! each key anything reacts to is listed.
+//! The cockpit's keys (and mouse wheel): one table per context (`table`), each row saying what a
+//! person presses, what each press does (an `Action`) and how the help reads it. A context's
+//! dispatcher (`App::on_key` for the panes, each window's `on_key` in `ui::overlay`) looks every
+//! press up in its table, and the help, the hint line and the approval modal's options are drawn
+//! from the same tables, so a key cannot do what the help does not say. The panes' tables are in
+//! `panes`; a window's table is next to the window. Tests press every key in every context both
+//! ways: each key that does something is in the table, and each press in the table does something.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::approval::approver::Decision;
+use crate::ui::overlay::approval::ApprovalChoice;
 
 /// Where a binding works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +20,8 @@ pub enum Place {
     Prompt,
     Results,
     Approval,
+    /// The approval modal while a reason for the model is typed (after `N`).
+    Reason,
     Help,
     Grants,
     Audit,
@@ -29,12 +30,13 @@ pub enum Place {
 
 impl Place {
     /// The order the help lists them in.
-    pub const ALL: [Place; 9] = [
+    pub const ALL: [Place; 10] = [
         Place::Prompt,
         Place::Anywhere,
         Place::Conversation,
         Place::Results,
         Place::Approval,
+        Place::Reason,
         Place::Help,
         Place::Grants,
         Place::Audit,
@@ -48,6 +50,7 @@ impl Place {
             Place::Prompt => "prompt",
             Place::Results => "results pane (Tab)",
             Place::Approval => "approval",
+            Place::Reason => "approval, typing a reason (after N)",
             Place::Help => "this help",
             Place::Grants => "session grants",
             Place::Audit => "audit trail",
@@ -64,6 +67,8 @@ pub enum Press {
     Key(KeyCode, KeyModifiers),
     /// A key with any modifiers at all.
     AnyModifiers(KeyCode),
+    /// A character with Ctrl, whatever other modifiers come with it.
+    Ctrl(char),
     WheelUp,
     WheelDown,
     /// Any key no other binding of the same place takes.
@@ -95,107 +100,56 @@ pub enum Action {
     CancelRun,
     Revoke,
     Close,
-    /// Handled by the approval modal's own dispatcher (answers come from `APPROVAL_OPTIONS`);
-    /// `every_key_a_window_reacts_to_is_in_the_table` checks the two agree.
-    Modal,
+    /// Answers the approval modal.
+    Answer(ApprovalChoice),
 }
 
-/// One row of the table: what a person presses (as shown, and each press with its action),
-/// where, and what it does.
+/// One row of a table: what a person presses (as shown, and each press with its action) and
+/// what it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Binding {
     pub keys: &'static str,
-    pub place: Place,
     pub presses: &'static [(Press, Action)],
     pub does: &'static str,
 }
 
-mod table;
-pub use table::BINDINGS;
+mod panes;
+
+/// The key table of `place`: the one its dispatcher looks keys up in and the help lists.
+pub fn table(place: Place) -> &'static [Binding] {
+    match place {
+        Place::Prompt => panes::PROMPT,
+        Place::Anywhere => panes::ANYWHERE,
+        Place::Conversation => panes::CONVERSATION,
+        Place::Results => panes::RESULTS,
+        Place::Approval => crate::ui::overlay::approval::KEYS,
+        Place::Reason => crate::ui::overlay::approval::REASON_KEYS,
+        Place::Help => crate::ui::overlay::help::KEYS,
+        Place::Grants => crate::ui::overlay::grants::KEYS,
+        Place::Audit => crate::ui::overlay::audit::KEYS,
+        Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
+    }
+}
 
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const ALT: KeyModifiers = KeyModifiers::ALT;
 
-const fn plain(c: char) -> Press {
+pub(crate) const fn plain(c: char) -> Press {
     Press::Key(KeyCode::Char(c), NONE)
 }
 
-const fn key(code: KeyCode) -> Press {
+pub(crate) const fn key(code: KeyCode) -> Press {
     Press::Key(code, NONE)
 }
 
-const fn ctrl(c: char) -> Press {
+pub(crate) const fn ctrl(c: char) -> Press {
     Press::Key(KeyCode::Char(c), CTRL)
 }
 
-const fn shift(code: KeyCode) -> Press {
+pub(crate) const fn shift(code: KeyCode) -> Press {
     Press::Key(code, SHIFT)
-}
-
-/// The approval options: key, label, and the decision it makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalChoice {
-    AllowOnce,
-    AllowSession,
-    Deny,
-    DenyWithReason,
-    /// Leave it waiting, answered later by its one-time code (here, elsewhere, or after a quit).
-    Park,
-}
-
-pub struct ApprovalOption {
-    pub key: char,
-    pub label: &'static str,
-    /// The label on a modal too narrow for `label` beside the other options.
-    pub short: &'static str,
-    pub choice: ApprovalChoice,
-}
-
-pub const APPROVAL_OPTIONS: &[ApprovalOption] = &[
-    ApprovalOption {
-        key: 'y',
-        label: "allow once",
-        short: "allow once",
-        choice: ApprovalChoice::AllowOnce,
-    },
-    ApprovalOption {
-        key: 'a',
-        label: "allow for the session",
-        short: "for the session",
-        choice: ApprovalChoice::AllowSession,
-    },
-    ApprovalOption {
-        key: 'n',
-        label: "deny",
-        short: "deny",
-        choice: ApprovalChoice::Deny,
-    },
-    ApprovalOption {
-        key: 'N',
-        label: "deny with a reason for the model",
-        short: "deny with a reason",
-        choice: ApprovalChoice::DenyWithReason,
-    },
-    ApprovalOption {
-        key: 'p',
-        label: "park: answer later by its code",
-        short: "park",
-        choice: ApprovalChoice::Park,
-    },
-];
-
-impl ApprovalChoice {
-    /// The decision for choices that need nothing more (`N` first asks for the reason).
-    pub fn decision(self) -> Option<Decision> {
-        match self {
-            ApprovalChoice::AllowOnce => Some(Decision::AllowOnce),
-            ApprovalChoice::AllowSession => Some(Decision::AllowSession { directory: false }),
-            ApprovalChoice::Deny => Some(Decision::Deny { reason: None }),
-            ApprovalChoice::DenyWithReason | ApprovalChoice::Park => None,
-        }
-    }
 }
 
 impl Press {
@@ -203,6 +157,7 @@ impl Press {
         match self {
             Press::Key(code, mods) => key.code == code && counted_modifiers(key) == mods,
             Press::AnyModifiers(code) => key.code == code,
+            Press::Ctrl(c) => key.code == KeyCode::Char(c) && key.modifiers.contains(CTRL),
             Press::WheelUp | Press::WheelDown | Press::Other => false,
         }
     }
@@ -212,6 +167,7 @@ impl Press {
         let (code, mods) = match self {
             Press::Key(code, mods) => (code, mods),
             Press::AnyModifiers(code) => (code, NONE),
+            Press::Ctrl(c) => (KeyCode::Char(c), CTRL),
             Press::WheelUp | Press::WheelDown => return "wheel".into(),
             Press::Other => return "other".into(),
         };
@@ -249,7 +205,14 @@ fn counted_modifiers(key: &KeyEvent) -> KeyModifiers {
 
 /// The bindings of one place, in order.
 pub fn bindings(place: Place) -> impl Iterator<Item = &'static Binding> {
-    BINDINGS.iter().filter(move |b| b.place == place)
+    table(place).iter()
+}
+
+/// Every binding, place by place in the help's order.
+pub fn all() -> impl Iterator<Item = (Place, &'static Binding)> {
+    Place::ALL
+        .into_iter()
+        .flat_map(|place| bindings(place).map(move |b| (place, b)))
 }
 
 /// What `key` does in `place`, if anything (an `Other` binding takes every key no other takes).
@@ -268,6 +231,15 @@ pub fn wheel(place: Place, up: bool) -> Option<Action> {
         .flat_map(|b| b.presses.iter())
         .find(|(press, _)| *press == wanted)
         .map(|(_, action)| *action)
+}
+
+/// The rows the wheel scrolls in `place`: negative toward older lines, 0 where it does nothing.
+pub fn wheel_rows(place: Place, up: bool) -> isize {
+    match wheel(place, up) {
+        Some(Action::Up(n)) => -isize::from(n),
+        Some(Action::Down(n)) => isize::from(n),
+        _ => 0,
+    }
 }
 
 /// How the first press that does `action` in `place` is written ("Enter"), for a hint drawn

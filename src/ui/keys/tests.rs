@@ -2,13 +2,12 @@ use super::*;
 
 #[test]
 fn every_press_is_named_in_the_keys_its_binding_shows() {
-    for binding in BINDINGS {
+    for (place, binding) in all() {
         for (press, _) in binding.presses {
             let name = press.name();
             assert!(
                 binding.keys.split(' ').any(|token| token == name),
-                "{:?} `{}` does not show {name}",
-                binding.place,
+                "{place:?} `{}` does not show {name}",
                 binding.keys
             );
         }
@@ -22,6 +21,7 @@ fn no_press_means_two_things_where_a_key_is_looked_up() {
         &[Place::Anywhere, Place::Conversation, Place::Prompt],
         &[Place::Anywhere, Place::Conversation, Place::Results],
         &[Place::Approval],
+        &[Place::Reason],
         &[Place::Help],
         &[Place::Grants],
         &[Place::Audit],
@@ -45,10 +45,23 @@ fn no_press_means_two_things_where_a_key_is_looked_up() {
 }
 
 #[test]
-fn every_place_is_in_the_help() {
-    for binding in BINDINGS {
-        assert!(Place::ALL.contains(&binding.place), "{binding:?}");
-    }
+fn every_place_is_in_the_help_once() {
+    // A new place does not compile here until it is numbered; then it must be in `ALL`.
+    let number = |place: Place| match place {
+        Place::Anywhere => 0,
+        Place::Conversation => 1,
+        Place::Prompt => 2,
+        Place::Results => 3,
+        Place::Approval => 4,
+        Place::Help => 5,
+        Place::Grants => 6,
+        Place::Audit => 7,
+        Place::ConfirmQuit => 8,
+        Place::Reason => 9,
+    };
+    let mut listed: Vec<usize> = Place::ALL.iter().map(|p| number(*p)).collect();
+    listed.sort();
+    assert_eq!(listed, (0..=9).collect::<Vec<_>>());
 }
 
 #[test]

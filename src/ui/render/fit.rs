@@ -6,7 +6,7 @@
 use crate::ui::preview::wrap::{char_width, text_width};
 
 /// The first of `forms` (longest first) that `fits`; the last, the shortest, when none does.
-pub(super) fn longest_fitting<T>(
+pub(crate) fn longest_fitting<T>(
     forms: impl IntoIterator<Item = T>,
     fits: impl Fn(&T) -> bool,
 ) -> Option<T> {
@@ -21,7 +21,7 @@ pub(super) fn longest_fitting<T>(
 }
 
 /// Cuts a line to `width` cells, ending in `…` when anything was left off.
-pub(super) fn truncate(text: &str, width: usize) -> String {
+pub(crate) fn truncate(text: &str, width: usize) -> String {
     if text_width(text) <= width {
         return text.to_string();
     }

@@ -4,29 +4,23 @@ use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::app::{App, ApprovalOverlay, Focus, Overlay, RunStatus};
+use super::app::{App, Focus, Overlay, RunStatus};
 use super::conversation::{self, finished_icon};
-use super::keys::{self, APPROVAL_OPTIONS, ApprovalChoice, Place};
+use super::keys::{self, Place};
 use super::words::wrap_words;
-use crate::approval::risk::Risk;
-use crate::approval::verdict::Ruling;
 use crate::tools::Stream;
 
-mod approval;
-mod fit;
-mod overlays;
+pub(crate) mod fit;
 mod results;
 
 use fit::truncate;
 
+use crate::ui::overlay::approval;
 pub use crate::visible::{visible, visible_line};
-use approval::render_approval;
-pub use overlays::help_size;
-use overlays::{render_audit, render_confirm_quit, render_grants, render_help};
 
 pub struct Areas {
     pub conversation: Rect,
@@ -62,7 +56,7 @@ pub fn layout(area: Rect, prompt_lines: usize) -> Areas {
     }
 }
 
-fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::default().add_modifier(Modifier::DIM)
 }
 
@@ -107,12 +101,12 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
         approval_shown = None;
         match overlay {
             Overlay::Approval(a) => {
-                approval_shown = modal.take().and_then(|m| render_approval(app, a, m, frame))
+                approval_shown = modal.take().and_then(|m| a.render(app, m, frame))
             }
-            Overlay::Help { scroll } => render_help(*scroll, frame),
-            Overlay::Grants { selected } => render_grants(app, *selected, frame),
-            Overlay::Audit { scroll } => render_audit(app, *scroll, frame),
-            Overlay::ConfirmQuit => render_confirm_quit(app, frame),
+            Overlay::Help(o) => o.render(frame),
+            Overlay::Grants(o) => o.render(app, frame),
+            Overlay::Audit(o) => o.render(app, frame),
+            Overlay::ConfirmQuit(o) => o.render(app, frame),
         }
     }
     approval_shown
@@ -200,10 +194,7 @@ fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
 
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     let hints: &[Place] = match (app.overlays.last(), app.focus) {
-        (Some(Overlay::Approval(_)), _) => &[Place::Approval],
-        (Some(Overlay::Grants { .. }), _) => &[Place::Grants],
-        (Some(Overlay::Help { .. }), _) => &[Place::Help],
-        (Some(_), _) => &[],
+        (Some(top), _) => top.hints(),
         (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],
         (None, Focus::Results) => &[Place::Results],
     };
@@ -310,7 +301,7 @@ impl StatusLine {
     }
 }
 
-fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
+pub(crate) fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
     let w = (area.width * width_pct / 100).max(20).min(area.width);
     let h = (area.height * height_pct / 100).max(8).min(area.height);
     Rect {

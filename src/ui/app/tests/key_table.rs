@@ -1,5 +1,5 @@
-//! The key table is the dispatcher: every key a window reacts to is listed for it, and the
-//! conversation's scroll keys move only the conversation.
+//! The key tables are the dispatchers (checked both ways in `both_ways`), and the conversation's
+//! scroll keys move only the conversation.
 
 use super::*;
 use crate::protocol::GrantSummary;
@@ -175,10 +175,10 @@ fn the_help_scrolls_and_stops_at_its_last_line() {
     let mut app = App::new(Status::default(), Instant::now());
     frame(&mut app, 60, 20);
     app.on_key(with(KeyCode::F(1), KeyModifiers::NONE), Instant::now());
-    let (rows, page) = crate::ui::render::help_size(app.screen);
+    let (rows, page) = crate::ui::overlay::help::size(app.screen);
     assert!(rows > page, "the help fits 60x20 without scrolling?");
     let scroll = |app: &App| match app.overlays.last() {
-        Some(Overlay::Help { scroll }) => *scroll,
+        Some(Overlay::Help(help)) => help.scroll,
         other => panic!("help is not open: {other:?}"),
     };
     app.on_key(with(KeyCode::PageDown, KeyModifiers::NONE), Instant::now());
@@ -196,153 +196,4 @@ fn the_help_scrolls_and_stops_at_its_last_line() {
     assert!(app.overlays.is_empty());
 }
 
-/// Every key worth trying: letters, digits, punctuation, named keys, F1..F12, each plain and
-/// with Shift, Ctrl and Alt.
-fn every_key() -> Vec<KeyEvent> {
-    let mut codes: Vec<KeyCode> = ('a'..='z')
-        .chain('A'..='Z')
-        .chain('0'..='9')
-        .chain("?/!-+ ".chars())
-        .map(KeyCode::Char)
-        .collect();
-    codes.extend([
-        KeyCode::Enter,
-        KeyCode::Esc,
-        KeyCode::Tab,
-        KeyCode::BackTab,
-        KeyCode::Backspace,
-        KeyCode::Delete,
-        KeyCode::Insert,
-        KeyCode::Up,
-        KeyCode::Down,
-        KeyCode::Left,
-        KeyCode::Right,
-        KeyCode::Home,
-        KeyCode::End,
-        KeyCode::PageUp,
-        KeyCode::PageDown,
-    ]);
-    codes.extend((1..=12).map(KeyCode::F));
-    let mut keys = Vec::new();
-    for code in codes {
-        for modifiers in [
-            KeyModifiers::NONE,
-            KeyModifiers::SHIFT,
-            KeyModifiers::CONTROL,
-            KeyModifiers::ALT,
-        ] {
-            keys.push(KeyEvent::new(code, modifiers));
-        }
-    }
-    keys
-}
-
-/// What a key can change, the prompt's draft aside (editing it is what unlisted keys do there).
-fn fingerprint(app: &App) -> String {
-    format!(
-        "{:?} {:?} {} {} {} {:?} {} {}",
-        app.overlays,
-        app.focus,
-        app.selected_run,
-        app.expanded,
-        app.follow,
-        app.conversation,
-        app.results_scroll,
-        app.should_quit
-    )
-}
-
-/// Presses every key on a fresh copy of a state; each one that sends an op or changes anything
-/// must be listed in one of `places`.
-fn check(name: &str, places: &[Place], make: &dyn Fn() -> (App, Instant)) {
-    for key in every_key() {
-        let (mut app, at) = make();
-        let before = fingerprint(&app);
-        let ops = app.on_key(key, at);
-        let reacted = !ops.is_empty() || fingerprint(&app) != before;
-        let listed = places.iter().any(|p| keys::action(*p, &key).is_some());
-        assert!(
-            !reacted || listed,
-            "{name}: {key:?} does something ({ops:?}) that the key table (and so the help) \
-             does not list"
-        );
-    }
-}
-
-#[test]
-fn every_key_a_window_reacts_to_is_in_the_table() {
-    let t0 = Instant::now();
-    let mid_conversation = || {
-        let mut app = scrolled_app();
-        app.on_key(with(KeyCode::PageUp, KeyModifiers::NONE), t0);
-        app
-    };
-    check(
-        "prompt",
-        &[Place::Anywhere, Place::Conversation, Place::Prompt],
-        &|| (mid_conversation(), t0),
-    );
-    check(
-        "results pane",
-        &[Place::Anywhere, Place::Conversation, Place::Results],
-        &|| {
-            let mut app = mid_conversation();
-            app.focus = Focus::Results;
-            for id in ["c1", "c2", "c3"] {
-                app.on_agent_event(AgentEvent::ToolStarted {
-                    call_id: id.into(),
-                    tool: "bash".into(),
-                    title: "$ make".into(),
-                });
-            }
-            app.follow = false;
-            app.selected_run = 1;
-            (app, t0)
-        },
-    );
-    check("help", &[Place::Help], &|| {
-        let mut app = App::new(Status::default(), t0);
-        frame(&mut app, 60, 20);
-        app.overlays.push(Overlay::Help { scroll: 5 });
-        (app, t0)
-    });
-    check("grants", &[Place::Grants], &|| {
-        let mut app = App::new(Status::default(), t0);
-        app.overlays.push(Overlay::Grants { selected: 1 });
-        app.grants = (1..=3)
-            .map(|id| GrantSummary {
-                id,
-                tool: "bash".into(),
-                scope: "`make *`".into(),
-                expires_in_ms: None,
-                uses: 0,
-            })
-            .collect();
-        (app, t0)
-    });
-    check("audit", &[Place::Audit], &|| {
-        let mut app = App::new(Status::default(), t0);
-        app.overlays.push(Overlay::Audit { scroll: 2 });
-        (app, t0)
-    });
-    check("quit?", &[Place::ConfirmQuit], &|| {
-        let mut app = App::new(Status::default(), t0);
-        app.overlays.push(Overlay::ConfirmQuit);
-        (app, t0)
-    });
-    // The modal: armed, its long preview scrolled to the middle, a file change (so `d` works).
-    let mut long = crate::ui::testing::edit_request();
-    let script: String = (1..=80).map(|i| format!("echo step {i}\n")).collect();
-    long.preview = Some(crate::tools::diff::unified("run.sh", "", &script));
-    check("approval", &[Place::Approval], &|| {
-        let mut app = App::new(Status::default(), t0);
-        app.on_agent_event(AgentEvent::ApprovalRequested {
-            request: Box::new(long.clone()),
-        });
-        frame(&mut app, 100, 30);
-        let later = t0 + Duration::from_secs(2);
-        app.on_key(with(KeyCode::PageDown, KeyModifiers::NONE), later);
-        frame(&mut app, 100, 30);
-        (app, later)
-    });
-}
+mod both_ways;

@@ -2,10 +2,18 @@
 //! before `y`, `a` or `d` answer) and the preview's marker row (what lies above and below).
 //! Every line here wraps: a grant's scope or a hint is never cut at the edge.
 
-use super::*;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::ApprovalOverlay;
+use super::input::{self, ApprovalChoice};
 use crate::approval::approver::ApprovalRequest;
-use crate::ui::preview::{Doc, MustSee, Outside, SCOPES_IN_FOOTER, Slice};
-use crate::ui::render::fit;
+use crate::approval::verdict::Ruling;
+use crate::ui::app::App;
+use crate::ui::keys::{self, Action, Place};
+use crate::ui::preview::{Doc, MustSee, Outside, SCOPES_IN_FOOTER, Slice, wrap};
+use crate::ui::render::fit::{self, truncate};
+use crate::ui::render::{dim, visible_line};
 
 /// "1 part", "2 parts".
 fn count(n: usize, word: &str) -> String {
@@ -181,12 +189,13 @@ fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'stat
     lines
 }
 
-/// Each option's key and label at shortening `step`; the session options name their scope at
-/// every step.
+/// Each option's key and label at shortening `step`, in the footer's order (`input::offered`,
+/// from the key table); the session options name their scope at every step.
 fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, String)> {
     let mut pairs: Vec<(char, String)> = Vec::new();
-    for option in APPROVAL_OPTIONS {
-        let label = match option.choice {
+    for (key, choice) in input::offered() {
+        let (long, short) = choice.labels();
+        let label = match choice {
             ApprovalChoice::AllowSession => match &request.session_scopes {
                 Some(scopes) if scopes.len() > SCOPES_IN_FOOTER => {
                     let n = count(scopes.len(), "scope");
@@ -195,7 +204,7 @@ fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, Strin
                             "allow the {n} listed at the end of the preview, for this session"
                         ),
                         1 => format!("allow the {n} listed below, for this session"),
-                        _ => format!("{}: the {n} listed below", option.short),
+                        _ => format!("{short}: the {n} listed below"),
                     }
                 }
                 Some(scopes) => {
@@ -204,27 +213,28 @@ fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, Strin
                     match step {
                         0 => format!("allow {what} in this workspace for this session"),
                         1 => format!("allow {what} for this session"),
-                        _ => format!("{}: {what}", option.short),
+                        _ => format!("{short}: {what}"),
                     }
                 }
                 None => continue,
             },
+            ApprovalChoice::AllowDirectory => {
+                let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes)
+                else {
+                    continue;
+                };
+                let dir = scope_text(app, dir);
+                match step {
+                    0 | 1 => format!("allow {dir} for the session"),
+                    _ => format!("{short}: {dir}"),
+                }
+            }
             // Only a request with a one-time code can wait for one.
             ApprovalChoice::Park if request.code.is_none() => continue,
-            _ if step == 0 => option.label.to_string(),
-            _ => option.short.to_string(),
+            _ if step == 0 => long.to_string(),
+            _ => short.to_string(),
         };
-        pairs.push((option.key, label));
-    }
-    if let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes) {
-        let dir = scope_text(app, dir);
-        pairs.push((
-            'd',
-            match step {
-                0 | 1 => format!("allow {dir} for the session"),
-                _ => format!("for the session: {dir}"),
-            },
-        ));
+        pairs.push((key, label));
     }
     pairs
 }
@@ -290,10 +300,12 @@ pub(super) fn gate(
     }
     let need = and_list(&need);
     let keys = keys.join(", ");
+    let deny =
+        keys::key_for(Place::Approval, Action::Answer(ApprovalChoice::Deny)).unwrap_or_default();
     Some(match overlay.refused {
         Some(key) => (
             vec![
-                format!("{key} refused: scroll to see {need} first ({keys}); n denies"),
+                format!("{key} refused: scroll to see {need} first ({keys}); {deny} denies"),
                 format!("{key} refused: scroll to see {need} ({keys})"),
             ],
             Style::default()

@@ -1,40 +1,38 @@
-//! The approval modal: a title line, the preview document (reasons, parts, the command or the
-//! diff; see `ui::preview`), the calls of the batch still to decide after this one, and the
-//! footer (options, countdowns, what must still be seen). The border says where the request
-//! stands in its batch ("approval 2 of 5"). It is as tall as all of that wants and rests on the
-//! status bar, under the conversation that asked for the call (`size`).
-//!
-//! The preview wraps every line instead of cutting it and scrolls by rows; its last row is a
-//! marker whenever something does not fit, counting the asking, denying and allowed items above
-//! and below. `approval_view` tells the loop the preview's size for the same layout, so the state
-//! can record what was on screen.
+//! Where each piece of the approval modal goes: a title line, the preview document (reasons,
+//! parts, the command or the diff; see `ui::preview`), the calls of the batch still to decide
+//! after this one, and the footer (options, countdowns, what must still be seen). It is as tall
+//! as all of that wants and rests on the status bar, under the conversation that asked for the
+//! call (`size`). The layout also tells the loop the preview's size, so the state can record what
+//! was on screen.
 
-use super::*;
-use crate::ui::preview::{Doc, MustSee, Scroll, Slice, View, wrap};
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders};
 
-mod foot;
-mod queue;
-mod size;
-
-pub(crate) use size::above;
+use super::draw::{preview_block, title_line};
+use super::{ApprovalOverlay, foot, queue, size};
+use crate::approval::approver::ApprovalRequest;
+use crate::ui::app::App;
+use crate::ui::preview::{Doc, MustSee, Scroll, Slice, View};
 
 /// Where each piece of the modal goes on a screen of a given size.
-pub(super) struct Modal<'a> {
-    area: Rect,
-    title: Rect,
-    preview: Rect,
-    queue: Rect,
-    queue_lines: Vec<Line<'static>>,
-    foot: Rect,
-    reason: Rect,
-    foot_lines: Vec<Line<'static>>,
-    doc: Doc<'a>,
-    view: View,
+pub(crate) struct Modal<'a> {
+    pub(super) area: Rect,
+    pub(super) title: Rect,
+    pub(super) preview: Rect,
+    pub(super) queue: Rect,
+    pub(super) queue_lines: Vec<Line<'static>>,
+    pub(super) foot: Rect,
+    pub(super) reason: Rect,
+    pub(super) foot_lines: Vec<Line<'static>>,
+    pub(super) doc: Doc<'a>,
+    pub(super) view: View,
     /// The document does not fit: the preview's last row is the marker row.
-    hinted: bool,
+    pub(super) hinted: bool,
     /// The preview's window: its top and the rows of each line it shows.
-    top: Scroll,
-    window: Vec<Slice>,
+    pub(super) top: Scroll,
+    pub(super) window: Vec<Slice>,
 }
 
 /// The modal's layout. The footer says what must still be seen once this frame has been drawn,
@@ -46,7 +44,7 @@ pub(super) struct Modal<'a> {
 /// few lines (`size::CONTEXT`); when none can be spared, one row (the count and titles on one
 /// line), and only if every must-see item the preview shows at its top without the queue is
 /// still shown whole.
-pub(super) fn modal<'a>(
+pub(crate) fn modal<'a>(
     app: &App,
     overlay: &'a ApprovalOverlay,
     screen: Rect,
@@ -78,7 +76,7 @@ pub(super) fn modal<'a>(
 
 impl Modal<'_> {
     /// The whole modal, borders included.
-    pub(super) fn area(&self) -> Rect {
+    pub(crate) fn area(&self) -> Rect {
         self.area
     }
 }
@@ -87,7 +85,7 @@ impl Modal<'_> {
 fn settle<'a>(
     app: &App,
     overlay: &ApprovalOverlay,
-    request: &crate::approval::approver::ApprovalRequest,
+    request: &ApprovalRequest,
     doc: Doc<'a>,
     screen: Rect,
     waiting: &[(String, String)],
@@ -135,7 +133,7 @@ fn unseen_after(overlay: &ApprovalOverlay, m: &Modal) -> Vec<(usize, MustSee)> {
 fn place<'a>(
     app: &App,
     overlay: &ApprovalOverlay,
-    request: &crate::approval::approver::ApprovalRequest,
+    request: &ApprovalRequest,
     doc: Doc<'a>,
     screen: Rect,
     gate: Option<(Vec<String>, Style)>,
@@ -194,111 +192,4 @@ fn place<'a>(
         top,
         window,
     }
-}
-
-fn preview_block() -> Block<'static> {
-    Block::default().borders(Borders::TOP).border_style(dim())
-}
-
-/// Draws the modal laid out by `modal`; returns the request it showed and the size its preview
-/// was drawn at.
-pub(super) fn render_approval(
-    app: &App,
-    overlay: &ApprovalOverlay,
-    m: Modal,
-    frame: &mut Frame,
-) -> Option<(String, View)> {
-    let request = overlay.queue.front()?;
-    frame.render_widget(Clear, m.area);
-    // Where this request stands in its batch; a request from outside it (none known) counts
-    // within the modal's own queue.
-    let (index, total) = match app.batch.place(&request.call_id) {
-        Some(place) => (place.index, place.total),
-        None => (overlay.answered + 1, overlay.answered + overlay.queue.len()),
-    };
-    let title = if total > 1 {
-        format!(" approval {index} of {total} ")
-    } else {
-        " approval ".to_string()
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(Style::default().fg(Color::Yellow));
-    frame.render_widget(block, m.area);
-    frame.render_widget(
-        Paragraph::new(title_line(request)).wrap(Wrap { trim: false }),
-        m.title,
-    );
-
-    let mut shown = preview_rows(&m.doc, &m.window, m.view);
-    if m.hinted {
-        shown.push(foot::marker_row(&m.doc, &m.window, m.view.width));
-    }
-    let block = preview_block();
-    let inner = block.inner(m.preview);
-    frame.render_widget(block, m.preview);
-    frame.render_widget(Paragraph::new(shown), inner);
-    frame.render_widget(Paragraph::new(m.queue_lines), m.queue);
-    frame.render_widget(Paragraph::new(m.foot_lines), m.foot);
-    if let Some(reason) = &overlay.reason {
-        let mut reason = reason.clone();
-        reason.set_block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" reason for the model "),
-        );
-        frame.render_widget(&reason, m.reason);
-    }
-    Some((request.call_id.clone(), m.view))
-}
-
-fn title_line(request: &crate::approval::approver::ApprovalRequest) -> Line<'static> {
-    let (label, color) = match request.risk {
-        Risk::Safe => (" SAFE ", Color::Green),
-        Risk::Mutating => (" MUTATING ", Color::Yellow),
-        Risk::Dangerous => (" DANGEROUS ", Color::Red),
-    };
-    Line::from(vec![
-        Span::raw(format!("{} wants to run ", visible_line(&request.call_id))),
-        Span::raw(visible_line(&request.tool)).bold(),
-        Span::raw("  "),
-        Span::styled(
-            label,
-            Style::default().fg(color).add_modifier(Modifier::REVERSED),
-        ),
-        Span::styled(format!("  {}", request.frozen.short_digest()), dim()),
-        match crate::sandbox::title_label(&request.tool, &request.frozen, &request.verdict) {
-            Some((label, true)) => {
-                Span::styled(format!("  {label}"), Style::default().fg(Color::Red).bold())
-            }
-            Some((label, false)) => Span::raw(format!("  {label}")),
-            None => Span::raw(""),
-        },
-    ])
-}
-
-/// The rows a window shows, each logical line wrapped to the width; continuation rows keep the
-/// line's colour with their `↪` gutter dimmed.
-fn preview_rows(doc: &Doc, window: &[Slice], view: View) -> Vec<Line<'static>> {
-    let mut rows = Vec::with_capacity(view.rows + 1);
-    for slice in window {
-        let Some(line) = doc.line(slice.line) else {
-            continue;
-        };
-        let wrapped = wrap::wrap(&line.text, view.width, line.cont);
-        for (i, row) in wrapped.into_iter().enumerate() {
-            if !slice.rows.contains(&i) {
-                continue;
-            }
-            match row.strip_prefix(line.cont).filter(|_| i > 0) {
-                Some(rest) if !line.cont.is_empty() => rows.push(Line::from(vec![
-                    Span::styled(line.cont, dim()),
-                    Span::styled(rest.to_string(), line.style),
-                ])),
-                _ => rows.push(Line::styled(row, line.style)),
-            }
-        }
-    }
-    rows
 }

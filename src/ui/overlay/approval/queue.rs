@@ -3,7 +3,10 @@
 //! row is free. The layout gives these rows only what the preview can spare (see `modal`): the
 //! current call's asking parts and reasons always come first.
 
-use super::*;
+use ratatui::text::Line;
+
+use crate::ui::render::fit::truncate;
+use crate::ui::render::{dim, visible_line};
 
 /// At most this many rows: a heading, then the calls (the last row a marker when more wait).
 pub(super) const MOST_ROWS: usize = 6;

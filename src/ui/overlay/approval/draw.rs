@@ -1,0 +1,125 @@
+//! Drawing the approval modal as `layout` placed it: the border with where the request stands
+//! in its batch ("approval 2 of 5"), the title (who wants to run what, the risk badge, the
+//! digest, the sandbox), the preview's window with its marker row, the queue, the footer and the
+//! reason box.
+//!
+//! The preview wraps every line instead of cutting it and scrolls by rows; its last row is a
+//! marker whenever something does not fit, counting the asking, denying and allowed items above
+//! and below.
+
+use ratatui::Frame;
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::{ApprovalOverlay, Modal, foot};
+use crate::approval::approver::ApprovalRequest;
+use crate::approval::risk::Risk;
+use crate::ui::app::App;
+use crate::ui::preview::{Doc, Slice, View, wrap};
+use crate::ui::render::{dim, visible_line};
+
+pub(super) fn preview_block() -> Block<'static> {
+    Block::default().borders(Borders::TOP).border_style(dim())
+}
+
+impl ApprovalOverlay {
+    /// Draws the modal laid out by `modal`; returns the request it showed and the size its preview
+    /// was drawn at.
+    pub(crate) fn render(&self, app: &App, m: Modal, frame: &mut Frame) -> Option<(String, View)> {
+        let overlay = self;
+        let request = overlay.queue.front()?;
+        frame.render_widget(Clear, m.area);
+        // Where this request stands in its batch; a request from outside it (none known) counts
+        // within the modal's own queue.
+        let (index, total) = match app.batch.place(&request.call_id) {
+            Some(place) => (place.index, place.total),
+            None => (overlay.answered + 1, overlay.answered + overlay.queue.len()),
+        };
+        let title = if total > 1 {
+            format!(" approval {index} of {total} ")
+        } else {
+            " approval ".to_string()
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(title)
+            .border_style(Style::default().fg(Color::Yellow));
+        frame.render_widget(block, m.area);
+        frame.render_widget(
+            Paragraph::new(title_line(request)).wrap(Wrap { trim: false }),
+            m.title,
+        );
+
+        let mut shown = preview_rows(&m.doc, &m.window, m.view);
+        if m.hinted {
+            shown.push(foot::marker_row(&m.doc, &m.window, m.view.width));
+        }
+        let block = preview_block();
+        let inner = block.inner(m.preview);
+        frame.render_widget(block, m.preview);
+        frame.render_widget(Paragraph::new(shown), inner);
+        frame.render_widget(Paragraph::new(m.queue_lines), m.queue);
+        frame.render_widget(Paragraph::new(m.foot_lines), m.foot);
+        if let Some(reason) = &overlay.reason {
+            let mut reason = reason.clone();
+            reason.set_block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(" reason for the model "),
+            );
+            frame.render_widget(&reason, m.reason);
+        }
+        Some((request.call_id.clone(), m.view))
+    }
+}
+
+pub(super) fn title_line(request: &ApprovalRequest) -> Line<'static> {
+    let (label, color) = match request.risk {
+        Risk::Safe => (" SAFE ", Color::Green),
+        Risk::Mutating => (" MUTATING ", Color::Yellow),
+        Risk::Dangerous => (" DANGEROUS ", Color::Red),
+    };
+    Line::from(vec![
+        Span::raw(format!("{} wants to run ", visible_line(&request.call_id))),
+        Span::raw(visible_line(&request.tool)).bold(),
+        Span::raw("  "),
+        Span::styled(
+            label,
+            Style::default().fg(color).add_modifier(Modifier::REVERSED),
+        ),
+        Span::styled(format!("  {}", request.frozen.short_digest()), dim()),
+        match crate::sandbox::title_label(&request.tool, &request.frozen, &request.verdict) {
+            Some((label, true)) => {
+                Span::styled(format!("  {label}"), Style::default().fg(Color::Red).bold())
+            }
+            Some((label, false)) => Span::raw(format!("  {label}")),
+            None => Span::raw(""),
+        },
+    ])
+}
+
+/// The rows a window shows, each logical line wrapped to the width; continuation rows keep the
+/// line's colour with their `↪` gutter dimmed.
+fn preview_rows(doc: &Doc, window: &[Slice], view: View) -> Vec<Line<'static>> {
+    let mut rows = Vec::with_capacity(view.rows + 1);
+    for slice in window {
+        let Some(line) = doc.line(slice.line) else {
+            continue;
+        };
+        let wrapped = wrap::wrap(&line.text, view.width, line.cont);
+        for (i, row) in wrapped.into_iter().enumerate() {
+            if !slice.rows.contains(&i) {
+                continue;
+            }
+            match row.strip_prefix(line.cont).filter(|_| i > 0) {
+                Some(rest) if !line.cont.is_empty() => rows.push(Line::from(vec![
+                    Span::styled(line.cont, dim()),
+                    Span::styled(rest.to_string(), line.style),
+                ])),
+                _ => rows.push(Line::styled(row, line.style)),
+            }
+        }
+    }
+    rows
+}

@@ -1,0 +1,406 @@
+//! The approval modal's keys: its two tables (the options, and the reason box after `N`), which
+//! the dispatcher below looks every key up in, the help lists and the footer draws its options
+//! from (`offered`), and the guards an answer passes first.
+//!
+//! The guards, in order: `Ctrl-C` always works (it only denies). While the modal is not armed,
+//! typing goes on into the prompt's draft and any other key but scrolling pushes the arming
+//! later. A chord is never an answer, only the plain key the footer shows. An allowing answer
+//! waits until everything that decides has been on screen (`ApprovalOverlay::unseen`).
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tui_textarea::TextArea;
+
+use super::{ARM_DELAY, ApprovalOverlay};
+use crate::approval::approver::Decision;
+use crate::protocol::Op;
+use crate::ui::keys::{self, Action, Binding, Place, Press, key, plain};
+use crate::ui::overlay::{Effect, Outcome};
+use crate::ui::preview::Scroll;
+
+/// What an answering key chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalChoice {
+    AllowOnce,
+    /// For the session, within the scope the footer names.
+    AllowSession,
+    /// For the session, the whole directory of the file (offered for file changes only).
+    AllowDirectory,
+    Deny,
+    /// Deny, after typing a reason for the model.
+    DenyWithReason,
+    /// Leave it waiting, answered later by its one-time code (here, elsewhere, or after a quit).
+    Park,
+}
+
+/// The modal's keys while it shows the options.
+pub const KEYS: &[Binding] = &[
+    Binding {
+        keys: "y",
+        presses: &[(plain('y'), Action::Answer(ApprovalChoice::AllowOnce))],
+        does: "allow once (after all that asks was on screen)",
+    },
+    Binding {
+        keys: "a",
+        presses: &[(plain('a'), Action::Answer(ApprovalChoice::AllowSession))],
+        does: "allow for the session (the scope is shown)",
+    },
+    Binding {
+        keys: "d",
+        presses: &[(plain('d'), Action::Answer(ApprovalChoice::AllowDirectory))],
+        does: "with a file: allow its whole directory for the session",
+    },
+    Binding {
+        keys: "n / Esc",
+        presses: &[
+            (plain('n'), Action::Answer(ApprovalChoice::Deny)),
+            (key(KeyCode::Esc), Action::Answer(ApprovalChoice::Deny)),
+        ],
+        does: "deny",
+    },
+    Binding {
+        keys: "N",
+        presses: &[(plain('N'), Action::Answer(ApprovalChoice::DenyWithReason))],
+        does: "deny and type a reason for the model",
+    },
+    Binding {
+        keys: "p",
+        presses: &[(plain('p'), Action::Answer(ApprovalChoice::Park))],
+        does: "park: it waits for `airlock approve CODE` from any terminal, even after you quit",
+    },
+    Binding {
+        keys: "j k ↑ ↓ PgUp PgDn Home End",
+        // Scrolling is always safe, so the modal takes these with any modifier.
+        presses: &[
+            (Press::AnyModifiers(KeyCode::Char('j')), Action::Down(1)),
+            (Press::AnyModifiers(KeyCode::Char('k')), Action::Up(1)),
+            (Press::AnyModifiers(KeyCode::Down), Action::Down(1)),
+            (Press::AnyModifiers(KeyCode::Up), Action::Up(1)),
+            (Press::AnyModifiers(KeyCode::PageUp), Action::PageUp),
+            (Press::AnyModifiers(KeyCode::PageDown), Action::PageDown),
+            (Press::AnyModifiers(KeyCode::Home), Action::Top),
+            (Press::AnyModifiers(KeyCode::End), Action::Bottom),
+        ],
+        does: "scroll the preview",
+    },
+    Binding {
+        keys: "mouse wheel",
+        presses: &[
+            (Press::WheelUp, Action::Up(3)),
+            (Press::WheelDown, Action::Down(3)),
+        ],
+        does: "scroll the preview",
+    },
+    Binding {
+        keys: "Ctrl-C",
+        presses: &[(Press::Ctrl('c'), Action::Interrupt)],
+        does: "deny this and every queued request, and interrupt the turn",
+    },
+];
+
+/// The modal's keys while a reason for the model is typed (after `N`).
+pub const REASON_KEYS: &[Binding] = &[
+    Binding {
+        keys: "Enter",
+        presses: &[(Press::AnyModifiers(KeyCode::Enter), Action::Send)],
+        does: "deny, with the reason for the model",
+    },
+    Binding {
+        keys: "Esc",
+        presses: &[(Press::AnyModifiers(KeyCode::Esc), Action::Close)],
+        does: "back to the options (the reason is dropped)",
+    },
+    Binding {
+        keys: "Ctrl-C",
+        presses: &[(Press::Ctrl('c'), Action::Interrupt)],
+        does: "deny this and every queued request, and interrupt the turn",
+    },
+    Binding {
+        keys: "any other key",
+        presses: &[(Press::Other, Action::Edit)],
+        does: "edits the reason",
+    },
+];
+
+/// The order the footer offers the answers in: the everyday ones first, the whole-directory
+/// grant (offered for a file change only) last. Each answer of `KEYS` is here once.
+pub const FOOT_ORDER: [ApprovalChoice; 6] = [
+    ApprovalChoice::AllowOnce,
+    ApprovalChoice::AllowSession,
+    ApprovalChoice::Deny,
+    ApprovalChoice::DenyWithReason,
+    ApprovalChoice::Park,
+    ApprovalChoice::AllowDirectory,
+];
+
+impl ApprovalChoice {
+    /// The footer's label, and its shorter form for a narrow modal. The session grants name
+    /// their scope instead (`foot`); their short form leads it.
+    pub fn labels(self) -> (&'static str, &'static str) {
+        match self {
+            ApprovalChoice::AllowOnce => ("allow once", "allow once"),
+            ApprovalChoice::AllowSession | ApprovalChoice::AllowDirectory => {
+                ("allow for the session", "for the session")
+            }
+            ApprovalChoice::Deny => ("deny", "deny"),
+            ApprovalChoice::DenyWithReason => {
+                ("deny with a reason for the model", "deny with a reason")
+            }
+            ApprovalChoice::Park => ("park: answer later by its code", "park"),
+        }
+    }
+}
+
+/// The answers the footer offers, in its order, each with the key `KEYS` binds it to (the
+/// first plain character that makes it).
+pub fn offered() -> impl Iterator<Item = (char, ApprovalChoice)> {
+    FOOT_ORDER.into_iter().filter_map(|choice| {
+        KEYS.iter()
+            .flat_map(|b| b.presses.iter())
+            .find_map(|(press, action)| match (press, action) {
+                (Press::Key(KeyCode::Char(c), m), Action::Answer(a))
+                    if *a == choice && m.is_empty() =>
+                {
+                    Some((*c, choice))
+                }
+                _ => None,
+            })
+    })
+}
+
+/// The reason box's placeholder, its keys from `REASON_KEYS`.
+pub(super) fn reason_box() -> TextArea<'static> {
+    let send = keys::key_for(Place::Reason, Action::Send).unwrap_or_default();
+    let back = keys::key_for(Place::Reason, Action::Close).unwrap_or_default();
+    let mut reason = TextArea::default();
+    reason.set_placeholder_text(format!("why not? ({send} sends, {back} goes back)"));
+    reason
+}
+
+/// Whether a key may answer a modal: no modifier at all, or Shift on an uppercase letter (`N`),
+/// which is how terminals report a capital.
+pub(crate) fn answers_a_modal(key: &KeyEvent) -> bool {
+    key.modifiers.is_empty()
+        || (key.modifiers == KeyModifiers::SHIFT
+            && matches!(key.code, KeyCode::Char(c) if c.is_uppercase()))
+}
+
+/// A key that types text (a character with no Ctrl or Alt, or Backspace), as opposed to one that
+/// moves, scrolls or commands.
+fn is_typing(key: &KeyEvent) -> bool {
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER);
+    plain && matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
+}
+
+impl ApprovalOverlay {
+    /// A key on the modal; it closes once nothing is queued.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Outcome {
+        let mut outcome = if self.reason.is_some() {
+            self.reason_key(key, now)
+        } else {
+            self.options_key(key, now)
+        };
+        outcome.close = self.queue.is_empty();
+        outcome
+    }
+
+    fn options_key(&mut self, key: KeyEvent, now: Instant) -> Outcome {
+        let action = keys::action(Place::Approval, &key);
+        if action == Some(Action::Interrupt) {
+            return self.deny_all();
+        }
+        // Typing that was meant for the prompt when the modal appeared goes on into the prompt
+        // (j and k too, which scroll an armed modal), never into an answer; the modal stays
+        // unarmed while it lasts.
+        if now < self.armed_at && is_typing(&key) {
+            self.armed_at = now + ARM_DELAY;
+            let mut effects = vec![Effect::TypeIntoPrompt(key)];
+            if !std::mem::replace(&mut self.typed_into_prompt, true) {
+                effects.push(Effect::Notice(
+                    "an approval appeared while you typed: your keys went on into the prompt draft, not to the approval".into(),
+                ));
+            }
+            return Outcome {
+                effects,
+                ..Outcome::default()
+            };
+        }
+        // Scrolling is always safe, armed or not, with or without modifiers.
+        match action {
+            Some(Action::Down(n)) => self.scroll_rows(isize::from(n)),
+            Some(Action::Up(n)) => self.scroll_rows(-isize::from(n)),
+            Some(Action::PageDown) => self.scroll_rows(self.page()),
+            Some(Action::PageUp) => self.scroll_rows(-self.page()),
+            Some(Action::Top) => self.scroll = Scroll::TOP,
+            // Resolved against the size of the frame that draws it (`drawn`).
+            Some(Action::Bottom) => self.scroll = Scroll::END,
+            _ if now < self.armed_at => {
+                // Too soon: the person may not have seen it yet. Keep it unarmed a little longer.
+                self.armed_at = now + ARM_DELAY;
+            }
+            // Ctrl-D is the quit key, Ctrl-A and Ctrl-Y mean something else in many programs: a
+            // chord is never an answer, only the plain key the options line shows.
+            Some(Action::Answer(choice)) if answers_a_modal(&key) => {
+                return self.answer(choice, &key, now);
+            }
+            _ => {}
+        }
+        Outcome::default()
+    }
+
+    /// Typing a reason after `N`.
+    fn reason_key(&mut self, key: KeyEvent, now: Instant) -> Outcome {
+        match keys::action(Place::Reason, &key) {
+            Some(Action::Interrupt) => return self.deny_all(),
+            Some(Action::Close) => self.reason = None,
+            Some(Action::Send) => {
+                let text = self
+                    .reason
+                    .take()
+                    .map(|r| r.lines().join("\n").trim().to_string())
+                    .unwrap_or_default();
+                let decision = Decision::Deny {
+                    reason: (!text.is_empty()).then_some(text),
+                };
+                return self.decide(decision, now);
+            }
+            _ => {
+                if let Some(reason) = self.reason.as_mut() {
+                    reason.input(key);
+                }
+            }
+        }
+        Outcome::default()
+    }
+
+    /// `Ctrl-C`: deny everything queued and stop the turn. Nothing runs.
+    fn deny_all(&mut self) -> Outcome {
+        let mut ops: Vec<Op> = self
+            .queue
+            .drain(..)
+            .map(|r| Op::Decide {
+                call_id: r.call_id,
+                decision: Decision::Deny {
+                    reason: Some("interrupted by the user".into()),
+                },
+            })
+            .collect();
+        ops.push(Op::Interrupt);
+        Outcome::ops(ops)
+    }
+
+    /// An armed, plain answering key.
+    fn answer(&mut self, choice: ApprovalChoice, key: &KeyEvent, now: Instant) -> Outcome {
+        let Some(front) = self.queue.front() else {
+            return Outcome::default();
+        };
+        let grants_session = front.session_scopes.is_some();
+        let grants_directory = grants_session && front.directory_scope.is_some();
+        let decision = match choice {
+            ApprovalChoice::AllowOnce => Decision::AllowOnce,
+            ApprovalChoice::AllowSession if grants_session => {
+                Decision::AllowSession { directory: false }
+            }
+            ApprovalChoice::AllowDirectory if grants_directory => {
+                Decision::AllowSession { directory: true }
+            }
+            ApprovalChoice::AllowSession | ApprovalChoice::AllowDirectory => {
+                return Outcome::default();
+            }
+            ApprovalChoice::Deny => Decision::Deny { reason: None },
+            ApprovalChoice::DenyWithReason => {
+                self.reason = Some(reason_box());
+                return Outcome::default();
+            }
+            ApprovalChoice::Park => return self.park_front(now),
+        };
+        let allows = !matches!(decision, Decision::Deny { .. });
+        if allows && !self.unseen().is_empty() {
+            // Not everything that decides has been on screen yet: the footer says what and how.
+            if let KeyCode::Char(c) = key.code {
+                self.refused = Some(c);
+            }
+            return Outcome::default();
+        }
+        self.decide(decision, now)
+    }
+
+    /// Parks the front request: it leaves the modal and keeps waiting in the agent for an answer
+    /// by its one-time code (from any terminal; after a quit, `airlock approve CODE --resume`
+    /// reopens this session). Nothing is decided. A request without a code stays.
+    fn park_front(&mut self, now: Instant) -> Outcome {
+        let Some(code) = self.queue.front().and_then(|r| r.code.clone()) else {
+            return Outcome::default();
+        };
+        let Some(request) = self.queue.pop_front() else {
+            return Outcome::default();
+        };
+        self.front_changed();
+        self.armed_at = now + ARM_DELAY;
+        Outcome {
+            effects: vec![Effect::Notice(format!(
+                "parked {} ({}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal; quit if you like, then `airlock approve {code} --resume` reopens this session and goes on",
+                request.call_id, request.tool
+            ))],
+            ..Outcome::default()
+        }
+    }
+
+    /// Answers the front request; the next one (if any) arms again after the delay.
+    fn decide(&mut self, decision: Decision, now: Instant) -> Outcome {
+        let Some(request) = self.queue.pop_front() else {
+            return Outcome::default();
+        };
+        self.answered += 1;
+        self.front_changed();
+        self.armed_at = now + ARM_DELAY;
+        let granted = matches!(decision, Decision::AllowSession { .. });
+        let mut ops = vec![Op::Decide {
+            call_id: request.call_id,
+            decision,
+        }];
+        if granted {
+            ops.push(Op::ListGrants);
+        }
+        Outcome::ops(ops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_footer_offers_every_answer_of_the_table_once_each_by_its_plain_key() {
+        let offered: Vec<(char, ApprovalChoice)> = offered().collect();
+        assert_eq!(offered.len(), FOOT_ORDER.len(), "{offered:?}");
+        let answers: Vec<ApprovalChoice> = KEYS
+            .iter()
+            .flat_map(|b| b.presses.iter())
+            .filter_map(|(_, action)| match action {
+                Action::Answer(choice) => Some(*choice),
+                _ => None,
+            })
+            .collect();
+        for choice in &answers {
+            assert!(FOOT_ORDER.contains(choice), "{choice:?} is not offered");
+        }
+        for choice in FOOT_ORDER {
+            assert!(answers.contains(&choice), "{choice:?} has no key");
+        }
+        let keys: String = offered.iter().map(|(c, _)| *c).collect();
+        assert_eq!(keys, "yanNpd");
+    }
+
+    #[test]
+    fn the_reason_box_says_the_keys_its_table_binds() {
+        let reason = reason_box();
+        assert_eq!(
+            reason.placeholder_text(),
+            "why not? (Enter sends, Esc goes back)"
+        );
+    }
+}

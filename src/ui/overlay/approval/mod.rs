@@ -1,0 +1,180 @@
+//! The approval modal: the requests waiting for a person, first-in first-out, with the front
+//! one on screen. This module owns the modal's state (queue, arming, scroll, what has been seen);
+//! `input` its key tables and what a key does, `layout` and `draw` how it is laid out and drawn,
+//! `foot` its options line and hints, `queue` the rows naming the calls still to decide, `size`
+//! where it sits on the screen.
+//!
+//! `y`, `a` and `d` are refused until every must-see item of the front request (each asking or
+//! denying part and reason, the end of the command, the first and the last changed line of a
+//! diff) has been on screen, every row of it. What was on screen is recorded after each frame
+//! (`App::approval_drawn`, called by the loop with the size the renderer gave the preview),
+//! through the same document model the renderer draws, so "seen" means drawn. Denying (`n`,
+//! `Esc`, `N`, `Ctrl-C`) always works: refusing a denial would only keep a dangerous request
+//! alive.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use tui_textarea::TextArea;
+
+use crate::approval::approver::{ApprovalRequest, Preview};
+use crate::ui::preview::{DiffIndex, Doc, MustSee, Scroll, Seen, View};
+
+mod draw;
+mod foot;
+mod input;
+mod layout;
+mod queue;
+mod size;
+
+pub use input::{ApprovalChoice, KEYS, REASON_KEYS};
+pub(crate) use layout::{Modal, modal};
+pub(crate) use size::above;
+
+/// Keys that arrive sooner than this after an approval appears (or after the previous key, while
+/// still unarmed) are not taken as answers: a person typing into the prompt must not answer a
+/// modal that popped up under their fingers.
+pub const ARM_DELAY: Duration = Duration::from_millis(400);
+
+/// The approval modal: requests queue first-in first-out inside it.
+#[derive(Debug)]
+pub struct ApprovalOverlay {
+    pub queue: VecDeque<ApprovalRequest>,
+    /// Keys before this instant are swallowed (and push it later).
+    pub armed_at: Instant,
+    /// The preview's scroll position (a line of the document and a row inside it).
+    pub scroll: Scroll,
+    /// While typing a reason after `N`.
+    pub reason: Option<TextArea<'static>>,
+    /// How many requests this modal has shown so far (for "2 of 3").
+    pub answered: usize,
+    /// The front request's diff, indexed once (empty for other previews).
+    pub diff: DiffIndex,
+    /// The preview's size in the last frame drawn; `None` before the first.
+    pub view: Option<View>,
+    /// What of the front request has been on screen.
+    pub seen: Seen,
+    /// The answer key last refused because something was not seen yet (the hint says what).
+    pub refused: Option<char>,
+    /// Keys typed before it armed went on into the prompt (said once in the conversation).
+    pub typed_into_prompt: bool,
+}
+
+impl ApprovalOverlay {
+    pub fn new(request: ApprovalRequest, now: Instant) -> ApprovalOverlay {
+        let mut overlay = ApprovalOverlay {
+            queue: VecDeque::from([request]),
+            armed_at: now + ARM_DELAY,
+            scroll: Scroll::TOP,
+            reason: None,
+            answered: 0,
+            diff: DiffIndex::default(),
+            view: None,
+            seen: Seen::default(),
+            refused: None,
+            typed_into_prompt: false,
+        };
+        overlay.front_changed();
+        overlay
+    }
+
+    /// A new request is at the front: nothing of it has been seen, its preview starts at the top.
+    pub(super) fn front_changed(&mut self) {
+        self.scroll = Scroll::TOP;
+        self.seen.clear();
+        self.refused = None;
+        self.diff = match self.queue.front() {
+            Some(ApprovalRequest {
+                call_id,
+                preview: Some(Preview::Diff { unified, .. }),
+                ..
+            }) => DiffIndex::build(call_id, unified),
+            _ => DiffIndex::default(),
+        };
+    }
+
+    /// Removes requests the agent settled itself; a new front starts unseen.
+    pub(crate) fn retain(&mut self, keep: impl Fn(&ApprovalRequest) -> bool) {
+        let front = self.queue.front().map(|r| r.call_id.clone());
+        self.queue.retain(keep);
+        if self.queue.front().map(|r| r.call_id.clone()) != front {
+            self.front_changed();
+        }
+    }
+
+    /// The front request's document.
+    pub fn doc(&self) -> Option<Doc<'_>> {
+        Some(Doc::new(self.queue.front()?, Some(&self.diff)))
+    }
+
+    /// The front request's must-see items not yet on screen, in the order they are shown.
+    pub fn unseen(&self) -> Vec<MustSee> {
+        let Some(doc) = self.doc() else {
+            return Vec::new();
+        };
+        let mut unseen: Vec<MustSee> = Vec::new();
+        for (_, item) in doc.must_see() {
+            if !self.seen.contains(item) && !unseen.contains(item) {
+                unseen.push(*item);
+            }
+        }
+        unseen
+    }
+
+    fn view_or_default(&self) -> View {
+        self.view.unwrap_or(View::BEFORE_FIRST_FRAME)
+    }
+
+    /// Scrolls by `rows` (down when positive).
+    pub fn scroll_rows(&mut self, rows: isize) {
+        let view = self.view_or_default();
+        let Some(doc) = self.doc() else { return };
+        let next = if rows >= 0 {
+            doc.down(self.scroll, rows.unsigned_abs(), view)
+        } else {
+            doc.up(self.scroll, rows.unsigned_abs(), view)
+        };
+        self.scroll = next;
+    }
+
+    /// A page: the window's rows less one, so one row stays in sight.
+    pub(super) fn page(&self) -> isize {
+        self.view_or_default().rows.saturating_sub(1).max(1) as isize
+    }
+
+    /// A frame has drawn the front request `call_id` with its preview at `view`: keep the scroll
+    /// position the frame used and record what it showed.
+    pub fn drawn(&mut self, call_id: &str, view: View) {
+        if self.queue.front().is_none_or(|r| r.call_id != call_id) {
+            return;
+        }
+        self.view = Some(view);
+        let Some(doc) = self.doc() else { return };
+        let top = doc.clamp(self.scroll, view);
+        let mut seen = self.seen.clone();
+        seen.record(&doc, &doc.window(top, view), view.width);
+        drop(doc);
+        self.scroll = top;
+        self.seen = seen;
+    }
+
+    /// Another request joins the queue, behind the ones already waiting.
+    pub fn push(&mut self, request: ApprovalRequest) {
+        self.queue.push_back(request);
+    }
+
+    /// What of the modal changes with time alone: 0 once armed, before that 1 + the tenths of
+    /// the countdown shown (so "0.0s" and "armed" differ and the line never lingers); then the
+    /// seconds left before the front request times out, if it can.
+    pub fn clock_face(&self, now: Instant, wall_ms: u64) -> Vec<u64> {
+        let mut face = vec![if now >= self.armed_at {
+            0
+        } else {
+            1 + (self.armed_at.duration_since(now).as_secs_f64() * 10.0).round() as u64
+        }];
+        if let Some(deadline) = self.queue.front().and_then(|r| r.deadline_ms) {
+            face.push(deadline.saturating_sub(wall_ms) / 1000);
+        }
+        face
+    }
+}

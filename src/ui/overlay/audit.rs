@@ -1,0 +1,93 @@
+//! The audit trail of this session: each request, its decision and who made it, and the outcome,
+//! newest at the bottom. The lines are the agent's (`Op::ListAudit` when it opens, answered by
+//! `AgentEvent::Audit` into `App::audit`); this window owns only how far back it is scrolled.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::Outcome;
+use crate::ui::app::App;
+use crate::ui::keys::{self, Action, Binding, Place, key, plain};
+use crate::ui::render::fit::truncate;
+use crate::ui::render::{centered, dim, visible_line};
+
+/// The audit trail's keys.
+pub const KEYS: &[Binding] = &[
+    Binding {
+        keys: "k ↑ / j ↓",
+        presses: &[
+            (plain('k'), Action::Up(1)),
+            (key(KeyCode::Up), Action::Up(1)),
+            (plain('j'), Action::Down(1)),
+            (key(KeyCode::Down), Action::Down(1)),
+        ],
+        does: "older / newer decisions",
+    },
+    Binding {
+        keys: "Esc / q / F2",
+        presses: &[
+            (key(KeyCode::Esc), Action::Close),
+            (plain('q'), Action::Close),
+            (key(KeyCode::F(2)), Action::Close),
+        ],
+        does: "close",
+    },
+];
+
+/// The audit window: scrolled this many lines back from the newest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AuditOverlay {
+    pub scroll: u16,
+}
+
+impl AuditOverlay {
+    pub fn on_key(&mut self, key: &KeyEvent) -> Outcome {
+        match keys::action(Place::Audit, key) {
+            Some(Action::Close) => return Outcome::close(),
+            Some(Action::Up(n)) => self.scroll = self.scroll.saturating_add(u16::from(n)),
+            Some(Action::Down(n)) => self.scroll = self.scroll.saturating_sub(u16::from(n)),
+            _ => {}
+        }
+        Outcome::default()
+    }
+
+    pub fn render(&self, app: &App, frame: &mut Frame) {
+        let area = centered(frame.area(), 90, 80);
+        frame.render_widget(Clear, area);
+        let close = keys::key_for(Place::Audit, Action::Close).unwrap_or_default();
+        let block = Block::default().borders(Borders::ALL).title(format!(
+            " audit: this session's decisions and their source ({close} closes) "
+        ));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let width = inner.width as usize;
+        let mut lines: Vec<Line> = app
+            .audit
+            .iter()
+            .map(|l| {
+                let style = if l.contains(" deny by ") {
+                    Style::default().fg(Color::Red)
+                } else if l.contains(" allow by ") {
+                    Style::default().fg(Color::Green)
+                } else {
+                    dim()
+                };
+                Line::styled(truncate(&visible_line(l), width), style)
+            })
+            .collect();
+        if lines.is_empty() {
+            lines.push(Line::styled("nothing decided yet", dim()));
+        }
+        let height = inner.height as usize;
+        let back = (self.scroll as usize).min(lines.len().saturating_sub(height.min(lines.len())));
+        let end = lines.len().saturating_sub(back);
+        let start = end.saturating_sub(height);
+        frame.render_widget(
+            Paragraph::new(lines.drain(start..end).collect::<Vec<_>>()),
+            inner,
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! The question before quitting while tools or a turn run: `y`, `q` or `Ctrl-D` quits, any
+//! other key stays. It stays open when the turn ends under it (only the person closes it), so it
+//! says what quitting would stop now, not what ran when it was asked.
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::{Effect, Outcome};
+use crate::protocol::Op;
+use crate::ui::app::App;
+use crate::ui::keys::{self, Action, Binding, Place, Press, ctrl, plain};
+use crate::ui::render::centered;
+
+/// The question's keys.
+pub const KEYS: &[Binding] = &[
+    Binding {
+        keys: "y / q / Ctrl-D",
+        presses: &[
+            (plain('y'), Action::Quit),
+            (plain('q'), Action::Quit),
+            (ctrl('d'), Action::Quit),
+        ],
+        does: "quit (kills the running tools)",
+    },
+    Binding {
+        keys: "any other key",
+        presses: &[(Press::Other, Action::Close)],
+        does: "stay",
+    },
+];
+
+/// Asking before quitting: it has no state of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfirmQuitOverlay;
+
+impl ConfirmQuitOverlay {
+    /// Every key closes the question; a quitting key quits.
+    pub fn on_key(&mut self, key: &KeyEvent) -> Outcome {
+        let mut outcome = Outcome::close();
+        if keys::action(Place::ConfirmQuit, key) == Some(Action::Quit) {
+            outcome.ops.push(Op::Shutdown);
+            outcome.effects.push(Effect::Quit);
+        }
+        outcome
+    }
+
+    pub fn render(&self, app: &App, frame: &mut Frame) {
+        let area = centered(frame.area(), 60, 20);
+        frame.render_widget(Clear, area);
+        let block = Block::default().borders(Borders::ALL).title(" quit? ");
+        let running = app.running_tools();
+        let what = if running == 0 && !app.turn_running {
+            "The turn has ended and nothing runs now.".to_string()
+        } else {
+            format!(
+                "{running} tool(s) running{}. Quitting kills them.",
+                if app.turn_running {
+                    " and a turn in progress"
+                } else {
+                    ""
+                }
+            )
+        };
+        let text = format!("{what}\ny / q quit · any other key stays");
+        frame.render_widget(
+            Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
+            area,
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! The windows drawn over the panes, one module each: the approval modal (`approval`), the key
+//! list (`help`), the session grants (`grants`), the audit trail (`audit`) and the question
+//! before quitting (`confirm_quit`). Each owns its state, its key table (which `ui::keys` hands
+//! to the help), what a key does to it (`on_key`) and how it is drawn (`render`, a pure function
+//! of the window and `&App`). Changing a window means changing its module.
+//!
+//! `App` keeps them on a stack and gives the top one every key. What a window wants beyond its
+//! own state (ops for the agent, to be closed, a line in the conversation, a key passed on to the
+//! prompt's draft) comes back as an `Outcome` that `App` applies: no window touches the prompt or
+//! another window, so the draft is intact when the stack is empty again.
+
+use std::time::Instant;
+
+use crossterm::event::KeyEvent;
+
+use crate::protocol::{GrantSummary, Op};
+use crate::ui::keys::{self, Place};
+
+pub mod approval;
+pub mod audit;
+pub mod confirm_quit;
+pub mod grants;
+pub mod help;
+
+pub use approval::ApprovalOverlay;
+pub use audit::AuditOverlay;
+pub use confirm_quit::ConfirmQuitOverlay;
+pub use grants::GrantsOverlay;
+pub use help::HelpOverlay;
+
+/// A window on the stack.
+#[derive(Debug)]
+pub enum Overlay {
+    Approval(Box<ApprovalOverlay>),
+    Help(HelpOverlay),
+    Grants(GrantsOverlay),
+    Audit(AuditOverlay),
+    ConfirmQuit(ConfirmQuitOverlay),
+}
+
+/// What a window may read of the rest of the cockpit while it takes a key.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub now: Instant,
+    /// The whole screen's size (width, height) as last drawn.
+    pub screen: (u16, u16),
+    /// The session's grants as the agent last sent them.
+    pub grants: &'a [GrantSummary],
+}
+
+/// What a key on a window asks of the app, beyond the window's own state.
+#[derive(Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// For the agent, in this order.
+    pub ops: Vec<Op>,
+    /// The window is done: it leaves the stack.
+    pub close: bool,
+    pub effects: Vec<Effect>,
+}
+
+/// Something only the app can do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// The key goes on into the prompt's draft (it was typed for the prompt).
+    TypeIntoPrompt(KeyEvent),
+    /// A line for the conversation.
+    Notice(String),
+    /// Quit once the agent has shut down.
+    Quit,
+}
+
+impl Outcome {
+    pub fn ops(ops: Vec<Op>) -> Outcome {
+        Outcome {
+            ops,
+            ..Outcome::default()
+        }
+    }
+
+    pub fn close() -> Outcome {
+        Outcome {
+            close: true,
+            ..Outcome::default()
+        }
+    }
+}
+
+impl Overlay {
+    /// The top window takes a key.
+    pub fn on_key(&mut self, key: KeyEvent, cx: &Context) -> Outcome {
+        match self {
+            Overlay::Approval(o) => o.on_key(key, cx.now),
+            Overlay::Help(o) => o.on_key(&key, cx.screen),
+            Overlay::Grants(o) => o.on_key(&key, cx.grants),
+            Overlay::Audit(o) => o.on_key(&key),
+            Overlay::ConfirmQuit(o) => o.on_key(&key),
+        }
+    }
+
+    /// Whose keys the status bar hints at while this window is on top (the audit trail and the
+    /// quit question say their keys themselves).
+    pub fn hints(&self) -> &'static [Place] {
+        match self {
+            Overlay::Approval(_) => &[Place::Approval],
+            Overlay::Help(_) => &[Place::Help],
+            Overlay::Grants(_) => &[Place::Grants],
+            Overlay::Audit(_) | Overlay::ConfirmQuit(_) => &[],
+        }
+    }
+
+    /// The mouse wheel over the top window.
+    pub fn on_wheel(&mut self, up: bool, cx: &Context) {
+        match self {
+            Overlay::Approval(a) => a.scroll_rows(keys::wheel_rows(Place::Approval, up)),
+            Overlay::Help(o) => o.on_wheel(up, cx.screen),
+            Overlay::Grants(_) | Overlay::Audit(_) | Overlay::ConfirmQuit(_) => {}
+        }
+    }
+}
