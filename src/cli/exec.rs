@@ -273,14 +273,18 @@ pub fn start_with(
         tools = tools.with_mcp(hub.clone());
     }
     let tools = Arc::new(tools);
-    // The sandbox's plan for the default profile is made off the start-up path too.
+    // The sandbox's plan for the default profile is made off the start-up path too, after the
+    // temp dirs of sessions that died are swept (the plan may have to list the temp dir).
     if let Some(sandbox) = tools
         .sandbox
         .clone()
         .filter(|s| s.policy.support.available())
         && sandbox.policy.default != crate::sandbox::Profile::Off
     {
-        std::thread::spawn(move || sandbox.plan(sandbox.policy.default));
+        std::thread::spawn(move || {
+            crate::sandbox::leftovers::sweep(&std::env::temp_dir());
+            sandbox.plan(sandbox.policy.default)
+        });
     }
     // Old run logs go (by age, then within a disk budget), off the start-up path.
     let keep = session.clone();

@@ -213,7 +213,13 @@ mod linux {
                 let Ok(fd) = PathFd::new(path) else {
                     continue;
                 };
-                let access = if path.is_dir() {
+                // The type of what was opened, from the open descriptor (no second path lookup:
+                // a plan can hold a thousand roots, each paid for by every command).
+                let is_dir = nix::sys::stat::fstat(&fd).is_ok_and(|st| {
+                    use nix::sys::stat::SFlag;
+                    SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR
+                });
+                let access = if is_dir {
                     access
                 } else {
                     access & AccessFs::from_file(FS_ABI)

@@ -15,6 +15,7 @@
 
 pub mod blocked;
 pub mod launcher;
+pub mod leftovers;
 pub mod plan;
 
 use std::path::PathBuf;
@@ -271,11 +272,21 @@ impl Sandbox {
         Ok(plan)
     }
 
-    /// The private temp dir, made once (0700) under the system temp dir.
+    /// The private temp dir, made once (0700) under the system temp dir, removed when the
+    /// sandbox goes (see [`leftovers`]).
     pub fn own_temp(&self) -> Result<PathBuf, String> {
         self.own_temp
             .get_or_init(|| plan::make_own_temp(&std::env::temp_dir()))
             .clone()
+    }
+}
+
+impl Drop for Sandbox {
+    /// What commands left in the private temp dir goes with the session.
+    fn drop(&mut self) {
+        if let Some(Ok(dir)) = self.own_temp.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
