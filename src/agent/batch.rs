@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::protocol::QueuedCall;
+pub use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
 use crate::tools::output::Thinner;
+pub use crate::tools::registry::title_of_canonical;
 use crate::tools::{ToolError, ToolOutcome};
 
 impl Agent {
@@ -246,109 +248,15 @@ pub(super) fn tool_message(call: &ToolCall, result: CallResult, content: String)
     }
 }
 
-/// A one-line title for a call, for the results pane.
+/// A one-line title for a call, for the results pane: the tool's own (`tools::Tool::title`).
 pub fn title(call: &ToolCall) -> String {
-    title_of(&call.tool, |k| {
-        call.args.get(k).and_then(|v| v.as_str()).unwrap_or("")
-    })
+    crate::tools::registry::title(&call.tool, &call.args)
 }
 
-/// The most of a refused command a title carries; the rest is counted.
-pub const REFUSED_TITLE_CHARS: usize = 400;
-
-/// The title of a refused call. A refusal may be about any part of a command, so a command is
-/// shown whole (not only its first line, as a running call's title is), up to a bound.
+/// The title of a refused call: a command is shown whole (not only its first line, as a running
+/// call's title is), up to [`REFUSED_TITLE_CHARS`].
 pub fn refused_title(call: &ToolCall) -> String {
-    let Some(command) = call
-        .args
-        .get("command")
-        .and_then(|v| v.as_str())
-        .filter(|_| call.tool == "bash")
-    else {
-        return title(call);
-    };
-    let total = command.chars().count();
-    if total <= REFUSED_TITLE_CHARS {
-        return format!("$ {command}");
-    }
-    let kept: String = command.chars().take(REFUSED_TITLE_CHARS).collect();
-    format!(
-        "$ {kept}… ({} more characters)",
-        total - REFUSED_TITLE_CHARS
-    )
-}
-
-/// The title of a frozen call, from its canonical text, reading only the fields a title shows:
-/// a multi-megabyte `content` is skipped over, not copied into a tree.
-pub fn title_of_canonical(tool: &str, canonical: &str) -> String {
-    #[derive(serde::Deserialize, Default)]
-    struct Fields<'a> {
-        #[serde(borrow, default)]
-        command: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default)]
-        path: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default)]
-        pattern: Option<std::borrow::Cow<'a, str>>,
-    }
-    let Ok(fields) = serde_json::from_str::<Fields>(canonical) else {
-        // A field the title reads is not a string: read the whole value, as `title` does.
-        let call = ToolCall {
-            id: String::new(),
-            tool: tool.to_string(),
-            args: serde_json::from_str(canonical).unwrap_or_default(),
-        };
-        return title(&call);
-    };
-    title_of(tool, |k| {
-        match k {
-            "command" => fields.command.as_deref(),
-            "path" => fields.path.as_deref(),
-            "pattern" => fields.pattern.as_deref(),
-            _ => None,
-        }
-        .unwrap_or("")
-    })
-}
-
-fn title_of<'a>(tool: &str, text: impl Fn(&str) -> &'a str) -> String {
-    match tool {
-        "bash" => command_title(text("command")),
-        "read_file" => format!("read {}", text("path")),
-        "list_dir" => format!(
-            "list {}",
-            if text("path").is_empty() {
-                "."
-            } else {
-                text("path")
-            }
-        ),
-        "search" => format!(
-            "search /{}/ in {}",
-            text("pattern"),
-            if text("path").is_empty() {
-                "."
-            } else {
-                text("path")
-            }
-        ),
-        "write_file" => format!("write {}", text("path")),
-        "edit_file" => format!("edit {}", text("path")),
-        other => other.to_string(),
-    }
-}
-
-/// A command's first line, and how many more it has: a title is one row, but it must not pass
-/// off `echo fine\nrm -rf x` as `echo fine`. Split on `\n` alone, so a carriage return stays in
-/// the line for the driver to show (`str::lines` would drop one before the break); lines with
-/// nothing in them (a trailing newline) are not counted.
-fn command_title(command: &str) -> String {
-    let mut lines = command.split('\n');
-    let first = lines.next().unwrap_or("");
-    match lines.filter(|l| !l.is_empty()).count() {
-        0 => format!("$ {first}"),
-        1 => format!("$ {first} … (+1 more line)"),
-        more => format!("$ {first} … (+{more} more lines)"),
-    }
+    crate::tools::registry::refused_title(&call.tool, &call.args)
 }
 
 /// Output bytes as text. The tools hand over whole characters, so the strict (fast, vectorised)

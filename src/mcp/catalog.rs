@@ -200,12 +200,7 @@ impl McpCatalog {
         self.read()
             .tools
             .values()
-            .map(|t| ToolDescriptor {
-                name: t.exposed.clone(),
-                description: format!("[MCP server {}] {}", t.server, t.definition.description),
-                schema: t.definition.input_schema.clone(),
-                risk: Some(t.risk()),
-            })
+            .map(|t| crate::tools::tool::descriptor(t))
             .collect()
     }
 }

@@ -110,16 +110,6 @@ impl McpHub {
         self.servers.get(server)
     }
 
-    /// The approval modal's view of a call of an offered tool.
-    pub fn preview(
-        &self,
-        exposed: &str,
-        args: &Value,
-    ) -> Option<crate::approval::approver::Preview> {
-        let tool = self.catalog.lookup(exposed)?;
-        Some(preview::preview(&tool, args))
-    }
-
     /// Runs an approved call of one of these servers' tools, against the definition it was
     /// judged on (`definition`, the digest `Approved::mcp_definition` carries). A server still
     /// starting is waited for.

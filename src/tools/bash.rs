@@ -4,6 +4,8 @@
 //! airlock's launcher (`crate::sandbox`), which confines bash and everything it starts; what the
 //! sandbox refused is told at the end of the result.
 
+pub mod tool;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;

@@ -4,16 +4,21 @@
 //! gate judged (carried by `Approved`), not on its argument resolved again. A `bash` call runs in
 //! the OS sandbox under the profile frozen into its arguments (`crate::sandbox`); one that runs
 //! without it (profile `off`, or a kernel without Landlock) runs only if a person approved it.
+//!
+//! Each tool declares itself through [`Tool`], next to its code; `registry` lists the built-ins,
+//! and the registry here runs a call by looking its tool up there (or at the MCP hub).
 
 pub mod bash;
 pub mod diff;
 pub mod files;
+mod mcp;
 pub mod output;
+pub mod registry;
 pub mod runlog;
+pub mod tool;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -22,8 +27,10 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::approver::{Preview, Previewer};
 use crate::approval::gate::Approved;
 use crate::approval::risk::ToolCatalog;
+use tool::{PreviewAt, ToolRun};
 
 pub use output::Stream;
+pub use tool::Tool;
 
 /// Where live output goes while a tool runs.
 pub type OutputSink = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
@@ -107,40 +114,6 @@ impl ToolRegistry {
         self
     }
 
-    /// How an approved `bash` call runs: in the sandbox under its profile, or unconfined when
-    /// its profile is `off` or there is no sandbox, which only a person's approval allows (the
-    /// policy always asks for those, and never grants them for the session).
-    fn bash_sandbox(
-        &self,
-        approved: &Approved,
-        args: &Value,
-    ) -> Result<Option<bash::SandboxedRun>, ToolError> {
-        let Some(sandbox) = &self.sandbox else {
-            return Ok(None);
-        };
-        let profile = sandbox
-            .policy
-            .profile_of(args)
-            .map_err(ToolError::InvalidArguments)?;
-        let unconfined =
-            profile == crate::sandbox::Profile::Off || !sandbox.policy.support.available();
-        if unconfined {
-            use crate::approval::gate::DecisionSource as S;
-            return match approved.source() {
-                S::User | S::Headless | S::Parked | S::RemoteCode => Ok(None),
-                other => Err(ToolError::Tampered(format!(
-                    "this command would run without the sandbox, which needs a person's \
-                     approval, but it was allowed by {other:?}; nothing ran"
-                ))),
-            };
-        }
-        let plan = sandbox.plan(profile).map_err(ToolError::Failed)?;
-        Ok(Some(bash::SandboxedRun {
-            launcher: sandbox.launcher.clone(),
-            plan,
-        }))
-    }
-
     /// Also runs the tools of these MCP servers.
     pub fn with_mcp(mut self, hub: Arc<crate::mcp::McpHub>) -> Self {
         self.mcp = Some(hub);
@@ -171,173 +144,56 @@ impl ToolRegistry {
         let args = approved
             .args()
             .map_err(|e| ToolError::Tampered(e.to_string()))?;
-        let tool = approved.tool();
-        let place = || -> Result<files::Place<'_>, ToolError> {
-            let judged = approved.judged_path().ok_or_else(|| {
-                ToolError::Tampered(format!(
-                    "`{tool}` was approved without the path it was judged on; nothing ran"
-                ))
-            })?;
-            Ok(files::Place {
-                workspace: &self.workspace,
-                judged,
-            })
+        let Some(tool) = registry::builtin(approved.tool()) else {
+            return self.execute_mcp(approved, args, cancel, sink).await;
         };
-        match tool {
-            "read_file" => files::read_file(place()?, &args),
-            "list_dir" => files::list_dir(place()?, &args),
-            "search" => {
-                let place = place()?;
-                let (workspace, judged) =
-                    (place.workspace.to_path_buf(), place.judged.to_path_buf());
-                tokio::task::spawn_blocking(move || {
-                    let place = files::Place {
-                        workspace: &workspace,
-                        judged: &judged,
-                    };
-                    files::search(place, &args)
-                })
-                .await
-                .map_err(|e| ToolError::Failed(format!("search stopped: {e}")))?
+        tool.execute(ToolRun {
+            tools: self,
+            approved,
+            args,
+            cancel,
+            sink,
+        })
+        .await
+    }
+
+    /// Runs an approved call of an MCP server's tool, against the definition it was judged on.
+    /// A tool of a server still starting is not listed yet: the hub waits for it.
+    pub(crate) async fn execute_mcp(
+        &self,
+        approved: Approved,
+        args: Value,
+        cancel: CancellationToken,
+        sink: OutputSink,
+    ) -> Result<ToolOutcome, ToolError> {
+        let name = approved.tool();
+        match (&self.mcp, approved.mcp_definition()) {
+            (Some(hub), Some(definition)) if hub.serves(name) => {
+                hub.call(name, args, definition, cancel, sink).await
             }
-            "write_file" => files::write_file(place()?, &args),
-            "edit_file" => files::edit_file(place()?, &args),
-            "bash" => {
-                let command = files::string(&args, "command", "bash")?.to_string();
-                let (timeout, note) = bash_timeout(&args);
-                let sandbox = self.bash_sandbox(&approved, &args)?;
-                let log = self
-                    .log_dir
-                    .as_ref()
-                    .map(|d| d.join(format!("{}.log", safe_file_name(approved.call_id()))));
-                bash::run(bash::BashRun {
-                    command,
-                    workspace: self.workspace.clone(),
-                    timeout,
-                    cancel,
-                    sink,
-                    log,
-                    log_limits: runlog::LogLimits::DEFAULT,
-                    hidden_env: self.hidden_env.clone(),
-                    note,
-                    sandbox,
-                })
-                .await
-            }
-            other => match (&self.mcp, approved.mcp_definition()) {
-                (Some(hub), Some(definition)) if hub.serves(other) => {
-                    hub.call(other, args, definition, cancel, sink).await
-                }
-                (Some(hub), None) if hub.serves(other) => Err(ToolError::Tampered(format!(
-                    "`{other}` was not judged on an MCP tool definition, so airlock cannot tell what it would run; nothing was sent"
-                ))),
-                _ => Err(ToolError::Unknown(other.to_string())),
-            },
+            (Some(hub), None) if hub.serves(name) => Err(ToolError::Tampered(format!(
+                "`{name}` was not judged on an MCP tool definition, so airlock cannot tell what it would run; nothing was sent"
+            ))),
+            _ => Err(ToolError::Unknown(name.to_string())),
         }
     }
 }
 
-/// The timeout a `bash` call runs with: its `timeout_ms`, at most [`bash::MAX_TIMEOUT`] (with a
-/// note saying it was lowered), or [`bash::DEFAULT_TIMEOUT`] when it names none.
-fn bash_timeout(args: &Value) -> (Duration, Option<String>) {
-    match args.get("timeout_ms").and_then(Value::as_u64) {
-        None => (bash::DEFAULT_TIMEOUT, None),
-        Some(ms) if Duration::from_millis(ms) > bash::MAX_TIMEOUT => (
-            bash::MAX_TIMEOUT,
-            Some(format!(
-                "timeout_ms {ms} is above airlock's cap of {} minutes; the command ran with {} minutes",
-                bash::MAX_TIMEOUT.as_secs() / 60,
-                bash::MAX_TIMEOUT.as_secs() / 60
-            )),
-        ),
-        Some(ms) => (Duration::from_millis(ms), None),
-    }
-}
-
-fn safe_file_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 impl Previewer for ToolRegistry {
     fn preview(&self, tool: &str, args: &Value, judged: Option<&Path>) -> Option<Preview> {
-        let text = |key: &str| args.get(key).and_then(Value::as_str);
-        let unjudged = || Preview::Error {
-            message: format!("`{tool}` was not judged on a path, so there is nothing to preview"),
+        let at = PreviewAt {
+            workspace: &self.workspace,
+            judged,
         };
-        match tool {
-            "bash" => Some(Preview::Command {
-                command: text("command")?.to_string(),
-                cwd: self.workspace.display().to_string(),
-            }),
-            "write_file" => {
-                let raw = text("path")?;
-                let Some(path) = judged else {
-                    return Some(unjudged());
-                };
-                Some(diff::write_preview(raw, path, text("content")?))
+        match registry::builtin(tool) {
+            Some(found) => found.preview(args, at),
+            None => {
+                let listed = self.mcp.as_ref()?.catalog().lookup(tool)?;
+                listed.preview(args, at)
             }
-            "edit_file" => {
-                let raw = text("path")?;
-                let Some(path) = judged else {
-                    return Some(unjudged());
-                };
-                // The file the edit would change, opened as the tool opens it (no link followed),
-                // if it is a regular file of a size a preview can hold.
-                let place = files::Place {
-                    workspace: &self.workspace,
-                    judged: path,
-                };
-                let current = files::current_text(place, raw, diff::MAX_READ);
-                let current = match current {
-                    Ok(c) => c,
-                    Err(message) => return Some(Preview::Error { message }),
-                };
-                let replace_all = args
-                    .get("replace_all")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                match files::apply_edit(&current, text("old")?, text("new")?, replace_all) {
-                    Ok(updated) => Some(diff::file_change(raw, Some(current.as_bytes()), &updated)),
-                    Err(message) => Some(Preview::Error { message }),
-                }
-            }
-            other => self.mcp.as_ref().and_then(|hub| hub.preview(other, args)),
         }
     }
 }
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod timeout_tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_model_chosen_timeout_above_the_cap_runs_with_the_cap_and_says_so() {
-        let (timeout, note) = bash_timeout(&json!({"command": "yes", "timeout_ms": 86_400_000u64}));
-        assert_eq!(timeout, bash::MAX_TIMEOUT);
-        assert!(note.unwrap().contains("above airlock's cap of 30 minutes"));
-    }
-
-    #[test]
-    fn a_timeout_within_the_cap_or_none_at_all_is_kept_as_is() {
-        assert_eq!(
-            bash_timeout(&json!({"command": "ls", "timeout_ms": 5000})),
-            (Duration::from_millis(5000), None)
-        );
-        assert_eq!(
-            bash_timeout(&json!({"command": "ls"})),
-            (bash::DEFAULT_TIMEOUT, None)
-        );
-    }
-}

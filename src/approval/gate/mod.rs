@@ -10,8 +10,10 @@
 //! call's carries the digest of the tool definition it was judged on, so it runs only against
 //! that definition (a server that lists another one by then gets nothing).
 
+mod asking;
 mod forecast;
 mod judged;
+mod outcome;
 mod settle;
 
 use std::path::{Path, PathBuf};
@@ -22,10 +24,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::{ApprovalRequest, Approver, ApproverError, Decision, Previewer};
+use crate::approval::approver::{ApprovalRequest, Approver, Decision, Previewer};
 use crate::approval::audit::AuditLog;
 use crate::approval::frozen::{FrozenCall, FrozenError};
-use crate::approval::grants::{GrantScope, GrantStore, Millis, NewGrant, Subject};
+use crate::approval::grants::{GrantStore, Millis};
 use crate::approval::policy::Policy;
 use crate::approval::verdict::{ReasonSource, Ruling, Verdict};
 
@@ -398,20 +400,8 @@ impl Gate {
         judged: Judged,
         cancel: &CancellationToken,
     ) -> GateOutcome {
-        let now = (self.clock)();
         let workspace = self.workspace();
-        // A call that could not be granted for the session cannot be covered by a grant either:
-        // `sudo cargo test` runs the same argv as `cargo test`, but it is not the same request.
-        let grantable = verdict.no_session_grant.is_none();
-        if let Some(subjects) = verdict.asking_subjects().filter(|_| grantable)
-            && let Some(ids) = self.grants.cover(
-                &self.config.session,
-                &workspace,
-                &crate::sandbox::grant_tool(&call.tool, args),
-                &subjects,
-                now,
-            )
-        {
+        if let Some(ids) = self.covering_grants(&call.tool, args, &verdict, &workspace) {
             return self.approve(
                 &call,
                 frozen,
@@ -420,46 +410,12 @@ impl Gate {
                 judged,
             );
         }
-        let session_scopes = verdict.session_scopes();
-        let directory_scope = match (&session_scopes, verdict.parts.as_slice()) {
-            (Some(_), [only]) => match &only.subject {
-                Some(Subject::Path(path))
-                    if matches!(call.tool.as_str(), "write_file" | "edit_file" | "read_file") =>
-                {
-                    path.parent().map(|dir| GrantScope::Directory {
-                        path: dir.to_path_buf(),
-                    })
-                }
-                _ => None,
-            },
-            _ => None,
-        };
         // `args` were parsed from the frozen text and checked against its digest in `check`.
-        let preview = self
-            .previewer
-            .as_ref()
-            .and_then(|p| p.preview(&call.tool, args, judged.path.as_deref()));
-        let limit = match verdict.risk {
-            crate::approval::risk::Risk::Dangerous => self
-                .config
-                .dangerous_timeout
-                .or(self.config.approval_timeout),
-            _ => self.config.approval_timeout,
-        };
-        let request = ApprovalRequest {
-            deadline_ms: limit.map(|l| (self.clock)() + l.as_millis() as Millis),
-            code: None,
-            preview,
-            call_id: call.id.clone(),
-            session: self.config.session.clone(),
-            tool: call.tool.clone(),
-            risk: verdict.risk,
-            frozen: frozen.clone(),
-            no_session_grant: verdict.no_session_grant.clone(),
-            session_scopes: session_scopes.clone(),
-            directory_scope: directory_scope.clone(),
-            verdict: verdict.clone(),
-        };
+        let request = self.question(&call, &frozen, args, &verdict, &judged);
+        let (session_scopes, directory_scope) = (
+            request.session_scopes.clone(),
+            request.directory_scope.clone(),
+        );
         let kept = request.clone();
         // A person may take minutes: the request is on record before they are asked.
         if let Err(e) = self.flush_audit() {
@@ -530,25 +486,7 @@ impl Gate {
                         judged,
                     );
                 };
-                let now = (self.clock)();
-                let ids: Vec<u64> = scopes
-                    .into_iter()
-                    .map(|scope| {
-                        self.grants
-                            .add(
-                                NewGrant {
-                                    session: self.config.session.clone(),
-                                    workspace: workspace.clone(),
-                                    tool: crate::sandbox::grant_tool(&call.tool, args),
-                                    scope,
-                                    ttl_ms: self.config.grant_ttl.map(|d| d.as_millis() as Millis),
-                                    max_uses: None,
-                                },
-                                now,
-                            )
-                            .id
-                    })
-                    .collect();
+                let ids = self.grant_for_session(&call.tool, args, scopes, &workspace);
                 self.log_grants();
                 self.approve(
                     &call,
@@ -559,141 +497,10 @@ impl Gate {
                 )
             }
             Decision::Deny { reason } => {
-                let who = if answered_by == DecisionSource::User {
-                    "the user"
-                } else {
-                    "a headless run"
-                };
-                let message = match reason.as_deref().map(str::trim) {
-                    Some(r) if !r.is_empty() => format!("denied by {who}: {r}"),
-                    _ => format!("denied by {who}"),
-                };
-                self.refuse(&call, &frozen, answered_by.clone(), message, &verdict, true)
+                let message = asking::denied_by(&answered_by, reason.as_deref());
+                self.refuse(&call, &frozen, answered_by, message, &verdict, true)
             }
         }
-    }
-
-    async fn wait_for_answer(
-        &self,
-        request: ApprovalRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Decision, (DecisionSource, String)> {
-        let limit = match request.risk {
-            crate::approval::risk::Risk::Dangerous => self
-                .config
-                .dangerous_timeout
-                .or(self.config.approval_timeout),
-            _ => self.config.approval_timeout,
-        };
-        let asking = self.approver.ask(request);
-        let timed = async {
-            match limit {
-                Some(limit) => tokio::time::timeout(limit, asking).await.map_err(|_| limit),
-                None => Ok(asking.await),
-            }
-        };
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => Err((DecisionSource::Cancelled, "denied: cancelled while waiting for approval (interrupt); nothing ran".into())),
-            answer = timed => match answer {
-                Err(limit) => Err((DecisionSource::Timeout, format!("denied: timed out after {}s waiting for approval; nothing ran", limit.as_secs()))),
-                Ok(Err(ApproverError::ChannelClosed)) => Err((DecisionSource::Error, "denied: nobody to ask, the approval channel is closed; nothing ran".into())),
-                Ok(Err(ApproverError::NoAnswer)) => Err((DecisionSource::Error, "denied: the approver went away without answering; nothing ran".into())),
-                Ok(Err(ApproverError::Failed(e))) => Err((DecisionSource::Error, format!("denied: the approver failed ({e}); nothing ran"))),
-                Ok(Err(ApproverError::Park)) => Err((DecisionSource::Parked, String::new())),
-                Ok(Ok(decision)) => Ok(decision),
-            }
-        }
-    }
-
-    fn approve(
-        &self,
-        call: &ToolCall,
-        frozen: FrozenCall,
-        source: DecisionSource,
-        detail: Value,
-        judged: Judged,
-    ) -> GateOutcome {
-        let mut record = json!({
-            "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
-            "decision": "allow", "source": source, "detail": detail,
-        });
-        // The one place a file call may touch, on the record with the decision that allowed it.
-        if let Some(path) = &judged.path {
-            record["path"] = Value::String(path.to_string_lossy().into_owned());
-        }
-        // And the definition an MCP call was judged on.
-        if let Some(definition) = &judged.mcp_definition {
-            record["definition"] = Value::String(definition.clone());
-        }
-        let recorded = match self.stage("decision", record) {
-            Ok(recorded) => recorded,
-            Err(e) => {
-                return GateOutcome::Denied(Denial {
-                    call_id: call.id.clone(),
-                    tool: call.tool.clone(),
-                    source: DecisionSource::Error,
-                    message: format!("denied: {e}"),
-                    reasons: vec![e],
-                });
-            }
-        };
-        GateOutcome::Approved(Approved {
-            call_id: call.id.clone(),
-            frozen,
-            source,
-            judged_path: judged.path,
-            mcp_definition: judged.mcp_definition,
-            recorded,
-        })
-    }
-
-    fn refuse(
-        &self,
-        call: &ToolCall,
-        frozen: &FrozenCall,
-        source: DecisionSource,
-        message: String,
-        verdict: &Verdict,
-        audit: bool,
-    ) -> GateOutcome {
-        let reasons = verdict.reason_lines();
-        if audit {
-            let record = json!({
-                "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
-                "decision": "deny", "source": source, "message": message,
-            });
-            // A failed audit write cannot make a deny any more denied. Staged: the batch's
-            // end (or the log's close) makes it durable.
-            let _ = self.stage("decision", record);
-        }
-        GateOutcome::Denied(Denial {
-            call_id: call.id.clone(),
-            tool: call.tool.clone(),
-            source,
-            message,
-            reasons,
-        })
-    }
-
-    fn deny_early(
-        &self,
-        call: &ToolCall,
-        frozen: &FrozenCall,
-        source: DecisionSource,
-        message: String,
-    ) -> GateOutcome {
-        let _ = self.stage(
-            "decision",
-            json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "deny", "source": source, "message": message}),
-        );
-        GateOutcome::Denied(Denial {
-            call_id: call.id.clone(),
-            tool: call.tool.clone(),
-            source,
-            message: format!("denied: {message}"),
-            reasons: Vec::new(),
-        })
     }
 }
 

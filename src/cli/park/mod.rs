@@ -24,6 +24,7 @@ use crate::agent::Checkpoint;
 use crate::approval::approver::ApprovalRequest;
 use crate::approval::frozen::hex;
 use crate::approval::gate::{judged_definition, judged_path, now_ms};
+use crate::approval::risk::ToolCatalog;
 use crate::config::ConfigFlags;
 use crate::store;
 use crate::store::db::Store;
@@ -151,11 +152,11 @@ pub fn park(
     request: &ApprovalRequest,
 ) -> Result<Value> {
     let judged = judged_path(&request.tool, &request.verdict);
-    // The file the write or edit would change: the one it was judged on (`~/x` is under home).
-    let target = match request.tool.as_str() {
-        "write_file" | "edit_file" => judged.clone(),
-        _ => None,
-    };
+    // The file a writing tool would change: the one it was judged on (`~/x` is under home).
+    let writes = ToolCatalog::builtin()
+        .get(&request.tool)
+        .is_some_and(|tool| tool.writes_a_path());
+    let target = judged.clone().filter(|_| writes);
     let spec = ResumeSpec {
         file_hash: target.map(|p| {
             let h = file_hash(&p);

@@ -1,3 +1,4 @@
+use std::io::Read;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::PathBuf;
 

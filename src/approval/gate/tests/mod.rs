@@ -3,8 +3,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
-use crate::approval::approver::{BoxFuture, ChannelApprover};
+use crate::approval::approver::{ApproverError, BoxFuture, ChannelApprover};
 use crate::approval::audit;
+use crate::approval::grants::{GrantScope, NewGrant};
 use crate::approval::testworld::{World, world};
 
 /// Answers from a script, in order, and remembers every request it saw.
@@ -506,3 +507,52 @@ mod judged;
 mod mcp;
 mod recorded;
 mod sandbox;
+
+#[tokio::test]
+async fn only_a_call_naming_one_file_is_offered_the_directory_around_it() {
+    let approver = Scripted::answering(vec![
+        Ok(Decision::AllowOnce),
+        Ok(Decision::AllowOnce),
+        Ok(Decision::AllowOnce),
+    ]);
+    let rig = rig(approver.clone());
+    let other = rig.world.policy.paths.workspace.join("../other-project");
+    let other = other.canonicalize().unwrap();
+    std::fs::write(other.join("notes.md"), "x\n").unwrap();
+    let call = |id: &str, tool: &str, args: Value| ToolCall {
+        id: id.into(),
+        tool: tool.into(),
+        args,
+    };
+    let notes = other.join("notes.md").display().to_string();
+    let calls = [
+        call("c1", "read_file", json!({ "path": notes })),
+        call(
+            "c2",
+            "list_dir",
+            json!({ "path": other.display().to_string() }),
+        ),
+        call(
+            "c3",
+            "search",
+            json!({ "pattern": "x", "path": other.display().to_string() }),
+        ),
+    ];
+    for c in calls {
+        approval(check(&rig, c).await);
+    }
+    let seen = approver.seen.lock().unwrap();
+    assert_eq!(seen.len(), 3, "each call outside the workspace asks");
+    assert_eq!(
+        seen[0].directory_scope,
+        Some(GrantScope::Directory { path: other })
+    );
+    assert_eq!(
+        seen[1].directory_scope, None,
+        "a listed directory is not widened"
+    );
+    assert_eq!(
+        seen[2].directory_scope, None,
+        "a searched tree is not widened"
+    );
+}

@@ -1,0 +1,88 @@
+//! `write_file`: a file created or replaced whole, atomically, at the path the gate judged; its
+//! preview is the diff against what is there now.
+
+use std::borrow::Cow;
+
+use serde_json::{Value, json};
+
+use super::held::Verb;
+use super::{Place, string};
+use crate::approval::approver::Preview;
+use crate::approval::risk::{PathArg, PathTarget, Risk};
+use crate::tools::diff;
+use crate::tools::tool::{
+    ArgText, PreviewAt, Tool, ToolFuture, ToolRun, object_schema, path_schema,
+};
+use crate::tools::{ToolError, ToolOutcome};
+
+const NAME: &str = "write_file";
+
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> Cow<'_, str> {
+        "Create or replace a file with the given content.".into()
+    }
+
+    fn schema(&self) -> Value {
+        object_schema(
+            &[
+                ("path", path_schema()),
+                ("content", json!({"type": "string"})),
+            ],
+            &["path", "content"],
+        )
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Mutating
+    }
+
+    fn paths(&self) -> &'static [PathArg] {
+        &[PathArg {
+            key: "path",
+            names: PathTarget::OneFile,
+            writes: true,
+        }]
+    }
+
+    fn title_fields(&self) -> &'static [&'static str] {
+        &["path"]
+    }
+
+    fn title(&self, args: &ArgText<'_>) -> String {
+        format!("write {}", args.get("path"))
+    }
+
+    fn preview(&self, args: &Value, at: PreviewAt<'_>) -> Option<Preview> {
+        let text = |key: &str| args.get(key).and_then(Value::as_str);
+        let raw = text("path")?;
+        let place = match at.place(NAME) {
+            Ok(place) => place,
+            Err(unjudged) => return Some(unjudged),
+        };
+        Some(diff::write_preview(raw, place.judged, text("content")?))
+    }
+
+    fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {
+        Box::pin(async move { write_file(run.place()?, &run.args) })
+    }
+}
+
+/// Writes the file whole, atomically (a temporary file, then a rename), creating missing
+/// directories on the way; an existing file keeps its permissions.
+pub fn write_file(place: Place, args: &Value) -> Result<ToolOutcome, ToolError> {
+    let raw = string(args, "path", NAME)?;
+    let content = string(args, "content", NAME)?;
+    let held = place.judged(raw, Verb::Write).hold(true)?;
+    let existed = held.replace(content.as_bytes())?;
+    let verb = if existed { "replaced" } else { "created" };
+    Ok(ToolOutcome::text(format!(
+        "{verb} {raw} ({} lines)\n",
+        content.lines().count()
+    )))
+}

@@ -1,0 +1,47 @@
+//! An MCP server's tool as a [`Tool`]: what it declares (its server's description and schema,
+//! the risk its annotations give), its preview (server, tool, annotations, the arguments
+//! pretty-printed), and its run, sent to its server against the definition it was judged on.
+//! Its title is its name. The server and its connection stay in `crate::mcp`; this is only the
+//! face every tool shows.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::approval::approver::Preview;
+use crate::approval::risk::Risk;
+use crate::mcp::McpTool;
+use crate::tools::tool::{PreviewAt, Tool, ToolFuture, ToolRun};
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.exposed
+    }
+
+    fn description(&self) -> Cow<'_, str> {
+        format!(
+            "[MCP server {}] {}",
+            self.server, self.definition.description
+        )
+        .into()
+    }
+
+    fn schema(&self) -> Value {
+        self.definition.input_schema.clone()
+    }
+
+    fn risk(&self) -> Risk {
+        McpTool::risk(self)
+    }
+
+    fn preview(&self, args: &Value, _at: PreviewAt<'_>) -> Option<Preview> {
+        Some(crate::mcp::preview::preview(self, args))
+    }
+
+    fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {
+        Box::pin(
+            run.tools
+                .execute_mcp(run.approved, run.args, run.cancel, run.sink),
+        )
+    }
+}
