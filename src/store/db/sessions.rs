@@ -45,9 +45,14 @@ impl Store {
     /// For a connection that only keeps cockpit sessions: commits survive the process being
     /// killed (they are in the WAL) without waiting for the disk on each one; only a power
     /// loss could take the last few back, and a session then reopens a step earlier.
+    ///
+    /// Its page cache is kept small (512 KiB): each checkpoint rewrites the session's growing
+    /// record, and SQLite's default cache (2,000 pages, 8 MiB) kept every page of those writes,
+    /// so a long session grew by tens of KiB a run (S5).
     pub fn journal_writes(&self) -> Result<(), StoreError> {
         self.conn
             .pragma_update(None, "synchronous", "NORMAL")
+            .and_then(|()| self.conn.pragma_update(None, "cache_size", -512))
             .map_err(|e| self.sqlite(e))
     }
 
