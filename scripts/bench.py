@@ -3,6 +3,8 @@
 reports medians and the ratio, and writes one JSON per scenario to target/bench/.
 
 Run through scripts/bench.sh (it builds the release binary first). BENCH_ROUNDS sets the rounds.
+BENCH_BASELINE=/path/to/another/airlock adds that build's cockpit and exec arms to S1 and S3,
+interleaved with the rest, so two builds are compared under the same load.
 """
 
 import json
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AIRLOCK = ROOT / "target" / "release" / "airlock"
 OUT = ROOT / "target" / "bench"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+BASELINE = os.environ.get("BENCH_BASELINE")
 
 
 GNU_TIME = "/usr/bin/time"
@@ -119,6 +122,23 @@ def versions():
             "cpus": os.cpu_count()}
 
 
+def baseline_arms(work, scenario_path):
+    """With BENCH_BASELINE: the same cockpit and exec arms, run by the baseline build."""
+    if not BASELINE:
+        return {}
+    cockpit, headless = cockpit_argv(work, "flood", scenario_path), exec_argv(work, scenario_path)
+    return {"baseline_cockpit": [BASELINE, *cockpit[1:]],
+            "baseline_headless": [BASELINE, *headless[1:]]}
+
+
+def baseline_summary(samples, floor):
+    """The baseline arms' medians (and ratio to the floor), for the printed line."""
+    if not BASELINE:
+        return ""
+    c, h = (median(samples[k], "wall_s") for k in ("baseline_cockpit", "baseline_headless"))
+    return f"; baseline build: cockpit {c:.3f} s ({c / floor:.2f}x), exec {h:.3f} s ({h / floor:.2f}x)"
+
+
 def write(report):
     OUT.mkdir(parents=True, exist_ok=True)
     report["rounds"] = ROUNDS
@@ -136,6 +156,7 @@ def s1(work, env):
         "cockpit": cockpit_argv(work, "flood", s1),
         "headless": exec_argv(work, s1),
         "floor": ["bash", "-c", f"seq 1 {lines} | cat > /dev/null"],
+        **baseline_arms(work, s1),
     }
     samples = interleave(arms, env)
     c, h, f = (median(samples[k], "wall_s") for k in ("cockpit", "headless", "floor"))
@@ -146,7 +167,7 @@ def s1(work, env):
            "ratio": c / f, "ratio_headless": h / f, "lines_seen_by_the_cockpit": seen,
            "goal": "<= 1.25x the floor", "meets_goal": c / f <= 1.25,
            "summary": f"cockpit {c:.3f} s ({c / f:.2f}x), exec {h:.3f} s ({h / f:.2f}x), "
-                      f"floor {f:.3f} s"})
+                      f"floor {f:.3f} s" + baseline_summary(samples, f)})
 
 
 def s2(work, env):
@@ -180,6 +201,7 @@ def s3(work, env):
         "cockpit": cockpit_argv(work, "flood", s3),
         "headless": exec_argv(work, s3),
         "floor": ["sleep", "1"],
+        **baseline_arms(work, s3),
     }
     samples = interleave(arms, env)
     c, h, f = (median(samples[k], "wall_s") for k in ("cockpit", "headless", "floor"))
@@ -190,7 +212,7 @@ def s3(work, env):
            "max_s": worst, "ratio": c / f, "goal": "all finished <= 1.10 s",
            "meets_goal": worst <= 1.10,
            "summary": f"cockpit median {c:.3f} s, exec {h:.3f} s, worst {worst:.3f} s "
-                      f"(floor {f:.3f} s)"})
+                      f"(floor {f:.3f} s)" + baseline_summary(samples, f)})
 
 
 def s4(work, env):
