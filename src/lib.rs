@@ -13,6 +13,7 @@
 pub mod agent;
 pub mod approval;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod harden;

@@ -74,6 +74,7 @@ impl Approver for ChannelApprover {
             let (reply, answer) = oneshot::channel();
             let call_id = request.call_id.clone();
             let mut request = request;
+            request.title = super::title_of_canonical(&request.tool, &request.frozen.canonical);
             // A code for answering from another terminal, when the state database is at hand.
             let remote = self.remote.as_ref().and_then(|r| {
                 let store = crate::store::db::Store::open(&r.db).ok()?;

@@ -1,10 +1,10 @@
 //! One batch of tool calls: gated one at a time in model order, approved ones started at once so
 //! they run concurrently, results handed back in the order the model asked.
 
+use super::thinner::Thinner;
 use super::*;
 use crate::protocol::QueuedCall;
 pub use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
-use crate::tools::output::Thinner;
 pub use crate::tools::registry::title_of_canonical;
 use crate::tools::{ToolError, ToolOutcome};
 
@@ -69,8 +69,9 @@ impl Agent {
                 }
             };
             match outcome {
-                Some(GateOutcome::Parked(request)) => {
+                Some(GateOutcome::Parked(mut request)) => {
                     // Nobody can answer now: stop here; what already runs finishes first.
+                    request.title = title_of_canonical(&request.tool, &request.frozen.canonical);
                     parked = Some((index, request));
                     break;
                 }

@@ -7,6 +7,8 @@
 
 mod approver;
 mod batch;
+mod checkpoint;
+mod thinner;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,40 +23,11 @@ use crate::model::{CallResult, Message, ModelClient};
 use crate::protocol::{AgentEvent, CallId, GrantSummary, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
+pub use crate::protocol::AgentHandle;
 pub use approver::{ChannelApprover, RemoteCodes};
 use batch::tool_message;
 pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
-
-/// Where a parked turn stands: everything needed to go on later, in another process.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Checkpoint {
-    /// The conversation up to and including the model message that asked for `calls`.
-    pub conversation: Vec<Message>,
-    pub calls: Vec<ToolCall>,
-    /// Results of the calls before the parked one (denied, or ran to completion).
-    pub results: Vec<Option<Message>>,
-    /// Index of the parked call in `calls`.
-    pub parked: usize,
-    /// The model's own state (the scripted model's position).
-    pub model: serde_json::Value,
-    pub turn: u64,
-    /// Calls that were approved and had started, with no result yet. If the process dies, they
-    /// are reported as interrupted on resume and never run again.
-    #[serde(default)]
-    pub started: Vec<usize>,
-    /// No turn is running: the conversation is all there is to go on from (a cockpit session
-    /// between turns). A resume restores it and waits for the next prompt.
-    #[serde(default)]
-    pub idle: bool,
-}
-
-/// Keeps where the session stands, durably, as the turn moves: called on the agent task before
-/// the step it describes goes on (a call is recorded as started before it starts), so a process
-/// killed at any point can be resumed without running anything twice.
-pub trait Journal: Send + Sync {
-    /// Stores `checkpoint`; an error is told to the driver once and the session goes on.
-    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String>;
-}
+pub use checkpoint::{Checkpoint, Journal};
 
 /// How a batch of calls ended.
 enum BatchEnd {
@@ -84,13 +57,6 @@ pub(crate) struct Control {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The driver's end: send ops, receive events.
-pub struct AgentHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<AgentEvent>,
-    pub task: tokio::task::JoinHandle<()>,
 }
 
 pub struct AgentConfig {
@@ -180,7 +146,7 @@ pub fn spawn_with(
         if let Some(r) = resume {
             if r.show_history {
                 agent.emit(AgentEvent::Restored {
-                    checkpoint: Box::new(r.checkpoint.clone()),
+                    session: Box::new(r.checkpoint.restored_session()),
                 });
             }
             if r.checkpoint.idle {
@@ -511,7 +477,10 @@ impl Agent {
             return;
         }
         self.emit(AgentEvent::Checkpoint {
-            checkpoint: Box::new(self.checkpoint_of(calls, results, next, started, false)),
+            checkpoint: Box::new(
+                self.checkpoint_of(calls, results, next, started, false)
+                    .saved(),
+            ),
         });
     }
 
@@ -578,17 +547,18 @@ impl Agent {
         index: usize,
         request: Box<crate::approval::approver::ApprovalRequest>,
     ) -> TurnOutcome {
+        let checkpoint = Checkpoint {
+            conversation: self.conversation.clone(),
+            calls,
+            results,
+            parked: index,
+            model: self.model.save(),
+            turn: self.turn,
+            started: Vec::new(),
+            idle: false,
+        };
         TurnOutcome::Parked {
-            checkpoint: Box::new(Checkpoint {
-                conversation: self.conversation.clone(),
-                calls,
-                results,
-                parked: index,
-                model: self.model.save(),
-                turn: self.turn,
-                started: Vec::new(),
-                idle: false,
-            }),
+            checkpoint: Box::new(checkpoint.saved()),
             request,
         }
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::approval::approver::BoxFuture;
-use crate::approval::gate::ToolCall;
+use crate::protocol::ToolCall;
 
 /// What became of a tool call, as the model is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,20 +29,11 @@ use crate::approval::gate::Approved;
 use crate::approval::risk::ToolCatalog;
 use tool::{PreviewAt, ToolRun};
 
-pub use output::Stream;
+pub use crate::protocol::{Stream, ToolStatus};
 pub use tool::Tool;
 
 /// Where live output goes while a tool runs.
 pub type OutputSink = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Ok,
-    Failed,
-    Cancelled,
-    TimedOut,
-}
 
 /// What a finished tool gives back: the observation for the model, and facts for the UI.
 #[derive(Debug, Clone, Serialize)]

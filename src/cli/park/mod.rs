@@ -26,6 +26,7 @@ use crate::approval::frozen::hex;
 use crate::approval::gate::{judged_definition, judged_path, now_ms};
 use crate::approval::risk::ToolCatalog;
 use crate::config::ConfigFlags;
+use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;
 use crate::visible::{visible, visible_line};
@@ -37,10 +38,11 @@ pub use resume::resume;
 /// How long a parked approval waits for a decision, unless `AIRLOCK_APPROVAL_TTL_MS` says.
 pub const DEFAULT_TTL_MS: u64 = 24 * 3600 * 1000;
 
-/// Everything `resume` needs, stored with the run.
+/// Everything `resume` needs, stored with the run. Written with the checkpoint as the agent
+/// sealed it (`&SavedCheckpoint`, its JSON embedded as is), read back as a `Checkpoint`.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ResumeSpec {
-    pub checkpoint: Checkpoint,
+pub struct ResumeSpec<C = Checkpoint> {
+    pub checkpoint: C,
     pub workspace: PathBuf,
     pub scenario: Option<PathBuf>,
     pub config: ConfigFlags,
@@ -63,12 +65,16 @@ pub struct ResumeSpec {
     pub mcp_definition: Option<String>,
 }
 
-impl ResumeSpec {
+impl<'a> ResumeSpec<&'a SavedCheckpoint> {
     /// A run's spec as `exec` started it (paths made absolute), with nothing parked yet.
-    fn of(args: &ExecArgs, workspace: &Path, checkpoint: &Checkpoint) -> ResumeSpec {
+    fn of(
+        args: &ExecArgs,
+        workspace: &Path,
+        checkpoint: &'a SavedCheckpoint,
+    ) -> ResumeSpec<&'a SavedCheckpoint> {
         let (scenario, config) = absolute_args(args);
         ResumeSpec {
-            checkpoint: checkpoint.clone(),
+            checkpoint,
             workspace: workspace.to_path_buf(),
             scenario,
             config,
@@ -111,7 +117,7 @@ pub fn save_running(
     args: &ExecArgs,
     session: &str,
     workspace: &Path,
-    checkpoint: &Checkpoint,
+    checkpoint: &SavedCheckpoint,
 ) -> Result<()> {
     let spec = ResumeSpec {
         pid: Some(std::process::id()),
@@ -148,7 +154,7 @@ pub fn park(
     args: &ExecArgs,
     session: &str,
     workspace: &Path,
-    checkpoint: &Checkpoint,
+    checkpoint: &SavedCheckpoint,
     request: &ApprovalRequest,
 ) -> Result<Value> {
     let judged = judged_path(&request.tool, &request.verdict);
