@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use super::{Control, lock};
+use super::Control;
 use crate::approval::approver::{ApprovalRequest, Approver, ApproverError, BoxFuture, Decision};
 use crate::protocol::AgentEvent;
 
@@ -71,7 +71,6 @@ fn decision_json(decision: &Decision) -> String {
 impl Approver for ChannelApprover {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
         Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
             let call_id = request.call_id.clone();
             let mut request = request;
             request.title = super::title_of_canonical(&request.tool, &request.frozen.canonical);
@@ -91,7 +90,7 @@ impl Approver for ChannelApprover {
                 request.code = Some(code.clone());
                 Some((store, code))
             });
-            lock(&self.control.pending).insert(call_id.clone(), reply);
+            let answer = self.control.decisions.wait(&call_id);
             if self
                 .events
                 .send(AgentEvent::ApprovalRequested {
@@ -99,12 +98,12 @@ impl Approver for ChannelApprover {
                 })
                 .is_err()
             {
-                lock(&self.control.pending).remove(&call_id);
+                self.control.decisions.forget(&call_id);
                 return Err(ApproverError::ChannelClosed);
             }
             let Some((store, code)) = remote else {
                 let answer = answer.await;
-                lock(&self.control.pending).remove(&call_id);
+                self.control.decisions.forget(&call_id);
                 return answer.map_err(|_| ApproverError::NoAnswer);
             };
             // Whichever answer comes first wins: a key in this cockpit, or the code elsewhere.
@@ -114,7 +113,7 @@ impl Approver for ChannelApprover {
             loop {
                 tokio::select! {
                     local = &mut answer => {
-                        lock(&self.control.pending).remove(&call_id);
+                        self.control.decisions.forget(&call_id);
                         let decision = local.map_err(|_| ApproverError::NoAnswer)?;
                         let now = crate::approval::gate::now_ms();
                         return match store.decide(&code, &decision_json(&decision), now) {
@@ -136,7 +135,7 @@ impl Approver for ChannelApprover {
                         // sqlite3 is not one.
                         let row = store.approval_by_code(&code).ok().flatten().filter(|row| row.signed);
                         if let Some(decision) = row.and_then(|row| stored_decision(&row.state, row.decision.as_deref())) {
-                            lock(&self.control.pending).remove(&call_id);
+                            self.control.decisions.forget(&call_id);
                             let _ = self.events.send(AgentEvent::ApprovalSettled {
                                 call_id: call_id.clone(),
                                 by: "a one-time code from another terminal".into(),

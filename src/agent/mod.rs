@@ -8,19 +8,21 @@
 mod approver;
 mod batch;
 mod checkpoint;
+mod decisions;
+mod ops;
 mod thinner;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::{Approver, Decision};
+use crate::approval::approver::Approver;
 use crate::approval::gate::{Gate, GateOutcome, ToolCall};
 use crate::model::{CallResult, Message, ModelClient};
-use crate::protocol::{AgentEvent, CallId, GrantSummary, Op, TurnOutcome};
+use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
 pub use crate::protocol::AgentHandle;
@@ -28,6 +30,7 @@ pub use approver::{ChannelApprover, RemoteCodes};
 use batch::tool_message;
 pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
 pub use checkpoint::{Checkpoint, Journal};
+use ops::{Next, handle_grant_op, handle_op_during_turn};
 
 /// How a batch of calls ended.
 enum BatchEnd {
@@ -46,7 +49,7 @@ pub const DEFAULT_MAX_STEPS: usize = 50;
 /// and how to stop the turn.
 #[derive(Default)]
 pub(crate) struct Control {
-    pending: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
+    decisions: decisions::Decisions,
     running: Mutex<HashMap<CallId, CancellationToken>>,
     turn: Mutex<Option<CancellationToken>>,
     /// The driver is shutting down: what the interrupt does to the turn from now on (requests
@@ -205,115 +208,6 @@ struct Agent {
 enum TurnStart {
     Prompt(String),
     Resume(Box<Checkpoint>, Option<GateOutcome>),
-}
-
-/// What an op handled during a turn asks the loop to do.
-enum Next {
-    Continue,
-    Shutdown,
-}
-
-/// The session's live grants, for `AgentEvent::Grants`.
-fn grants_event(gate: &Gate) -> AgentEvent {
-    let now = crate::approval::gate::now_ms();
-    let grants = gate
-        .grants()
-        .list(gate.session(), now)
-        .into_iter()
-        .map(|g| GrantSummary {
-            id: g.id,
-            tool: g.tool.clone(),
-            scope: g.scope.describe(),
-            expires_in_ms: g.expires_ms.map(|e| e.saturating_sub(now)),
-            uses: g.uses,
-        })
-        .collect();
-    AgentEvent::Grants { grants }
-}
-
-/// Answers grant ops (at any time, in a turn or not); false for every other op.
-fn handle_grant_op(gate: &Gate, events: &mpsc::UnboundedSender<AgentEvent>, op: &Op) -> bool {
-    match op {
-        Op::ListAudit => {
-            let _ = events.send(AgentEvent::Audit {
-                lines: gate.audit_lines(),
-            });
-            return true;
-        }
-        Op::ListGrants => {}
-        Op::RevokeGrant { id } => {
-            if !gate.revoke_grant(*id) {
-                let _ = events.send(AgentEvent::Error {
-                    message: format!("grant {id} does not exist (expired or already revoked)"),
-                });
-            }
-        }
-        _ => return false,
-    }
-    let _ = events.send(grants_event(gate));
-    true
-}
-
-fn handle_op_during_turn(
-    control: &Control,
-    events: &mpsc::UnboundedSender<AgentEvent>,
-    op: Op,
-) -> Next {
-    match op {
-        Op::ListGrants | Op::RevokeGrant { .. } | Op::ListAudit => {}
-        Op::Submit { .. } => {
-            let _ = events.send(AgentEvent::Error {
-                message: "a turn is already running; wait for it to finish or interrupt it".into(),
-            });
-        }
-        Op::Decide { call_id, decision } => match lock(&control.pending).remove(&call_id) {
-            Some(reply) => {
-                if reply.send(decision).is_err() {
-                    let _ = events.send(AgentEvent::Error {
-                        message: format!("the approval for {call_id} was already settled"),
-                    });
-                }
-            }
-            None => {
-                let _ = events.send(AgentEvent::Error {
-                    message: format!(
-                        "no approval is waiting for {call_id}; it may already be decided"
-                    ),
-                });
-            }
-        },
-        Op::CancelTool { call_id } => match lock(&control.running).get(&call_id) {
-            Some(token) => token.cancel(),
-            None => {
-                let _ = events.send(AgentEvent::Error {
-                    message: format!("{call_id} is not running"),
-                });
-            }
-        },
-        Op::Interrupt => control.interrupt(),
-        Op::Shutdown => {
-            control.close();
-            return Next::Shutdown;
-        }
-    }
-    Next::Continue
-}
-
-impl Control {
-    /// Shutting down: stop journaling, then interrupt.
-    fn close(&self) {
-        self.closing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.interrupt();
-    }
-
-    fn interrupt(&self) {
-        if let Some(token) = lock(&self.turn).as_ref() {
-            token.cancel();
-        }
-        // Dropping the answer channels makes every pending approval resolve as denied.
-        lock(&self.pending).clear();
-    }
 }
 
 impl Agent {

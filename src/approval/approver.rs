@@ -1,11 +1,9 @@
 //! Who answers when the policy asks: the `Approver` trait, the request it sees, the decisions it
-//! may give, and the approvers that need no UI (a channel to whoever listens, and the fail-closed
-//! headless answers).
+//! may give, and the approvers that need no UI (the fail-closed headless answers). The approver
+//! that asks a driver is the agent's (`agent::ChannelApprover`).
 
 use std::future::Future;
 use std::pin::Pin;
-
-use tokio::sync::{mpsc, oneshot};
 
 pub use crate::protocol::{ApprovalRequest, Decision, Preview};
 
@@ -42,39 +40,6 @@ pub trait Approver: Send + Sync {
     /// Whether a person answers, or a headless stand-in (recorded as the decision's source).
     fn is_human(&self) -> bool {
         true
-    }
-}
-
-/// A request waiting on a channel, with the place to send its answer.
-#[derive(Debug)]
-pub struct PendingApproval {
-    pub request: ApprovalRequest,
-    pub reply: oneshot::Sender<Decision>,
-}
-
-/// Sends each request over a channel to whoever decides (the TUI, a test) and waits for the answer.
-#[derive(Clone)]
-pub struct ChannelApprover {
-    tx: mpsc::Sender<PendingApproval>,
-}
-
-impl ChannelApprover {
-    pub fn new(capacity: usize) -> (ChannelApprover, mpsc::Receiver<PendingApproval>) {
-        let (tx, rx) = mpsc::channel(capacity.max(1));
-        (ChannelApprover { tx }, rx)
-    }
-}
-
-impl Approver for ChannelApprover {
-    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
-        Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
-            self.tx
-                .send(PendingApproval { request, reply })
-                .await
-                .map_err(|_| ApproverError::ChannelClosed)?;
-            answer.await.map_err(|_| ApproverError::NoAnswer)
-        })
     }
 }
 
