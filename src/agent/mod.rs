@@ -8,6 +8,7 @@
 mod approver;
 mod batch;
 mod checkpoint;
+mod codes;
 mod decisions;
 mod ops;
 mod thinner;
@@ -26,10 +27,11 @@ use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
 pub use crate::protocol::AgentHandle;
-pub use approver::{ChannelApprover, RemoteCodes};
+pub use approver::ChannelApprover;
 use batch::tool_message;
 pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
 pub use checkpoint::{Checkpoint, Journal};
+pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
 
 /// How a batch of calls ended.
@@ -66,8 +68,8 @@ pub struct AgentConfig {
     pub max_steps: usize,
     /// Emit `AgentEvent::Checkpoint` as the turn moves, so a driver can keep it durable.
     pub checkpoints: bool,
-    /// Give every approval request a one-time code in this state database too.
-    pub remote: Option<RemoteCodes>,
+    /// Give every approval request a one-time code from this book too (answerable elsewhere).
+    pub remote: Option<Arc<dyn CodeBook>>,
     /// Keep the session durable as it moves (the cockpit's sessions).
     pub journal: Option<Arc<dyn Journal>>,
 }

@@ -146,10 +146,12 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
             )
         },
         AgentConfig {
-            remote: extras.remote.then(|| RemoteCodes {
-                db: dir.path().join("state/airlock.db"),
-                session: "t".into(),
-                workspace: workspace.clone(),
+            remote: extras.remote.then(|| {
+                Arc::new(crate::cli::codes::StateDbCodes {
+                    db: dir.path().join("state/airlock.db"),
+                    session: "t".into(),
+                    workspace: workspace.clone(),
+                }) as Arc<dyn CodeBook>
             }),
             journal: extras.journal,
             ..AgentConfig::default()

@@ -16,7 +16,7 @@ use crate::approval::grants::GrantStore;
 use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
-use crate::config::{ConfigFlags, ProcessEnv, resolve};
+use crate::config::{ProcessEnv, resolve};
 use crate::model::ModelClient;
 use crate::model::http::{HttpModel, HttpModelConfig, RetryPolicy, system_prompt};
 use crate::model::scripted::{Scenario, ScriptedModel};
@@ -25,52 +25,7 @@ use crate::sandbox::{Sandbox, SandboxPolicy, Support};
 use crate::tools::ToolRegistry;
 use crate::{demo, store};
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum HeadlessApprovals {
-    /// Whatever would ask is denied.
-    Deny,
-    /// Whatever would ask is allowed once. Hard denies are never lifted. For benchmarks and
-    /// scripted runs.
-    DangerouslyAllowAll,
-    /// Whatever would ask is parked: checkpoint, one-time code, exit with status 5. Decide later
-    /// with `airlock approve CODE` / `airlock deny CODE`, go on with `airlock resume RUN`.
-    Park,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ExecArgs {
-    /// The prompt (default: the scenario's own prompt).
-    pub prompt: Option<String>,
-    /// A scenario file for the scripted model (default: the built-in demo).
-    #[arg(long)]
-    pub scenario: Option<PathBuf>,
-    /// The workspace (default: a fresh scratch copy of the demo project in the temp directory).
-    #[arg(long)]
-    pub workspace: Option<PathBuf>,
-    #[command(flatten)]
-    pub config: ConfigFlags,
-    #[arg(long, value_enum, default_value = "deny")]
-    pub approvals: HeadlessApprovals,
-    /// Print events for a person to read instead of JSON lines.
-    #[arg(long)]
-    pub human: bool,
-}
-
-impl Default for ExecArgs {
-    fn default() -> Self {
-        ExecArgs {
-            prompt: None,
-            scenario: None,
-            workspace: None,
-            config: ConfigFlags::default(),
-            approvals: HeadlessApprovals::Deny,
-            human: false,
-        }
-    }
-}
+pub use super::exec_args::{ExecArgs, HeadlessApprovals};
 
 mod human;
 pub use human::human_line;
@@ -255,7 +210,7 @@ pub fn start_with(
     }
     // Every session's log is anchored in the state database as it grows, so `audit verify`
     // can tell a log cut or recomputed next to its head file.
-    let anchor = crate::store::db::DbAnchor::open(&super::park::db_path())?;
+    let anchor = crate::store::db::DbAnchor::open(&super::runs::db_path())?;
     let audit = Arc::new(AuditLog::open_anchored(
         &store::audit_dir(&state),
         &session,
@@ -301,7 +256,7 @@ pub fn start_with(
     let session_for_gate = session.clone();
     // Session grants live in the state database too, so a resumed run keeps them.
     let grants = Arc::new(GrantStore::new());
-    let db_path = super::park::db_path();
+    let db_path = super::runs::db_path();
     if let Ok(db) = crate::store::db::Store::open(&db_path) {
         let saved = db.grants(&session).unwrap_or_else(|e| {
             if headless.is_some() {
@@ -351,10 +306,12 @@ pub fn start_with(
         )?)),
     };
     // With a person at the keyboard, requests can also be answered from another terminal.
-    let remote_codes = headless.is_none().then(|| agent::RemoteCodes {
-        db: super::park::db_path(),
-        session: session.clone(),
-        workspace: workspace.clone(),
+    let remote_codes = headless.is_none().then(|| {
+        Arc::new(super::codes::StateDbCodes {
+            db: super::runs::db_path(),
+            session: session.clone(),
+            workspace: workspace.clone(),
+        }) as Arc<dyn agent::CodeBook>
     });
     let handle = agent::spawn_with(
         model,
@@ -445,7 +402,7 @@ pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy
         return Ok(policy);
     }
     // MCP calls are judged on their tools as last listed (the pins); nothing is started.
-    let catalog = crate::mcp::catalog_from_pins(&config.mcp_servers, &super::park::db_path());
+    let catalog = crate::mcp::catalog_from_pins(&config.mcp_servers, &super::runs::db_path());
     for name in &config.mcp_not_trusted {
         catalog.set_state(name, crate::mcp::ServerState::NotTrusted);
     }
@@ -524,9 +481,9 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
         if let AgentEvent::Checkpoint { checkpoint } = &event {
             let db = match checkpoints.take() {
                 Some(db) => db,
-                None => super::park::checkpoint_store()?,
+                None => super::runs::checkpoint_store()?,
             };
-            super::park::save_running(&db, args, &session, &workspace, checkpoint)?;
+            super::runs::save_running(&db, args, &session, &workspace, checkpoint)?;
             checkpoints = Some(db);
             continue;
         }
@@ -539,7 +496,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
             ..
         } = &event
         {
-            let parked = super::park::park(args, &session, &workspace, checkpoint, request)?;
+            let parked = super::runs::park(args, &session, &workspace, checkpoint, request)?;
             writeln!(out, "{}", serde_json::to_string(&parked)?)?;
             code = status::PARKED;
             let _ = handle.ops.send(Op::Shutdown);
@@ -573,7 +530,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                     status::INTERRUPTED => "interrupted",
                     _ => "failed",
                 };
-                super::park::finish(&session, state);
+                super::runs::finish(&session, state);
                 let _ = handle.ops.send(Op::Shutdown);
             }
             AgentEvent::ShutdownComplete => break,

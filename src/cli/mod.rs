@@ -5,10 +5,13 @@
 pub mod audit_show;
 pub mod audit_verify;
 pub mod bench;
+pub mod codes;
 pub mod exec;
+pub mod exec_args;
 pub mod mcp;
 pub mod park;
 pub mod policy_check;
+pub mod runs;
 pub mod sessions;
 
 use std::path::PathBuf;
