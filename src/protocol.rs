@@ -7,6 +7,8 @@
 //! what those types *do* (judging, matching scopes, freezing) is implemented where it is decided,
 //! in `approval`. The agent's own checkpoint crosses sealed (`SavedCheckpoint`): only the agent
 //! reads it, and a driver that must show a reopened session gets `RestoredSession` instead.
+//!
+//! Must never import anything of the crate (`grep -n "use crate::" src/protocol.rs` is empty).
 
 mod approval;
 mod call;

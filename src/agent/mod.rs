@@ -3,7 +3,10 @@
 //! one question at a time), runs approved calls concurrently under one cancellation token, and
 //! hands results back to the model in the order it asked.
 //!
-//! The driver talks to the task only through `protocol`: `Op` in, `AgentEvent` out.
+//! The driver talks to the task only through `protocol`: `Op` in, `AgentEvent` out. What must
+//! outlive the process goes through traits the driver implements (`Journal` for the session,
+//! `CodeBook` for one-time codes), so the agent imports neither `store` nor `cli`, and never
+//! `ui`.
 
 mod approver;
 mod batch;

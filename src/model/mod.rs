@@ -1,5 +1,8 @@
 //! Models: the `ModelClient` trait the turn loop talks to, and the scripted model that plays a
 //! scenario file offline. Real providers (OpenAI-compatible, Anthropic) implement the same trait.
+//!
+//! Imports `protocol` (the tool call), the tool catalog of `approval` and `mcp`; must never
+//! import `agent`, `tools`, `ui` or `cli`.
 
 pub mod anthropic;
 pub mod http;

@@ -1,5 +1,6 @@
 //! The OS sandbox every `bash` run goes into (Linux, Landlock), so an approved command no longer
-//! runs with all of the user's rights.
+//! runs with all of the user's rights. Imports only `approval` and `visible`; must never import
+//! `agent`, `tools`, `ui` or `cli`.
 //!
 //! Ownership: this module decides *what* a profile lets a command touch ([`plan`]), applies it
 //! in a tiny launcher process ([`launcher`], airlock re-executed as `airlock __sandbox ...`),

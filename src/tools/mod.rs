@@ -7,6 +7,9 @@
 //!
 //! Each tool declares itself through [`Tool`], next to its code; `registry` lists the built-ins,
 //! and the registry here runs a call by looking its tool up there (or at the MCP hub).
+//!
+//! Imports `approval` (the `Approved` token, the catalog), `protocol`, `sandbox` and `mcp`; must
+//! never import `agent`, `ui` or `cli`.
 
 pub mod bash;
 pub mod diff;

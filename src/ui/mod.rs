@@ -2,7 +2,10 @@
 //! events, agent events and the clock; bursts of agent events are drained, then one frame is drawn,
 //! and only when something changed.
 //!
-//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in). The loop
+//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in), and keeps its
+//! own view of output (`output`). It must never import `agent`, `tools`, `approval::gate` or
+//! `cli` outside test fixtures; it reads the gate's verdict types and `sandbox`'s labels to draw
+//! a request. The loop
 //! (`drive`) takes any ratatui backend and any stream of terminal events: the real cockpit gives it
 //! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
