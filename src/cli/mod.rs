@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod park;
 pub mod policy_check;
 pub mod runs;
+pub mod session;
 pub mod sessions;
 
 use std::path::PathBuf;
