@@ -8,7 +8,8 @@
 //! in `approval`. The agent's own checkpoint crosses sealed (`SavedCheckpoint`): only the agent
 //! reads it, and a driver that must show a reopened session gets `RestoredSession` instead.
 //!
-//! Must never import anything of the crate (`grep -n "use crate::" src/protocol.rs` is empty).
+//! Must never import anything of the crate: its imports name only external crates and its own
+//! submodules.
 
 mod approval;
 mod call;

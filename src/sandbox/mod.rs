@@ -1,6 +1,5 @@
 //! The OS sandbox every `bash` run goes into (Linux, Landlock), so an approved command no longer
-//! runs with all of the user's rights. Imports only `approval` and `visible`; must never import
-//! `agent`, `tools`, `ui` or `cli`.
+//! runs with all of the user's rights.
 //!
 //! Ownership: this module decides *what* a profile lets a command touch ([`plan`]), applies it
 //! in a tiny launcher process ([`launcher`], airlock re-executed as `airlock __sandbox ...`),
