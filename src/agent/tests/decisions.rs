@@ -17,6 +17,8 @@ async fn the_driver_answers_approvals_through_ops() {
     loop {
         match rig.next().await {
             AgentEvent::ApprovalRequested { request } => {
+                let wanted = ["$ touch one", "$ touch two"][answered];
+                assert_eq!(request.title, wanted, "the agent titles what it asks about");
                 let decision = if answered == 0 {
                     Decision::AllowOnce
                 } else {
