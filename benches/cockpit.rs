@@ -54,6 +54,7 @@ fn write_request(old: &str, new: &str) -> ApprovalRequest {
         call_id: "c1".into(),
         session: "bench".into(),
         tool: "write_file".into(),
+        title: airlock::tools::registry::title("write_file", &args),
         risk: Risk::Mutating,
         frozen: FrozenCall::freeze("write_file", &args),
         verdict: Verdict {

@@ -165,7 +165,7 @@ fn main() -> ExitCode {
             if !resume {
                 return Ok(ExitCode::SUCCESS);
             }
-            let db = airlock::store::db::Store::open(&park::db_path())?;
+            let db = airlock::store::db::Store::open(&airlock::cli::runs::db_path())?;
             let run = db
                 .approval_by_code(&code)?
                 .map(|a| a.run_id)
@@ -237,7 +237,7 @@ fn main() -> ExitCode {
         }) => airlock::cli::audit_show::run(
             &airlock::store::audit_dir(&airlock::store::state_dir()),
             run.as_deref(),
-            Some(&airlock::cli::park::db_path()),
+            Some(&airlock::cli::runs::db_path()),
             &mut io::stdout().lock(),
         )
         .map(|()| ExitCode::SUCCESS),

@@ -1,14 +1,68 @@
 //! The contract between the agent and whoever drives it (the cockpit, `airlock exec`, tests):
 //! `Op` in, `AgentEvent` out. Nothing else crosses. Every variant says what happens next.
+//!
+//! A leaf: it imports nothing of the crate (only its own submodules), so the agent, the gate, the
+//! tools and the drivers may all speak it without importing each other. What a driver shows of a
+//! call (the gate's verdict, the grant scopes, the frozen arguments, a preview) is defined here;
+//! what those types *do* (judging, matching scopes, freezing) is implemented where it is decided,
+//! in `approval`. The agent's own checkpoint crosses sealed (`SavedCheckpoint`): only the agent
+//! reads it, and a driver that must show a reopened session gets `RestoredSession` instead.
+//!
+//! Must never import anything of the crate: its imports name only external crates and its own
+//! submodules.
+
+mod approval;
+mod call;
+mod output;
+mod restored;
+mod scope;
+mod verdict;
 
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 
-use crate::approval::approver::{ApprovalRequest, Decision};
-use crate::approval::gate::DecisionSource;
-use crate::tools::{Stream, ToolStatus};
+pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview};
+pub use call::{CallId, Stream, ToolCall, ToolStatus};
+pub use output::{OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, unseen_lines};
+pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
+pub use scope::{GrantScope, Subject};
+pub use verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Risk, Ruling, Verdict};
 
-/// Identifies one tool call across events and ops (`c1`, `c2`, ... in a session).
-pub type CallId = String;
+/// The driver's end of a running agent: send ops, receive events, and the task to wait for.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// A checkpoint as the agent serialized it (`agent::Checkpoint`): where a turn stands, enough
+/// for another process to go on. Sealed for everyone but the agent: a driver stores its JSON
+/// and hands it back, and reads nothing in it. Kept as the JSON text itself, so storing it or
+/// printing it as part of an event writes exactly what the agent wrote.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SavedCheckpoint(Box<serde_json::value::RawValue>);
+
+impl SavedCheckpoint {
+    /// Seals a checkpoint.
+    pub fn of(checkpoint: &impl Serialize) -> Result<SavedCheckpoint, serde_json::Error> {
+        serde_json::value::to_raw_value(checkpoint).map(SavedCheckpoint)
+    }
+
+    /// `null`: a checkpoint that refuses to reopen.
+    pub fn null() -> SavedCheckpoint {
+        SavedCheckpoint(serde_json::value::RawValue::NULL.to_owned())
+    }
+
+    /// Wraps checkpoint JSON as it was stored; an error when `json` is not one JSON value.
+    pub fn from_json(json: String) -> Result<SavedCheckpoint, serde_json::Error> {
+        serde_json::value::RawValue::from_string(json).map(SavedCheckpoint)
+    }
+
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+}
 
 /// What the driver asks of the agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,7 +130,7 @@ pub enum TurnOutcome {
     /// A call needs a person and none is here (`--approvals park`): the turn stopped with a
     /// checkpoint; nothing of the parked call ran.
     Parked {
-        checkpoint: Box<crate::agent::Checkpoint>,
+        checkpoint: Box<SavedCheckpoint>,
         request: Box<ApprovalRequest>,
     },
 }
@@ -131,7 +185,8 @@ pub enum AgentEvent {
         tool: String,
         title: String,
     },
-    /// Live output of a running call, as it came, thinned for viewers (`tools::output::Thinner`):
+    /// Live output of a running call, as it came, thinned by the agent for a viewer that keeps `OUTPUT_HEAD_LINES` and
+    /// `OUTPUT_TAIL_LINES`:
     /// the first lines whole, then from each read only what a head-and-tail view can still show,
     /// with the count of lines left out before `text`. The full output is in the run's log file
     /// (`ToolFinished::log`).
@@ -163,15 +218,11 @@ pub enum AgentEvent {
     Grants { grants: Vec<GrantSummary> },
     /// Where the turn stands (only when the driver asked for checkpoints): enough to go on in
     /// another process if this one dies. Nothing for a person to see.
-    Checkpoint {
-        checkpoint: Box<crate::agent::Checkpoint>,
-    },
+    Checkpoint { checkpoint: Box<SavedCheckpoint> },
     /// A session was reopened (`airlock --resume`): the conversation so far, and where its turn
     /// stood (calls already settled, calls that were running, `idle` between turns), for the
     /// driver to show again. Sent first; a turn that was under way then goes on.
-    Restored {
-        checkpoint: Box<crate::agent::Checkpoint>,
-    },
+    Restored { session: Box<RestoredSession> },
     /// This session's decisions, one readable line each, with their source (after `Op::ListAudit`).
     Audit { lines: Vec<String> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.

@@ -1,10 +1,10 @@
 //! One batch of tool calls: gated one at a time in model order, approved ones started at once so
 //! they run concurrently, results handed back in the order the model asked.
 
+use super::thinner::Thinner;
 use super::*;
 use crate::protocol::QueuedCall;
 pub use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
-use crate::tools::output::Thinner;
 pub use crate::tools::registry::title_of_canonical;
 use crate::tools::{ToolError, ToolOutcome};
 
@@ -24,20 +24,7 @@ impl Agent {
         // Calls still to be gated (a settled `first` is not), so a driver can count its questions.
         let open = from + usize::from(first.is_some());
         if open < calls.len() {
-            // An MCP server still starting (a session's first step, a resumed run) is waited
-            // for, so its calls are forecast as what they are, not as unknown tools.
-            self.gate.settle_mcp(&calls[open..], cancel).await;
-            self.emit(AgentEvent::BatchQueued {
-                calls: calls[open..]
-                    .iter()
-                    .map(|call| QueuedCall {
-                        call_id: call.id.clone(),
-                        tool: call.tool.clone(),
-                        title: title(call),
-                        needs_decision: self.gate.would_ask(call),
-                    })
-                    .collect(),
-            });
+            self.announce(&calls[open..], cancel).await;
         }
         let mut running = JoinSet::new();
         let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
@@ -69,8 +56,9 @@ impl Agent {
                 }
             };
             match outcome {
-                Some(GateOutcome::Parked(request)) => {
+                Some(GateOutcome::Parked(mut request)) => {
                     // Nobody can answer now: stop here; what already runs finishes first.
+                    request.title = title_of_canonical(&request.tool, &request.frozen.canonical);
                     parked = Some((index, request));
                     break;
                 }
@@ -93,13 +81,7 @@ impl Agent {
                         source: denial.source.clone(),
                         message: denial.message.clone(),
                     });
-                    let mut content = denial.message.clone();
-                    if !denial.reasons.is_empty() {
-                        content.push_str("\nreasons:\n");
-                        for r in &denial.reasons {
-                            content.push_str(&format!("- {r}\n"));
-                        }
-                    }
+                    let content = denial_text(&denial.message, &denial.reasons);
                     results[index] = Some(tool_message(call, CallResult::Denied, content));
                 }
                 Some(GateOutcome::Approved(approved)) => {
@@ -110,22 +92,7 @@ impl Agent {
                         tool: call.tool.clone(),
                         title: title(call),
                     });
-                    let events = self.events.clone();
-                    let call_id = call.id.clone();
-                    // Viewers get the output thinned to what they can show; a flood crosses
-                    // the channel as a few kilobytes a read, not all of it.
-                    let thinner = Mutex::new(Thinner::new());
-                    let sink: OutputSink = Arc::new(move |stream, bytes| {
-                        let mut thinner = thinner.lock().unwrap_or_else(|e| e.into_inner());
-                        for piece in thinner.thin(bytes) {
-                            let _ = events.send(AgentEvent::ToolOutput {
-                                call_id: call_id.clone(),
-                                stream,
-                                text: text_of(piece.text),
-                                skipped: piece.skipped,
-                            });
-                        }
-                    });
+                    let sink = self.output_sink(&call.id);
                     // On record as started before it starts: if the process dies from here on,
                     // a resume reports it interrupted and never runs it again.
                     started.push(index);
@@ -153,23 +120,44 @@ impl Agent {
                 request,
             };
         }
-        // Every slot is filled: each call was either denied or joined. A task that panicked
-        // still gets a result, so the model never loses track of a call.
-        BatchEnd::Done(
-            calls
+        BatchEnd::Done(filled(calls, results))
+    }
+
+    /// Tells the driver which calls the gate takes next. An MCP server still starting (a
+    /// session's first step, a resumed run) is waited for, so its calls are forecast as what
+    /// they are, not as unknown tools.
+    async fn announce(&self, calls: &[ToolCall], cancel: &CancellationToken) {
+        self.gate.settle_mcp(calls, cancel).await;
+        self.emit(AgentEvent::BatchQueued {
+            calls: calls
                 .iter()
-                .zip(results)
-                .map(|(call, r)| {
-                    r.unwrap_or_else(|| {
-                        tool_message(
-                            call,
-                            CallResult::Failed,
-                            "error: the tool stopped unexpectedly".into(),
-                        )
-                    })
+                .map(|call| QueuedCall {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    title: title(call),
+                    needs_decision: self.gate.would_ask(call),
                 })
                 .collect(),
-        )
+        });
+    }
+
+    /// Where a running call's output goes: to the driver, thinned to what a viewer can show,
+    /// so a flood crosses the channel as a few kilobytes a read, not all of it.
+    fn output_sink(&self, call_id: &str) -> OutputSink {
+        let events = self.events.clone();
+        let call_id = call_id.to_string();
+        let thinner = Mutex::new(Thinner::new());
+        Arc::new(move |stream, bytes| {
+            let mut thinner = thinner.lock().unwrap_or_else(|e| e.into_inner());
+            for piece in thinner.thin(bytes) {
+                let _ = events.send(AgentEvent::ToolOutput {
+                    call_id: call_id.clone(),
+                    stream,
+                    text: text_of(piece.text),
+                    skipped: piece.skipped,
+                });
+            }
+        })
     }
 
     /// One call has ended: report it, audit its outcome, keep its result in its model-order slot.
@@ -246,6 +234,36 @@ pub(super) fn tool_message(call: &ToolCall, result: CallResult, content: String)
         result,
         content,
     }
+}
+
+/// Every call's result in model order. Each slot is filled: each call was either denied or
+/// joined; a task that panicked still gets a result, so the model never loses track of a call.
+fn filled(calls: &[ToolCall], results: Vec<Option<Message>>) -> Vec<Message> {
+    calls
+        .iter()
+        .zip(results)
+        .map(|(call, r)| {
+            r.unwrap_or_else(|| {
+                tool_message(
+                    call,
+                    CallResult::Failed,
+                    "error: the tool stopped unexpectedly".into(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// What the model is told of a denial: the message, then every reason.
+fn denial_text(message: &str, reasons: &[String]) -> String {
+    let mut content = message.to_string();
+    if !reasons.is_empty() {
+        content.push_str("\nreasons:\n");
+        for r in reasons {
+            content.push_str(&format!("- {r}\n"));
+        }
+    }
+    content
 }
 
 /// A one-line title for a call, for the results pane: the tool's own (`tools::Tool::title`).

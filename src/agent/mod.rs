@@ -3,58 +3,39 @@
 //! one question at a time), runs approved calls concurrently under one cancellation token, and
 //! hands results back to the model in the order it asked.
 //!
-//! The driver talks to the task only through `protocol`: `Op` in, `AgentEvent` out.
+//! The driver talks to the task only through `protocol`: `Op` in, `AgentEvent` out. What must
+//! outlive the process goes through traits the driver implements (`Journal` for the session,
+//! `CodeBook` for one-time codes), so the agent imports neither `store` nor `cli`, and never
+//! `ui`.
 
 mod approver;
 mod batch;
+mod checkpoint;
+mod codes;
+mod decisions;
+mod ops;
+mod thinner;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::{Approver, Decision};
+use crate::approval::approver::Approver;
 use crate::approval::gate::{Gate, GateOutcome, ToolCall};
 use crate::model::{CallResult, Message, ModelClient};
-use crate::protocol::{AgentEvent, CallId, GrantSummary, Op, TurnOutcome};
+use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
 use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
 
-pub use approver::{ChannelApprover, RemoteCodes};
+pub use crate::protocol::AgentHandle;
+pub use approver::ChannelApprover;
 use batch::tool_message;
 pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
-
-/// Where a parked turn stands: everything needed to go on later, in another process.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Checkpoint {
-    /// The conversation up to and including the model message that asked for `calls`.
-    pub conversation: Vec<Message>,
-    pub calls: Vec<ToolCall>,
-    /// Results of the calls before the parked one (denied, or ran to completion).
-    pub results: Vec<Option<Message>>,
-    /// Index of the parked call in `calls`.
-    pub parked: usize,
-    /// The model's own state (the scripted model's position).
-    pub model: serde_json::Value,
-    pub turn: u64,
-    /// Calls that were approved and had started, with no result yet. If the process dies, they
-    /// are reported as interrupted on resume and never run again.
-    #[serde(default)]
-    pub started: Vec<usize>,
-    /// No turn is running: the conversation is all there is to go on from (a cockpit session
-    /// between turns). A resume restores it and waits for the next prompt.
-    #[serde(default)]
-    pub idle: bool,
-}
-
-/// Keeps where the session stands, durably, as the turn moves: called on the agent task before
-/// the step it describes goes on (a call is recorded as started before it starts), so a process
-/// killed at any point can be resumed without running anything twice.
-pub trait Journal: Send + Sync {
-    /// Stores `checkpoint`; an error is told to the driver once and the session goes on.
-    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String>;
-}
+pub use checkpoint::{Checkpoint, Journal};
+pub use codes::{CodeBook, IssuedCode};
+use ops::{Next, handle_grant_op, handle_op_during_turn};
 
 /// How a batch of calls ended.
 enum BatchEnd {
@@ -73,7 +54,7 @@ pub const DEFAULT_MAX_STEPS: usize = 50;
 /// and how to stop the turn.
 #[derive(Default)]
 pub(crate) struct Control {
-    pending: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
+    decisions: decisions::Decisions,
     running: Mutex<HashMap<CallId, CancellationToken>>,
     turn: Mutex<Option<CancellationToken>>,
     /// The driver is shutting down: what the interrupt does to the turn from now on (requests
@@ -86,19 +67,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The driver's end: send ops, receive events.
-pub struct AgentHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<AgentEvent>,
-    pub task: tokio::task::JoinHandle<()>,
-}
-
 pub struct AgentConfig {
     pub max_steps: usize,
     /// Emit `AgentEvent::Checkpoint` as the turn moves, so a driver can keep it durable.
     pub checkpoints: bool,
-    /// Give every approval request a one-time code in this state database too.
-    pub remote: Option<RemoteCodes>,
+    /// Give every approval request a one-time code from this book too (answerable elsewhere).
+    pub remote: Option<Arc<dyn CodeBook>>,
     /// Keep the session durable as it moves (the cockpit's sessions).
     pub journal: Option<Arc<dyn Journal>>,
 }
@@ -180,7 +154,7 @@ pub fn spawn_with(
         if let Some(r) = resume {
             if r.show_history {
                 agent.emit(AgentEvent::Restored {
-                    checkpoint: Box::new(r.checkpoint.clone()),
+                    session: Box::new(r.checkpoint.restored_session()),
                 });
             }
             if r.checkpoint.idle {
@@ -239,115 +213,6 @@ struct Agent {
 enum TurnStart {
     Prompt(String),
     Resume(Box<Checkpoint>, Option<GateOutcome>),
-}
-
-/// What an op handled during a turn asks the loop to do.
-enum Next {
-    Continue,
-    Shutdown,
-}
-
-/// The session's live grants, for `AgentEvent::Grants`.
-fn grants_event(gate: &Gate) -> AgentEvent {
-    let now = crate::approval::gate::now_ms();
-    let grants = gate
-        .grants()
-        .list(gate.session(), now)
-        .into_iter()
-        .map(|g| GrantSummary {
-            id: g.id,
-            tool: g.tool.clone(),
-            scope: g.scope.describe(),
-            expires_in_ms: g.expires_ms.map(|e| e.saturating_sub(now)),
-            uses: g.uses,
-        })
-        .collect();
-    AgentEvent::Grants { grants }
-}
-
-/// Answers grant ops (at any time, in a turn or not); false for every other op.
-fn handle_grant_op(gate: &Gate, events: &mpsc::UnboundedSender<AgentEvent>, op: &Op) -> bool {
-    match op {
-        Op::ListAudit => {
-            let _ = events.send(AgentEvent::Audit {
-                lines: gate.audit_lines(),
-            });
-            return true;
-        }
-        Op::ListGrants => {}
-        Op::RevokeGrant { id } => {
-            if !gate.revoke_grant(*id) {
-                let _ = events.send(AgentEvent::Error {
-                    message: format!("grant {id} does not exist (expired or already revoked)"),
-                });
-            }
-        }
-        _ => return false,
-    }
-    let _ = events.send(grants_event(gate));
-    true
-}
-
-fn handle_op_during_turn(
-    control: &Control,
-    events: &mpsc::UnboundedSender<AgentEvent>,
-    op: Op,
-) -> Next {
-    match op {
-        Op::ListGrants | Op::RevokeGrant { .. } | Op::ListAudit => {}
-        Op::Submit { .. } => {
-            let _ = events.send(AgentEvent::Error {
-                message: "a turn is already running; wait for it to finish or interrupt it".into(),
-            });
-        }
-        Op::Decide { call_id, decision } => match lock(&control.pending).remove(&call_id) {
-            Some(reply) => {
-                if reply.send(decision).is_err() {
-                    let _ = events.send(AgentEvent::Error {
-                        message: format!("the approval for {call_id} was already settled"),
-                    });
-                }
-            }
-            None => {
-                let _ = events.send(AgentEvent::Error {
-                    message: format!(
-                        "no approval is waiting for {call_id}; it may already be decided"
-                    ),
-                });
-            }
-        },
-        Op::CancelTool { call_id } => match lock(&control.running).get(&call_id) {
-            Some(token) => token.cancel(),
-            None => {
-                let _ = events.send(AgentEvent::Error {
-                    message: format!("{call_id} is not running"),
-                });
-            }
-        },
-        Op::Interrupt => control.interrupt(),
-        Op::Shutdown => {
-            control.close();
-            return Next::Shutdown;
-        }
-    }
-    Next::Continue
-}
-
-impl Control {
-    /// Shutting down: stop journaling, then interrupt.
-    fn close(&self) {
-        self.closing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.interrupt();
-    }
-
-    fn interrupt(&self) {
-        if let Some(token) = lock(&self.turn).as_ref() {
-            token.cancel();
-        }
-        // Dropping the answer channels makes every pending approval resolve as denied.
-        lock(&self.pending).clear();
-    }
 }
 
 impl Agent {
@@ -511,7 +376,10 @@ impl Agent {
             return;
         }
         self.emit(AgentEvent::Checkpoint {
-            checkpoint: Box::new(self.checkpoint_of(calls, results, next, started, false)),
+            checkpoint: Box::new(
+                self.checkpoint_of(calls, results, next, started, false)
+                    .saved(),
+            ),
         });
     }
 
@@ -578,17 +446,18 @@ impl Agent {
         index: usize,
         request: Box<crate::approval::approver::ApprovalRequest>,
     ) -> TurnOutcome {
+        let checkpoint = Checkpoint {
+            conversation: self.conversation.clone(),
+            calls,
+            results,
+            parked: index,
+            model: self.model.save(),
+            turn: self.turn,
+            started: Vec::new(),
+            idle: false,
+        };
         TurnOutcome::Parked {
-            checkpoint: Box::new(Checkpoint {
-                conversation: self.conversation.clone(),
-                calls,
-                results,
-                parked: index,
-                model: self.model.save(),
-                turn: self.turn,
-                started: Vec::new(),
-                idle: false,
-            }),
+            checkpoint: Box::new(checkpoint.saved()),
             request,
         }
     }

@@ -15,7 +15,7 @@ use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
 use crate::model::scripted::{Scenario, ScriptedModel};
 use crate::model::{ModelError, ModelReply};
-use crate::protocol::TurnOutcome;
+use crate::protocol::{Decision, TurnOutcome};
 
 /// Which approver the gate uses.
 enum Approvals {
@@ -146,10 +146,12 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
             )
         },
         AgentConfig {
-            remote: extras.remote.then(|| RemoteCodes {
-                db: dir.path().join("state/airlock.db"),
-                session: "t".into(),
-                workspace: workspace.clone(),
+            remote: extras.remote.then(|| {
+                Arc::new(crate::cli::codes::StateDbCodes {
+                    db: dir.path().join("state/airlock.db"),
+                    session: "t".into(),
+                    workspace: workspace.clone(),
+                }) as Arc<dyn CodeBook>
             }),
             journal: extras.journal,
             ..AgentConfig::default()
@@ -377,85 +379,6 @@ async fn a_denial_reaches_the_model_with_its_reasons() {
 }
 
 #[tokio::test]
-async fn the_driver_answers_approvals_through_ops() {
-    let mut rig = rig(
-        json!({"name": "t", "steps": [
-            {"calls": [bash("touch one"), bash("touch two")]},
-            {"say": "ok", "expect": ["ok", "denied"]}
-        ]}),
-        Approvals::Driver,
-    );
-    rig.submit();
-    let mut answered = 0;
-    loop {
-        match rig.next().await {
-            AgentEvent::ApprovalRequested { request } => {
-                let decision = if answered == 0 {
-                    Decision::AllowOnce
-                } else {
-                    Decision::Deny {
-                        reason: Some("not that one".into()),
-                    }
-                };
-                answered += 1;
-                rig.op(Op::Decide {
-                    call_id: request.call_id.clone(),
-                    decision,
-                });
-            }
-            AgentEvent::TurnFinished { outcome, .. } => {
-                assert_eq!(outcome, TurnOutcome::Completed);
-                break;
-            }
-            _ => {}
-        }
-    }
-    assert!(exists(&rig.workspace, "one"));
-    assert!(!exists(&rig.workspace, "two"));
-    assert!(
-        rig.last_results()[1]
-            .2
-            .contains("denied by the user: not that one")
-    );
-}
-
-#[tokio::test]
-async fn an_interrupt_while_awaiting_approval_runs_nothing() {
-    let mut rig = rig(
-        json!({"name": "t", "steps": [
-            {"calls": [bash("touch first"), bash("touch second")]},
-            {"say": "never reached"}
-        ]}),
-        Approvals::Driver,
-    );
-    rig.submit();
-    let mut events = Vec::new();
-    loop {
-        let event = rig.next().await;
-        if let AgentEvent::ApprovalRequested { .. } = &event {
-            rig.op(Op::Interrupt);
-        }
-        if let AgentEvent::TurnFinished { outcome, .. } = &event {
-            assert_eq!(*outcome, TurnOutcome::Interrupted);
-            events.push(event);
-            break;
-        }
-        events.push(event);
-    }
-    assert!(started(&events).is_empty(), "{events:?}");
-    let denied: Vec<_> = events
-        .iter()
-        .filter(|e| matches!(e, AgentEvent::ToolDenied { .. }))
-        .collect();
-    assert_eq!(denied.len(), 2, "both calls are denied: {events:?}");
-    assert!(!exists(&rig.workspace, "first"));
-    assert!(!exists(&rig.workspace, "second"));
-    // The agent is ready for the next turn.
-    rig.op(Op::Shutdown);
-    assert!(matches!(rig.next().await, AgentEvent::ShutdownComplete));
-}
-
-#[tokio::test]
 async fn cancelling_one_tool_kills_its_process_group_and_leaves_the_others_running() {
     let mut rig = rig(
         json!({"name": "t", "steps": [
@@ -548,131 +471,6 @@ async fn a_second_submit_during_a_turn_is_refused_and_the_turn_goes_on() {
     ));
 }
 
-#[tokio::test]
-async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_modal_is_told() {
-    let mut rig = rig_with_remote(
-        json!({"name": "t", "steps": [
-            {"calls": [bash("touch remote")]},
-            {"say": "ok", "expect": ["ok"]}
-        ]}),
-        Approvals::Driver,
-        true,
-    );
-    let db = rig.dir.path().join("state/airlock.db");
-    rig.submit();
-    let mut settled = false;
-    loop {
-        match rig.next().await {
-            AgentEvent::ApprovalRequested { request } => {
-                let code = request.code.clone().expect("a code for other terminals");
-                crate::store::db::Store::open(&db)
-                    .unwrap()
-                    .decide(
-                        &code,
-                        r#"{"decision":"allow_once"}"#,
-                        crate::approval::gate::now_ms(),
-                    )
-                    .unwrap();
-            }
-            AgentEvent::ApprovalSettled { call_id, .. } => {
-                assert_eq!(call_id, "c1");
-                settled = true;
-                // A late key in the cockpit changes nothing now.
-                rig.op(Op::Decide {
-                    call_id,
-                    decision: Decision::Deny { reason: None },
-                });
-            }
-            AgentEvent::TurnFinished { outcome, .. } => {
-                assert_eq!(outcome, TurnOutcome::Completed);
-                break;
-            }
-            _ => {}
-        }
-    }
-    assert!(settled);
-    assert!(exists(&rig.workspace, "remote"));
-}
-
-#[tokio::test]
-async fn an_approval_set_to_approved_behind_airlocks_back_is_not_taken_as_an_answer() {
-    let mut rig = rig_with_remote(
-        json!({"name": "t", "steps": [
-            {"calls": [bash("touch remote")]},
-            {"say": "ok", "expect": ["denied"]}
-        ]}),
-        Approvals::Driver,
-        true,
-    );
-    let db = rig.dir.path().join("state/airlock.db");
-    rig.submit();
-    loop {
-        match rig.next().await {
-            AgentEvent::ApprovalRequested { .. } => {
-                let changed = rusqlite::Connection::open(&db)
-                    .unwrap()
-                    .execute(
-                        r#"UPDATE approvals SET state = 'approved', decision = '{"decision":"allow_once"}'"#,
-                        [],
-                    )
-                    .unwrap();
-                assert_eq!(changed, 1);
-                // Several polls of the database go by: none may take the forged answer.
-                tokio::time::sleep(Duration::from_millis(1000)).await;
-                rig.op(Op::Decide {
-                    call_id: "c1".into(),
-                    decision: Decision::Deny { reason: None },
-                });
-            }
-            AgentEvent::ApprovalSettled { .. } => panic!("a forged answer settled the request"),
-            AgentEvent::TurnFinished { outcome, .. } => {
-                assert_eq!(outcome, TurnOutcome::Completed);
-                break;
-            }
-            _ => {}
-        }
-    }
-    assert!(!exists(&rig.workspace, "remote"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shutdown_sent_right_behind_the_prompt_ends_the_session_before_anything_runs() {
-    // The agent may see the ops before the turn has taken its first step: the interrupt must
-    // still reach the turn, or the turn goes on to ask a human nobody is there to be.
-    for attempt in 0..40 {
-        let rig = rig(
-            json!({"name": "t", "steps": [
-                {"calls": [bash("echo hi > touched.txt")]},
-                {"say": "done"}
-            ]}),
-            Approvals::Driver,
-        );
-        rig.submit();
-        rig.op(Op::Interrupt);
-        rig.op(Op::Shutdown);
-        let Rig {
-            mut handle,
-            workspace,
-            dir: _dir,
-            ..
-        } = rig;
-        let ended = tokio::time::timeout(Duration::from_secs(10), async {
-            while let Some(event) = handle.events.recv().await {
-                if matches!(event, AgentEvent::ShutdownComplete) {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert_eq!(
-            ended,
-            Ok(true),
-            "attempt {attempt}: the agent did not shut down"
-        );
-        assert!(!exists(&workspace, "touched.txt"), "attempt {attempt}");
-    }
-}
-
 mod batch;
+mod decisions;
 mod journal;

@@ -4,18 +4,10 @@
 //! modal, a parked approval, the executor) works from the canonical text, and the executor re-checks
 //! the digest, so the call that runs is byte for byte the call that was shown.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FrozenCall {
-    pub tool: String,
-    /// The arguments as canonical JSON: keys sorted at every level, no insignificant whitespace.
-    pub canonical: String,
-    /// Lowercase hex SHA-256 of `tool`, a NUL byte, and `canonical`.
-    pub digest: String,
-}
+pub use crate::protocol::FrozenCall;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrozenError {

@@ -7,27 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-/// How much harm a call can do, from `Safe` (reads inside the workspace) to `Dangerous`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    Safe,
-    Mutating,
-    Dangerous,
-}
-
-impl Risk {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Safe => "safe",
-            Risk::Mutating => "mutating",
-            Risk::Dangerous => "dangerous",
-        }
-    }
-}
+pub use crate::protocol::Risk;
 
 /// A tool as the gate knows it. `risk: None` means the tool declared nothing, which counts as
 /// `Dangerous`.

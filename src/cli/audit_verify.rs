@@ -11,7 +11,7 @@ use crate::visible::{visible, visible_line};
 
 /// Verifies `file` against the state database of this machine's state directory.
 pub fn run(file: &Path) -> Result<String> {
-    run_with_db(file, &super::park::db_path())
+    run_with_db(file, &super::runs::db_path())
 }
 
 /// Verifies `file` against the anchors in the database at `db` (which may be missing).

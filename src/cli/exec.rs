@@ -10,67 +10,17 @@ use anyhow::{Context, Result, bail};
 
 use crate::agent::{self, AgentConfig};
 use crate::approval::approver::{AllowAllOnce, Approver, DenyAll};
-use crate::approval::audit::AuditLog;
 use crate::approval::gate::{Gate, GateConfig};
-use crate::approval::grants::GrantStore;
 use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
-use crate::config::{ConfigFlags, ProcessEnv, resolve};
-use crate::model::ModelClient;
-use crate::model::http::{HttpModel, HttpModelConfig, RetryPolicy, system_prompt};
-use crate::model::scripted::{Scenario, ScriptedModel};
+use crate::config::{ProcessEnv, resolve};
 use crate::protocol::{AgentEvent, Op, TurnOutcome};
 use crate::sandbox::{Sandbox, SandboxPolicy, Support};
+use crate::store;
 use crate::tools::ToolRegistry;
-use crate::{demo, store};
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum HeadlessApprovals {
-    /// Whatever would ask is denied.
-    Deny,
-    /// Whatever would ask is allowed once. Hard denies are never lifted. For benchmarks and
-    /// scripted runs.
-    DangerouslyAllowAll,
-    /// Whatever would ask is parked: checkpoint, one-time code, exit with status 5. Decide later
-    /// with `airlock approve CODE` / `airlock deny CODE`, go on with `airlock resume RUN`.
-    Park,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ExecArgs {
-    /// The prompt (default: the scenario's own prompt).
-    pub prompt: Option<String>,
-    /// A scenario file for the scripted model (default: the built-in demo).
-    #[arg(long)]
-    pub scenario: Option<PathBuf>,
-    /// The workspace (default: a fresh scratch copy of the demo project in the temp directory).
-    #[arg(long)]
-    pub workspace: Option<PathBuf>,
-    #[command(flatten)]
-    pub config: ConfigFlags,
-    #[arg(long, value_enum, default_value = "deny")]
-    pub approvals: HeadlessApprovals,
-    /// Print events for a person to read instead of JSON lines.
-    #[arg(long)]
-    pub human: bool,
-}
-
-impl Default for ExecArgs {
-    fn default() -> Self {
-        ExecArgs {
-            prompt: None,
-            scenario: None,
-            workspace: None,
-            config: ConfigFlags::default(),
-            approvals: HeadlessApprovals::Deny,
-            human: false,
-        }
-    }
-}
+pub use super::exec_args::{ExecArgs, HeadlessApprovals};
 
 mod human;
 pub use human::human_line;
@@ -147,83 +97,16 @@ pub fn start_with(
         })
     });
     let state = store::state_dir();
-    let env = ProcessEnv;
-    // With a model configured (and no scenario asked for), the agent works where it was started;
-    // otherwise the scripted demo plays on a scratch copy, never on the user's files.
-    let here = std::env::current_dir().context("cannot read the current directory")?;
-    let probe = resolve(
-        args.workspace.as_deref().unwrap_or(&here),
-        &args.config,
-        &env,
-        &state,
-    )?;
-    let real_model = args.scenario.is_none() && probe.provider.is_some();
-    let workspace = match &args.workspace {
-        Some(w) => w.clone(),
-        None if real_model => here,
-        None => demo::scratch_copy(&demo::scratch_root(), &session)?,
-    };
-    let config = resolve(&workspace, &args.config, &env, &state)?;
-    let notices: Vec<String> = config
-        .trust_note
-        .iter()
-        .cloned()
-        .chain(config.ignored.iter().map(|i| format!("ignored {i}")))
-        .collect();
-    if headless.is_some() {
-        for notice in &notices {
-            eprintln!("airlock: {}", crate::visible::visible_line(notice));
-        }
-    }
+    let (workspace, real_model) = super::session::workspace_for(args, &session, &state)?;
+    let config = resolve(&workspace, &args.config, &ProcessEnv, &state)?;
+    let notices = super::session::config_notices(&config, headless.is_some());
     let home = store::home_dir();
     let paths = path_context(&workspace, &home, &state, &config)?;
     let workspace = paths.workspace.clone();
     // MCP servers connect in the background once the agent runs; none configured costs nothing.
     let mcp = super::mcp::hub_for(&config, &workspace);
-    let (model, prompt): (Arc<dyn ModelClient>, String) = if real_model {
-        let Some(provider) = &config.provider else {
-            bail!("no provider configured")
-        };
-        let kind = provider.value;
-        let Some(model_name) = config.model.as_ref().map(|m| m.value.clone()) else {
-            bail!(
-                "a provider is configured ({}) but no model: set `model` in the config, $AIRLOCK_MODEL or --model",
-                provider.source
-            )
-        };
-        // The cockpit lets the person type the first prompt; `exec` needs one (checked there).
-        let prompt = args.prompt.clone().unwrap_or_default();
-        let mut model = HttpModel::new(HttpModelConfig {
-            kind,
-            base_url: config
-                .base_url
-                .as_ref()
-                .map(|b| b.value.clone())
-                .unwrap_or_else(|| kind.default_base_url().to_string()),
-            model: model_name,
-            api_key: config.api_key(&env)?,
-            max_tokens: config.max_tokens.value,
-            system: system_prompt(&workspace),
-            connect_timeout: std::time::Duration::from_secs(10),
-            read_timeout: std::time::Duration::from_secs(config.read_timeout_secs.value),
-            retry: RetryPolicy::default(),
-        })?;
-        model.mcp = mcp.as_ref().map(|hub| hub.catalog());
-        (Arc::new(model), prompt)
-    } else {
-        let scenario = match &args.scenario {
-            Some(path) => Scenario::load(path)?,
-            None => Scenario::parse(demo::SCENARIO, "the built-in demo scenario")?,
-        };
-        let prompt = match (&args.prompt, &scenario.prompt) {
-            (Some(p), _) => p.clone(),
-            (None, Some(p)) => p.clone(),
-            (None, None) => {
-                bail!("no prompt: pass one on the command line, or add \"prompt\" to the scenario")
-            }
-        };
-        (Arc::new(ScriptedModel::new(scenario)), prompt)
-    };
+    let (model, prompt) =
+        super::session::model_for(args, &config, &workspace, real_model, mcp.as_ref())?;
     let approval_timeout = config.approval_timeout_secs;
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
     let sandbox_paths = paths.clone();
@@ -244,23 +127,8 @@ pub fn start_with(
         notices.push(notice);
     }
     let runs = store::runs::runs_dir(&state);
-    // What the agent asked for and every byte its tools printed: for this user's eyes only.
-    for dir in [state.clone(), store::audit_dir(&state), runs.clone()] {
-        store::private_dir(&dir).with_context(|| {
-            format!(
-                "cannot make {} private to you (mode 0700); check its owner",
-                dir.display()
-            )
-        })?;
-    }
-    // Every session's log is anchored in the state database as it grows, so `audit verify`
-    // can tell a log cut or recomputed next to its head file.
-    let anchor = crate::store::db::DbAnchor::open(&super::park::db_path())?;
-    let audit = Arc::new(AuditLog::open_anchored(
-        &store::audit_dir(&state),
-        &session,
-        Box::new(anchor),
-    )?);
+    super::session::private_dirs(&state, &runs)?;
+    let audit = super::session::audit_log(&state, &session)?;
     // A key in a variable the config names stays out of every command, like the known ones.
     let mut tools = ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session)))
         .sandboxed(Sandbox::new(
@@ -273,89 +141,22 @@ pub fn start_with(
         tools = tools.with_mcp(hub.clone());
     }
     let tools = Arc::new(tools);
-    // The sandbox's plan for the default profile is made off the start-up path too, after the
-    // temp dirs of sessions that died are swept (the plan may have to list the temp dir).
-    if let Some(sandbox) = tools
-        .sandbox
-        .clone()
-        .filter(|s| s.policy.support.available())
-        && sandbox.policy.default != crate::sandbox::Profile::Off
-    {
-        std::thread::spawn(move || {
-            crate::sandbox::leftovers::sweep(&std::env::temp_dir());
-            sandbox.plan(sandbox.policy.default)
-        });
-    }
-    // Old run logs go (by age, then within a disk budget), off the start-up path.
-    let keep = session.clone();
-    std::thread::spawn(move || {
-        store::runs::prune(
-            &runs,
-            &keep,
-            std::time::SystemTime::now(),
-            store::runs::MAX_AGE,
-            store::runs::BUDGET_BYTES,
-        )
-    });
+    super::session::start_background_work(&tools, &runs, &session);
     let previewer = tools.clone();
     let session_for_gate = session.clone();
     // Session grants live in the state database too, so a resumed run keeps them.
-    let grants = Arc::new(GrantStore::new());
-    let db_path = super::park::db_path();
-    if let Ok(db) = crate::store::db::Store::open(&db_path) {
-        let saved = db.grants(&session).unwrap_or_else(|e| {
-            if headless.is_some() {
-                eprintln!("airlock: {e}");
-            }
-            notices.push(e.to_string());
-            None
-        });
-        if let Some(saved) = saved {
-            let now = crate::approval::gate::now_ms();
-            let saved: Vec<crate::approval::grants::Grant> =
-                serde_json::from_str(&saved).unwrap_or_default();
-            for g in saved
-                .into_iter()
-                .filter(|g| g.expires_ms.is_none_or(|e| e > now))
-            {
-                grants.add(
-                    crate::approval::grants::NewGrant {
-                        session: g.session,
-                        workspace: g.workspace,
-                        tool: g.tool,
-                        scope: g.scope,
-                        ttl_ms: g.expires_ms.map(|e| e - now),
-                        max_uses: g.max_uses.map(|m| m.saturating_sub(g.uses)),
-                    },
-                    now,
-                );
-            }
-        }
-    }
-    let grant_session = session.clone();
-    let grant_log: crate::approval::gate::GrantLog = Arc::new(move |list| {
-        if let (Ok(db), Ok(json)) = (
-            crate::store::db::Store::open(&db_path),
-            serde_json::to_string(list),
-        ) {
-            let _ = db.save_grants(&grant_session, &json, crate::approval::gate::now_ms());
-        }
-    });
+    let grants = super::session::saved_grants(&session, headless.is_some(), &mut notices);
+    let grant_log = super::session::grant_log(&session);
     let model_name = model.name();
     let is_headless = headless.is_some();
-    // A cockpit keeps its session, so it can be reopened after a quit or a crash.
-    let journal = match is_headless {
-        true => None,
-        false => Some(Arc::new(super::sessions::CockpitJournal::open(
-            args, &session, &workspace,
-        )?)),
+    // A cockpit keeps its session, and its requests can be answered from another terminal.
+    let (journal, remote_codes) = match is_headless {
+        true => (None, None),
+        false => {
+            let (journal, codes) = super::session::cockpit_stores(args, &session, &workspace)?;
+            (Some(journal), Some(codes))
+        }
     };
-    // With a person at the keyboard, requests can also be answered from another terminal.
-    let remote_codes = headless.is_none().then(|| agent::RemoteCodes {
-        db: super::park::db_path(),
-        session: session.clone(),
-        workspace: workspace.clone(),
-    });
     let handle = agent::spawn_with(
         model,
         tools,
@@ -445,7 +246,7 @@ pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy
         return Ok(policy);
     }
     // MCP calls are judged on their tools as last listed (the pins); nothing is started.
-    let catalog = crate::mcp::catalog_from_pins(&config.mcp_servers, &super::park::db_path());
+    let catalog = crate::mcp::catalog_from_pins(&config.mcp_servers, &super::runs::db_path());
     for name in &config.mcp_not_trusted {
         catalog.set_state(name, crate::mcp::ServerState::NotTrusted);
     }
@@ -524,9 +325,9 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
         if let AgentEvent::Checkpoint { checkpoint } = &event {
             let db = match checkpoints.take() {
                 Some(db) => db,
-                None => super::park::checkpoint_store()?,
+                None => super::runs::checkpoint_store()?,
             };
-            super::park::save_running(&db, args, &session, &workspace, checkpoint)?;
+            super::runs::save_running(&db, args, &session, &workspace, checkpoint)?;
             checkpoints = Some(db);
             continue;
         }
@@ -539,7 +340,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
             ..
         } = &event
         {
-            let parked = super::park::park(args, &session, &workspace, checkpoint, request)?;
+            let parked = super::runs::park(args, &session, &workspace, checkpoint, request)?;
             writeln!(out, "{}", serde_json::to_string(&parked)?)?;
             code = status::PARKED;
             let _ = handle.ops.send(Op::Shutdown);
@@ -573,7 +374,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                     status::INTERRUPTED => "interrupted",
                     _ => "failed",
                 };
-                super::park::finish(&session, state);
+                super::runs::finish(&session, state);
                 let _ = handle.ops.send(Op::Shutdown);
             }
             AgentEvent::ShutdownComplete => break,

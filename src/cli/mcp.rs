@@ -23,7 +23,7 @@ pub fn hub_for(config: &Resolved, workspace: &Path) -> Option<Arc<McpHub>> {
         config.mcp_not_trusted.clone(),
         workspace.to_path_buf(),
         config.api_key_env.iter().map(|s| s.value.clone()).collect(),
-        Some(super::park::db_path()),
+        Some(super::runs::db_path()),
     ))
 }
 
@@ -117,7 +117,7 @@ pub async fn accept(name: &str, workspace: Option<PathBuf>, out: &mut dyn Write)
         Vec::new(),
         workspace,
         config.api_key_env.iter().map(|s| s.value.clone()).collect(),
-        Some(super::park::db_path()),
+        Some(super::runs::db_path()),
     );
     hub.connect_all().await;
     let catalog = hub.catalog();
@@ -129,7 +129,7 @@ pub async fn accept(name: &str, workspace: Option<PathBuf>, out: &mut dyn Write)
         );
     }
     let changed = catalog.tools().into_iter().find_map(|t| t.changed);
-    let store = crate::store::db::Store::open(&super::park::db_path())?;
+    let store = crate::store::db::Store::open(&super::runs::db_path())?;
     let accepted = store.accept_mcp_tools(&server.pin_key, crate::approval::gate::now_ms())?;
     match changed {
         Some(why) => writeln!(

@@ -1,14 +1,23 @@
-//! The command line: argument parsing and the subcommands that need no UI. Errors here are
-//! `anyhow` with context: they end the process with a message that says what, where and how to
-//! fix it.
+//! The command line: argument parsing and the subcommands. Errors here are `anyhow` with
+//! context: they end the process with a message that says what, where and how to fix it.
+//!
+//! The composition root: the only module that wires the others together (`exec` builds the
+//! gate, the tools, the agent and the cockpit; `codes` and `sessions` implement the agent's
+//! store traits over the state database; `runs` keeps a headless run's record). Nothing else
+//! imports `cli`. Inside it, `exec` writes a run's record through `runs`, and `park` reads,
+//! decides and resumes it through `runs` and `exec`: the imports go one way.
 
 pub mod audit_show;
 pub mod audit_verify;
 pub mod bench;
+pub mod codes;
 pub mod exec;
+pub mod exec_args;
 pub mod mcp;
 pub mod park;
 pub mod policy_check;
+pub mod runs;
+pub mod session;
 pub mod sessions;
 
 use std::path::PathBuf;

@@ -77,7 +77,7 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
         true => policy,
         false => policy.with_mcp(crate::mcp::catalog_from_pins(
             &config.mcp_servers,
-            &super::park::db_path(),
+            &super::runs::db_path(),
         )),
     })
 }

@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::exec::ExecArgs;
-use super::park::{db_path, owner};
+use super::exec_args::ExecArgs;
+use super::runs::{db_path, owner};
 use crate::agent::{Checkpoint, Journal, Resume};
 use crate::approval::gate::now_ms;
 use crate::config::ConfigFlags;
@@ -195,7 +195,7 @@ pub fn reopen(wanted: Option<&str>, flags: &ConfigFlags) -> Result<Reopened> {
             && checkpoint.results.get(index).is_none_or(Option::is_none)
             && let Some(command) = call.args.get("command").and_then(|c| c.as_str())
         {
-            super::park::kill_leftover(command, &spec.workspace);
+            super::runs::kill_leftover(command, &spec.workspace);
         }
     }
     let mut config = spec.config;

@@ -1,5 +1,6 @@
 //! MCP (Model Context Protocol) servers: tools the user brings, offered to the model as
-//! `SERVER__TOOL` and judged by the same gate as the built-in tools.
+//! `SERVER__TOOL` and judged by the same gate as the built-in tools. Must never import `agent`,
+//! `ui` or `cli`.
 //!
 //! Ownership: the [`McpHub`] owns the servers (`server`: process, connection, calls) and writes
 //! the shared [`catalog::McpCatalog`]; the policy (`approval::policy::mcp`), the tool registry and

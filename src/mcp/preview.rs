@@ -144,6 +144,7 @@ mod modal_tests {
             call_id: "c3".into(),
             session: "s".into(),
             tool: "fs__write_file".into(),
+            title: crate::tools::registry::title("fs__write_file", &args),
             risk: verdict.risk,
             frozen: FrozenCall::freeze("fs__write_file", &args),
             session_scopes: verdict.session_scopes(),

@@ -1,5 +1,8 @@
 //! Models: the `ModelClient` trait the turn loop talks to, and the scripted model that plays a
 //! scenario file offline. Real providers (OpenAI-compatible, Anthropic) implement the same trait.
+//!
+//! Imports `protocol` (the tool call), the tool catalog of `approval` and `mcp`; must never
+//! import `agent`, `tools`, `ui` or `cli`.
 
 pub mod anthropic;
 pub mod http;
@@ -11,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::approval::approver::BoxFuture;
-use crate::approval::gate::ToolCall;
+use crate::protocol::ToolCall;
 
 /// What became of a tool call, as the model is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 
 use super::http::{HttpModel, ProviderKind, Unfinished};
 use super::{Message, ModelError, ModelReply};
-use crate::approval::gate::ToolCall;
 use crate::approval::risk::ToolCatalog;
+use crate::protocol::ToolCall;
 
 #[derive(Debug, Default)]
 struct PartialCall {

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::{CallResult, Message, ModelClient, ModelError, ModelReply};
 use crate::approval::approver::BoxFuture;
-use crate::approval::gate::ToolCall;
+use crate::protocol::ToolCall;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,6 +3,9 @@
 //! them). `$AIRLOCK_HOME` wins; otherwise the XDG state directory (`$XDG_STATE_HOME/airlock`, by
 //! default `~/.local/state/airlock`). Its directories are 0700 and its files 0600: nobody else
 //! on the machine reads a parked command or forges an approval.
+//!
+//! Storage only: it never decides anything, and must never import `agent`, `tools`, `ui` or
+//! `cli` (the agent reaches the state database through traits `cli` implements).
 
 pub mod db;
 pub mod key;

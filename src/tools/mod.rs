@@ -7,6 +7,9 @@
 //!
 //! Each tool declares itself through [`Tool`], next to its code; `registry` lists the built-ins,
 //! and the registry here runs a call by looking its tool up there (or at the MCP hub).
+//!
+//! Imports `approval` (the `Approved` token, the catalog), `protocol`, `sandbox` and `mcp`; must
+//! never import `agent`, `ui` or `cli`.
 
 pub mod bash;
 pub mod diff;
@@ -29,20 +32,11 @@ use crate::approval::gate::Approved;
 use crate::approval::risk::ToolCatalog;
 use tool::{PreviewAt, ToolRun};
 
-pub use output::Stream;
+pub use crate::protocol::{Stream, ToolStatus};
 pub use tool::Tool;
 
 /// Where live output goes while a tool runs.
 pub type OutputSink = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Ok,
-    Failed,
-    Cancelled,
-    TimedOut,
-}
 
 /// What a finished tool gives back: the observation for the model, and facts for the UI.
 #[derive(Debug, Clone, Serialize)]

@@ -3,21 +3,12 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
-
-/// Lines kept from the start of the output.
-pub const HEAD_LINES: usize = 200;
-/// Lines kept from the end of the output.
-pub const TAIL_LINES: usize = 400;
+pub use crate::protocol::{
+    OUTPUT_HEAD_LINES as HEAD_LINES, OUTPUT_TAIL_LINES as TAIL_LINES, Stream,
+    unseen_lines as skippable,
+};
 /// Bytes kept of one line; the rest of an overlong line is dropped and marked.
 pub const MAX_LINE_BYTES: usize = 2048;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stream {
-    Stdout,
-    Stderr,
-}
 
 /// A window of lines stored back to back in one buffer, with where each starts: any line is
 /// read without walking the others (the results pane reads only what it shows).
@@ -84,77 +75,6 @@ impl Lines {
 
     fn iter(&self) -> impl Iterator<Item = (Vec<u8>, Stream, bool)> + '_ {
         (0..self.len()).filter_map(|i| self.get(i))
-    }
-}
-
-/// Past the head, the lines of `bytes` that can never be shown: all but the last `TAIL_LINES`
-/// complete ones. Returns how many, and where the kept part starts.
-fn skippable(bytes: &[u8]) -> Option<(u64, usize)> {
-    let last_skipped = memchr::memrchr_iter(b'\n', bytes).nth(TAIL_LINES)?;
-    let skipped = memchr::memchr_iter(b'\n', &bytes[..=last_skipped]).count();
-    Some((skipped as u64, last_skipped + 1))
-}
-
-/// Thins a live output stream for viewers that keep a `BoundedOutput`: the first `HEAD_LINES`
-/// lines pass whole; after that, a read's lines that its own last `TAIL_LINES` lines would push
-/// out of any tail are replaced by their count. A viewer that calls `skip` with the count and
-/// then `push` with the text keeps exactly what it would have kept from every byte (tested),
-/// while a 10-million-line flood crosses the channel as a few kilobytes a read. The full output
-/// is in the run's log file.
-#[derive(Debug, Default)]
-pub struct Thinner {
-    /// Complete lines passed on so far (both streams), while the head is filling.
-    lines: usize,
-}
-
-/// One piece of thinned output: drop `skipped` lines, then take `text`.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Thinned<'a> {
-    pub skipped: u64,
-    pub text: &'a [u8],
-}
-
-impl Thinner {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// What of `bytes` a viewer needs, as one or two pieces (head lines whole, then a skip).
-    pub fn thin<'a>(&mut self, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
-        let mut rest = bytes;
-        let mut pieces = Vec::with_capacity(2);
-        if self.lines < HEAD_LINES {
-            let wanted = HEAD_LINES - self.lines;
-            match memchr::memchr_iter(b'\n', rest).nth(wanted - 1) {
-                Some(end) => {
-                    self.lines = HEAD_LINES;
-                    pieces.push(Thinned {
-                        skipped: 0,
-                        text: &rest[..=end],
-                    });
-                    rest = &rest[end + 1..];
-                }
-                None => {
-                    self.lines += memchr::memchr_iter(b'\n', rest).count();
-                    return vec![Thinned {
-                        skipped: 0,
-                        text: rest,
-                    }];
-                }
-            }
-        }
-        match skippable(rest) {
-            Some((skipped, kept)) => pieces.push(Thinned {
-                skipped,
-                text: &rest[kept..],
-            }),
-            None if !rest.is_empty() => pieces.push(Thinned {
-                skipped: 0,
-                text: rest,
-            }),
-            None => {}
-        }
-        pieces
     }
 }
 
@@ -504,47 +424,6 @@ mod tests {
         fast.finish();
         slow.finish();
         assert_eq!(fast.render(), slow.render());
-    }
-
-    #[test]
-    fn a_viewer_fed_thinned_output_keeps_exactly_what_every_byte_would_have_given_it() {
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
-        let mut text = Vec::new();
-        for i in 0..30_000u64 {
-            text.extend((0..next(30)).map(|k| b'a' + ((i + k) % 26) as u8));
-            text.push(b'\n');
-        }
-        text.extend_from_slice(b"tail without newline");
-        let (mut whole, mut thinned) = (BoundedOutput::new(), BoundedOutput::new());
-        let mut thinner = Thinner::new();
-        let mut sent = 0;
-        let mut at = 0;
-        while at < text.len() {
-            let end = (at + [5, 900, 16_384, 65_536][next(4) as usize]).min(text.len());
-            let stream = if next(6) == 0 {
-                Stream::Stderr
-            } else {
-                Stream::Stdout
-            };
-            let chunk = &text[at..end];
-            whole.push(stream, chunk);
-            for piece in thinner.thin(chunk) {
-                thinned.skip(stream, piece.skipped);
-                thinned.push(stream, piece.text);
-                sent += piece.text.len();
-            }
-            at = end;
-        }
-        assert_eq!(thinned.lines(), whole.lines());
-        assert_eq!(thinned.total_lines(), whole.total_lines());
-        assert_eq!(thinned.omitted_lines(), whole.omitted_lines());
-        assert!(sent < text.len() / 4, "sent {sent} of {} bytes", text.len());
     }
 
     #[test]

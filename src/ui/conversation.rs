@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::{Entry, ToolLine};
 use super::words::wrap_words;
-use crate::tools::ToolStatus;
+use crate::protocol::ToolStatus;
 use crate::visible::{visible, visible_line};
 
 /// Where the conversation's view stands.

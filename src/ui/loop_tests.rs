@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::{App, Overlay, Status};
 use super::{FrameReport, Watcher, drive};
-use crate::agent::AgentHandle;
+use crate::protocol::AgentHandle;
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
 
 /// A test backend that keeps a copy of the screen each time a frame is flushed to it.

@@ -2,7 +2,10 @@
 //! events, agent events and the clock; bursts of agent events are drained, then one frame is drawn,
 //! and only when something changed.
 //!
-//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in). The loop
+//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in), and keeps its
+//! own view of output (`output`). It must never import `agent`, `tools`, `approval::gate` or
+//! `cli` outside test fixtures; it reads the gate's verdict types and `sandbox`'s labels to draw
+//! a request. The loop
 //! (`drive`) takes any ratatui backend and any stream of terminal events: the real cockpit gives it
 //! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
@@ -11,6 +14,7 @@ pub mod conversation;
 pub mod keys;
 #[cfg(test)]
 mod loop_tests;
+pub mod output;
 pub mod overlay;
 pub mod preview;
 pub mod render;
@@ -37,7 +41,7 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 
-use crate::agent::AgentHandle;
+use crate::protocol::AgentHandle;
 use crate::protocol::{AgentEvent, Op};
 use app::{App, Status};
 
@@ -219,7 +223,7 @@ where
             _ = tokio::time::sleep_until(frame_due), if dirty => {}
             _ = sleep_until_some(clock_due), if clock_due.is_some() => {
                 // Redraw only when what the clock shows has changed.
-                if app.clock_face(Instant::now(), crate::approval::gate::now_ms()) != shown_clock {
+                if app.clock_face(Instant::now(), crate::clock::now_ms()) != shown_clock {
                     dirty = true;
                 }
             }
@@ -239,7 +243,7 @@ where
     B::Error: Send + Sync + 'static,
 {
     app.now = now;
-    app.wall_ms = crate::approval::gate::now_ms();
+    app.wall_ms = crate::clock::now_ms();
     let mut approval_shown = None;
     terminal.draw(|frame| {
         let areas = render::layout(frame.area(), app.prompt.lines().len());
@@ -264,7 +268,7 @@ fn apply_burst(
     // The state's clock is the arrival time: an approval's arm delay counts from when it
     // arrived, not from the last frame (which may be a second old).
     app.now = Instant::now();
-    app.wall_ms = crate::approval::gate::now_ms();
+    app.wall_ms = crate::clock::now_ms();
     let mut done = false;
     let mut urgent = false;
     let mut next = Some(first);
@@ -319,6 +323,7 @@ mod tests {
             call_id: "c2".into(),
             session: "s".into(),
             tool: "bash".into(),
+            title: crate::tools::registry::title("bash", &args),
             risk: Risk::Mutating,
             frozen: FrozenCall::freeze("bash", &args),
             verdict: Verdict {

@@ -10,7 +10,7 @@ use super::preview::Scroll;
 use super::render;
 use crate::approval::approver::ApprovalRequest;
 use crate::protocol::{AgentEvent, GrantSummary, TurnOutcome};
-use crate::tools::{Stream, ToolStatus};
+use crate::protocol::{Stream, ToolStatus};
 
 use super::testing::{
     WS, command_request, edit_request, forty_parts_then_curl, hidden_payload_edit,

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use super::app::Overlay;
 use super::snapshots::{LONG_ANSWER, app, ask, both_sizes, conversation, draw, frame, press, run};
 use super::testing::{command_request, edit_request};
+use crate::protocol::ToolStatus;
 use crate::protocol::{AgentEvent, Op};
-use crate::tools::ToolStatus;
 
 /// The screen's rows, without the quotes the test backend puts around them.
 fn rows(screen: &str) -> Vec<&str> {

@@ -127,7 +127,7 @@ fn a_call_refused_by_policy_shows_what_it_refused_with_hidden_characters_made_vi
         call_id: "c7".into(),
         tool: "bash".into(),
         title: "$ echo ok\trm -rf ~/.cache/pip\u{200b}\nls".into(),
-        source: crate::approval::gate::DecisionSource::Policy,
+        source: crate::protocol::DecisionSource::Policy,
         message: "denied: destroys data outside the workspace: ~/.cache/pip".into(),
     });
     // Wide enough that the line is not wrapped: this is about what it says.

@@ -3,9 +3,9 @@
 
 use super::snapshots::{app, both_sizes};
 use crate::agent::Checkpoint;
-use crate::approval::gate::ToolCall;
 use crate::model::{CallResult, Message};
 use crate::protocol::AgentEvent;
+use crate::protocol::ToolCall;
 
 fn bash(id: &str, command: &str) -> ToolCall {
     ToolCall {
@@ -20,34 +20,37 @@ fn a_session_reopened_mid_turn() {
     let mut app = app(std::time::Instant::now());
     let calls = vec![bash("c2", "cargo build"), bash("c3", "cargo test")];
     app.on_agent_event(AgentEvent::Restored {
-        checkpoint: Box::new(Checkpoint {
-            conversation: vec![
-                Message::User {
-                    text: "fix the failing test".into(),
-                },
-                Message::Assistant {
-                    text: "I'll look at the code first.".into(),
-                    calls: vec![bash("c1", "cat src/lib.rs")],
-                },
-                Message::Tool {
-                    call_id: "c1".into(),
-                    tool: "bash".into(),
-                    result: CallResult::Ok,
-                    content: "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n".into(),
-                },
-                Message::Assistant {
-                    text: "Found it. Building, then testing.".into(),
-                    calls: calls.clone(),
-                },
-            ],
-            calls,
-            results: vec![None, None],
-            parked: 1,
-            model: serde_json::Value::Null,
-            turn: 1,
-            started: vec![0],
-            idle: false,
-        }),
+        session: Box::new(
+            Checkpoint {
+                conversation: vec![
+                    Message::User {
+                        text: "fix the failing test".into(),
+                    },
+                    Message::Assistant {
+                        text: "I'll look at the code first.".into(),
+                        calls: vec![bash("c1", "cat src/lib.rs")],
+                    },
+                    Message::Tool {
+                        call_id: "c1".into(),
+                        tool: "bash".into(),
+                        result: CallResult::Ok,
+                        content: "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n".into(),
+                    },
+                    Message::Assistant {
+                        text: "Found it. Building, then testing.".into(),
+                        calls: calls.clone(),
+                    },
+                ],
+                calls,
+                results: vec![None, None],
+                parked: 1,
+                model: serde_json::Value::Null,
+                turn: 1,
+                started: vec![0],
+                idle: false,
+            }
+            .restored_session(),
+        ),
     });
     app.on_agent_event(AgentEvent::TurnStarted {
         turn: 1,

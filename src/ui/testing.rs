@@ -38,6 +38,7 @@ pub fn command_request(call_id: &str, command: &str) -> ApprovalRequest {
         call_id: call_id.into(),
         session: "s".into(),
         tool: "bash".into(),
+        title: crate::tools::registry::title("bash", &args),
         risk: verdict.risk,
         frozen: FrozenCall::freeze("bash", &args),
         session_scopes: verdict.session_scopes(),
@@ -69,6 +70,7 @@ pub fn edit_request() -> ApprovalRequest {
         call_id: "c5".into(),
         session: "s".into(),
         tool: "edit_file".into(),
+        title: crate::tools::registry::title("edit_file", &args),
         risk: verdict.risk,
         frozen: FrozenCall::freeze("edit_file", &args),
         session_scopes: Some(vec![GrantScope::Path {

@@ -52,6 +52,8 @@ impl Gate {
             call_id: call.id.clone(),
             session: self.config.session.clone(),
             tool: call.tool.clone(),
+            // The gate knows no tool's title; the agent sets it before the request is shown.
+            title: String::new(),
             risk: verdict.risk,
             frozen: frozen.clone(),
             no_session_grant: verdict.no_session_grant.clone(),

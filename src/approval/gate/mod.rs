@@ -18,7 +18,7 @@ mod settle;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -33,32 +33,8 @@ use crate::approval::verdict::{ReasonSource, Ruling, Verdict};
 
 pub use judged::{Judged, judged_definition, judged_path, needs_judged_path, shown as shown_path};
 
-/// A tool call as the model asked for it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub tool: String,
-    pub args: Value,
-}
-
-/// Who or what settled a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionSource {
-    Policy,
-    Rule,
-    Mode,
-    Grant,
-    User,
-    /// A headless stand-in answered (`airlock exec --approvals ...`).
-    Headless,
-    /// Parked for later; decided with a one-time code (`airlock approve` / `deny`).
-    Parked,
-    RemoteCode,
-    Timeout,
-    Error,
-    Cancelled,
-}
+pub use crate::clock::now_ms;
+pub use crate::protocol::{DecisionSource, ToolCall};
 
 /// A call the gate let through. Not `Clone`, not constructible outside this module: holding one
 /// is proof the gate allowed exactly these frozen arguments.
@@ -152,14 +128,6 @@ impl GateOutcome {
 }
 
 pub type Clock = Arc<dyn Fn() -> Millis + Send + Sync>;
-
-/// Milliseconds since the Unix epoch, by the system clock.
-pub fn now_ms() -> Millis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as Millis)
-        .unwrap_or(0)
-}
 
 pub fn system_clock() -> Clock {
     Arc::new(now_ms)

@@ -24,29 +24,9 @@ use std::sync::{Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 
 /// Unix time in milliseconds. Callers pass `now` explicitly; the store never reads a clock.
-pub type Millis = u64;
+pub use crate::clock::Millis;
 
-/// What a grant allows, independent of who it was given to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum GrantScope {
-    /// bash: a simple command whose argv starts with these words, e.g. ["cargo","test"]
-    Command { prefix: Vec<String> },
-    /// file tools (and bash redirect targets): exactly this resolved path
-    Path { path: PathBuf },
-    /// any path equal to or below this directory (component-wise, never string prefix)
-    Directory { path: PathBuf },
-    /// an MCP tool called with exactly these arguments (`arguments`: the frozen call's digest,
-    /// over the tool's name and its canonical arguments) while its definition is the one the
-    /// human saw (`definition`: the pinned definition's digest). An MCP server's arguments
-    /// have no meaning airlock can read (a `path` may be a command, a `query` may delete), so
-    /// nothing looser than the same call again is safe to allow without asking.
-    McpCall {
-        tool: String,
-        arguments: String,
-        definition: String,
-    },
-}
+pub use crate::protocol::{GrantScope, Subject};
 
 impl GrantScope {
     /// Whether this scope covers one subject of a call.
@@ -156,21 +136,6 @@ fn sanitize(text: &str) -> String {
         }
     }
     out
-}
-
-/// A part of a call that asked for approval.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    /// The argv of one simple command.
-    Command(Vec<String>),
-    /// One resolved path the call reads or writes.
-    Path(PathBuf),
-    /// An MCP call: its tool, the digest of its frozen arguments, its definition's digest.
-    McpCall {
-        tool: String,
-        arguments: String,
-        definition: String,
-    },
 }
 
 /// A stored permission: `scope` is allowed for `tool` in `session` and `workspace`.

@@ -10,10 +10,9 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
     Some(match event {
         AgentEvent::TurnStarted { prompt, .. } => format!("\n> {}\n", visible(prompt)),
         AgentEvent::TextDelta { text } => return Some(visible(text)),
-        AgentEvent::Restored { checkpoint } => format!(
-            "\n(reopened: {} messages so far)",
-            checkpoint.conversation.len()
-        ),
+        AgentEvent::Restored { session } => {
+            format!("\n(reopened: {} messages so far)", session.messages)
+        }
         AgentEvent::BatchQueued { calls } => {
             // Worth a line only for several calls, some of which will ask.
             let asking: Vec<String> = calls

@@ -11,16 +11,15 @@
 //! started) or settled as it was decided.
 
 use std::io::Write;
-use std::path::Path;
 
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
-use super::{ResumeSpec, db_path, file_hash, owner, rejudge};
 use crate::agent::{ParkedAnswer, Resume};
 use crate::approval::frozen::FrozenCall;
 use crate::approval::gate::{judged_path, now_ms};
 use crate::cli::exec::{self, ExecArgs, headless_approver};
+use crate::cli::runs::{ResumeSpec, db_path, file_hash, kill_leftover, owner, rejudge};
 use crate::store::db::{ApprovalRow, RunRow, Store};
 use crate::visible::visible;
 
@@ -390,34 +389,4 @@ fn go_on(
         }),
     )?;
     Ok((args, started))
-}
-
-/// Kills the process group of a `bash -c COMMAND` still running in `workspace` (the tool starts
-/// each command as the leader of its own group, so its pid is the group id).
-pub(crate) fn kill_leftover(command: &str, workspace: &Path) {
-    let wanted = format!("bash\0-c\0{command}\0");
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if cmdline != wanted.as_bytes() {
-            continue;
-        }
-        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
-        let here = std::fs::canonicalize(workspace).ok();
-        if cwd.is_some() && cwd == here {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
 }

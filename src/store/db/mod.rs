@@ -1,5 +1,7 @@
-//! The state database (SQLite in WAL mode): runs with their checkpoints, and pending approvals
-//! with their one-time codes. Safe for several processes at once (the cockpit, a headless run,
+//! The state database (SQLite in WAL mode): runs with their checkpoints, pending approvals with
+//! their one-time codes, sessions' live grants, refused answers and resumes, cockpit sessions
+//! (`sessions`), the audit logs' anchors (`anchors`), and the MCP servers' pinned tool
+//! definitions (`mcp_pins`). Safe for several processes at once (the cockpit, a headless run,
 //! `airlock approve` from another terminal): every decision is one conditional UPDATE, never a
 //! read followed by a write.
 //!

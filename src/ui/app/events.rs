@@ -59,7 +59,7 @@ impl App {
             AgentEvent::Error { message } => self.entries.push(Entry::Notice(message)),
             AgentEvent::Grants { grants } => self.grants = grants,
             AgentEvent::Checkpoint { .. } => {}
-            AgentEvent::Restored { checkpoint } => self.restore(&checkpoint),
+            AgentEvent::Restored { session } => self.restore(&session),
             AgentEvent::Audit { lines } => self.audit = lines,
             AgentEvent::ShutdownComplete => self.should_quit = true,
         }
@@ -80,8 +80,7 @@ impl App {
     /// The request joins the modal's queue, or opens the modal.
     fn approval_requested(&mut self, request: ApprovalRequest) {
         self.batch.asked(&request.call_id);
-        let title = crate::agent::title_of_canonical(&request.tool, &request.frozen.canonical);
-        self.ensure_tool_line(&request.call_id, title, ToolLine::Asking);
+        self.ensure_tool_line(&request.call_id, request.title.clone(), ToolLine::Asking);
         let now = self.now;
         match self.approval_mut() {
             Some(overlay) => overlay.push(request),

@@ -10,8 +10,8 @@ use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
-use crate::tools::output::BoundedOutput;
-use crate::tools::{Stream, ToolStatus};
+use crate::protocol::{Stream, ToolStatus};
+use crate::ui::output::BoundedOutput;
 
 mod batch;
 mod events;

@@ -3,84 +3,52 @@
 //! that were never decided get their lines from the gate's events when the turn goes on; a call
 //! that was running when the process stopped is shown as interrupted (it never runs again).
 
-use std::collections::HashMap;
-
 use super::{App, Entry, Run, RunStatus, ToolLine};
-use crate::agent::Checkpoint;
-use crate::model::{CallResult, Message};
-use crate::tools::output::BoundedOutput;
-use crate::tools::{Stream, ToolStatus};
+use crate::protocol::{RestoredCall, RestoredEntry, RestoredSession, Stream, ToolStatus};
+use crate::ui::output::BoundedOutput;
 
 impl App {
-    /// Shows the conversation of `checkpoint` as it stood, and remembers that a turn under way
-    /// goes on (its next `TurnStarted` is not a prompt of the person's).
-    pub fn restore(&mut self, checkpoint: &Checkpoint) {
-        let mut titles: HashMap<&str, String> = HashMap::new();
-        for message in &checkpoint.conversation {
-            match message {
-                Message::User { text } => self.entries.push(Entry::User(text.clone())),
-                Message::Assistant { text, calls } => {
-                    if !text.is_empty() {
-                        self.entries.push(Entry::Assistant(text.clone()));
-                    }
-                    for call in calls {
-                        titles.insert(&call.id, crate::agent::title(call));
-                    }
+    /// Shows a reopened session as it stood, and remembers that a turn under way goes on (its
+    /// next `TurnStarted` is not a prompt of the person's).
+    pub fn restore(&mut self, session: &RestoredSession) {
+        for entry in &session.entries {
+            match entry {
+                RestoredEntry::User { text } => self.entries.push(Entry::User(text.clone())),
+                RestoredEntry::Assistant { text } => {
+                    self.entries.push(Entry::Assistant(text.clone()))
                 }
-                Message::Tool {
+                RestoredEntry::Settled {
                     call_id,
+                    title,
                     result,
                     content,
-                    ..
-                } => self.restore_result(call_id, &titles, *result, content),
-            }
-        }
-        if checkpoint.idle {
-            return;
-        }
-        for (index, call) in checkpoint.calls.iter().enumerate() {
-            match checkpoint.results.get(index) {
-                Some(Some(Message::Tool {
-                    call_id,
-                    result,
-                    content,
-                    ..
-                })) => self.restore_result(call_id, &titles, *result, content),
-                _ if checkpoint.started.contains(&index) => {
+                } => self.restore_result(call_id, title, *result, content),
+                RestoredEntry::Interrupted { call_id, title } => {
                     self.entries.push(Entry::Tool {
-                        call_id: call.id.clone(),
-                        title: crate::agent::title(call),
+                        call_id: call_id.clone(),
+                        title: title.clone(),
                         state: ToolLine::Finished(ToolStatus::Cancelled, None),
                     });
                     self.entries.push(Entry::Notice(format!(
-                        "{} was running when airlock stopped: the model is told it was interrupted; it does not run again",
-                        call.id
+                        "{call_id} was running when airlock stopped: the model is told it was interrupted; it does not run again"
                     )));
                 }
-                _ => {}
             }
         }
-        self.resumed_turn = true;
+        self.resumed_turn = session.turn_goes_on;
     }
 
-    fn restore_result(
-        &mut self,
-        call_id: &str,
-        titles: &HashMap<&str, String>,
-        result: CallResult,
-        content: &str,
-    ) {
-        let title = titles.get(call_id).cloned().unwrap_or_default();
+    fn restore_result(&mut self, call_id: &str, title: &str, result: RestoredCall, content: &str) {
         let state = match result {
-            CallResult::Ok => ToolLine::Finished(ToolStatus::Ok, None),
-            CallResult::Failed => ToolLine::Finished(ToolStatus::Failed, None),
-            CallResult::Denied => {
+            RestoredCall::Ok => ToolLine::Finished(ToolStatus::Ok, None),
+            RestoredCall::Failed => ToolLine::Finished(ToolStatus::Failed, None),
+            RestoredCall::Denied => {
                 ToolLine::Denied(content.lines().next().unwrap_or("denied").to_string())
             }
         };
         self.entries.push(Entry::Tool {
             call_id: call_id.to_string(),
-            title: title.clone(),
+            title: title.to_string(),
             state: state.clone(),
         });
         let ToolLine::Finished(status, code) = state else {
@@ -92,7 +60,7 @@ impl App {
         output.shrink_to_fit();
         self.runs.push(Run {
             call_id: call_id.to_string(),
-            title,
+            title: title.to_string(),
             status: RunStatus::Done(status, code),
             started: self.now,
             ended: Some(self.now),
@@ -110,7 +78,9 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::approval::gate::ToolCall;
+    use crate::agent::Checkpoint;
+    use crate::model::{CallResult, Message};
+    use crate::protocol::ToolCall;
     use crate::ui::app::Status;
 
     fn call(id: &str, command: &str) -> ToolCall {
@@ -164,7 +134,7 @@ mod tests {
     #[test]
     fn a_reopened_session_shows_its_conversation_calls_and_results_again() {
         let mut app = App::new(Status::default(), Instant::now());
-        app.restore(&checkpoint(false));
+        app.restore(&checkpoint(false).restored_session());
         assert_eq!(app.entries[0], Entry::User("fix the test".into()));
         assert_eq!(app.entries[1], Entry::Assistant("Looking.".into()));
         assert_eq!(
@@ -187,7 +157,7 @@ mod tests {
     fn a_call_running_when_airlock_stopped_is_shown_interrupted_and_the_undecided_one_waits_for_the_gate()
      {
         let mut app = App::new(Status::default(), Instant::now());
-        app.restore(&checkpoint(false));
+        app.restore(&checkpoint(false).restored_session());
         assert!(app.entries.iter().any(|e| matches!(
             e,
             Entry::Tool { call_id, state: ToolLine::Finished(ToolStatus::Cancelled, None), .. } if call_id == "c3"
@@ -207,7 +177,7 @@ mod tests {
     #[test]
     fn a_session_reopened_between_turns_shows_only_its_conversation() {
         let mut app = App::new(Status::default(), Instant::now());
-        app.restore(&checkpoint(true));
+        app.restore(&checkpoint(true).restored_session());
         assert!(!app.resumed_turn);
         assert!(
             !app.entries

@@ -16,6 +16,7 @@ pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest
         call_id: call_id.into(),
         session: "s".into(),
         tool: "bash".into(),
+        title: crate::tools::registry::title("bash", &args),
         risk: Risk::Mutating,
         frozen: FrozenCall::freeze("bash", &args),
         verdict: Verdict {
@@ -267,7 +268,7 @@ fn a_request_the_agent_settles_itself_leaves_the_queue() {
         call_id: "c1".into(),
         tool: "bash".into(),
         title: "$ cargo test".into(),
-        source: crate::approval::gate::DecisionSource::Timeout,
+        source: crate::protocol::DecisionSource::Timeout,
         message: "denied: timed out".into(),
     });
     rig.frame();

@@ -12,7 +12,7 @@ use super::app::{App, Focus, Overlay, RunStatus};
 use super::conversation::{self, finished_icon};
 use super::keys::{self, Place};
 use super::words::wrap_words;
-use crate::tools::Stream;
+use crate::protocol::Stream;
 
 pub(crate) mod fit;
 mod results;

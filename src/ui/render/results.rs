@@ -249,7 +249,7 @@ fn run_lines(
 mod tests {
     use super::*;
     use crate::protocol::AgentEvent;
-    use crate::tools::ToolStatus;
+    use crate::protocol::ToolStatus;
 
     /// Runs of `lines` lines each, all finished; the newest selected (following).
     fn runs(lines: &[usize]) -> App {

@@ -3,10 +3,45 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
-use crate::approval::approver::{ApproverError, BoxFuture, ChannelApprover};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::approval::approver::{ApproverError, BoxFuture};
 use crate::approval::audit;
 use crate::approval::grants::{GrantScope, NewGrant};
 use crate::approval::testworld::{World, world};
+
+/// A request waiting on a channel, with the place to send its answer.
+#[derive(Debug)]
+struct PendingApproval {
+    request: ApprovalRequest,
+    reply: oneshot::Sender<Decision>,
+}
+
+/// Sends each request over a channel to the test, which answers it, and waits for the answer.
+#[derive(Clone)]
+struct QueueApprover {
+    tx: mpsc::Sender<PendingApproval>,
+}
+
+impl QueueApprover {
+    fn new(capacity: usize) -> (QueueApprover, mpsc::Receiver<PendingApproval>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (QueueApprover { tx }, rx)
+    }
+}
+
+impl Approver for QueueApprover {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.tx
+                .send(PendingApproval { request, reply })
+                .await
+                .map_err(|_| ApproverError::ChannelClosed)?;
+            answer.await.map_err(|_| ApproverError::NoAnswer)
+        })
+    }
+}
 
 /// Answers from a script, in order, and remembers every request it saw.
 #[derive(Default)]
@@ -341,7 +376,7 @@ async fn an_approval_that_times_out_is_denied_as_timed_out() {
 
 #[tokio::test]
 async fn a_closed_channel_denies_because_nobody_is_there_to_ask() {
-    let (approver, rx) = ChannelApprover::new(1);
+    let (approver, rx) = QueueApprover::new(1);
     drop(rx);
     let rig = rig(Arc::new(approver));
     let d = denial(check(&rig, bash("c1", "cargo build")).await);
@@ -355,7 +390,7 @@ async fn a_closed_channel_denies_because_nobody_is_there_to_ask() {
 
 #[tokio::test]
 async fn an_answer_channel_dropped_without_reply_denies() {
-    let (approver, mut rx) = ChannelApprover::new(1);
+    let (approver, mut rx) = QueueApprover::new(1);
     let rig = rig(Arc::new(approver));
     let dropper = tokio::spawn(async move {
         let pending = rx.recv().await.unwrap();
@@ -372,7 +407,7 @@ async fn an_answer_channel_dropped_without_reply_denies() {
 
 #[tokio::test]
 async fn a_channel_approver_carries_the_answer_back() {
-    let (approver, mut rx) = ChannelApprover::new(1);
+    let (approver, mut rx) = QueueApprover::new(1);
     let rig = rig(Arc::new(approver));
     let answerer = tokio::spawn(async move {
         let pending = rx.recv().await.unwrap();

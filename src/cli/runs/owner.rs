@@ -38,6 +38,36 @@ pub fn pid(owner: Option<&str>) -> &str {
     owner.and_then(|o| o.split(':').next()).unwrap_or("unknown")
 }
 
+/// Kills the process group of a `bash -c COMMAND` still running in `workspace` (the tool starts
+/// each command as the leader of its own group, so its pid is the group id).
+pub(crate) fn kill_leftover(command: &str, workspace: &std::path::Path) {
+    let wanted = format!("bash\0-c\0{command}\0");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline != wanted.as_bytes() {
+            continue;
+        }
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+        let here = std::fs::canonicalize(workspace).ok();
+        if cwd.is_some() && cwd == here {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,191 @@
+//! The agent's checkpoint: where a turn stands, enough to go on in another process. It crosses
+//! the protocol sealed (`SavedCheckpoint`): drivers store it and hand it back, only the agent
+//! reads it. A driver showing a reopened session gets `RestoredSession`, made here.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::title;
+use crate::model::{CallResult, Message};
+use crate::protocol::{RestoredCall, RestoredEntry, RestoredSession, SavedCheckpoint, ToolCall};
+
+/// Where a parked turn stands: everything needed to go on later, in another process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The conversation up to and including the model message that asked for `calls`.
+    pub conversation: Vec<Message>,
+    pub calls: Vec<ToolCall>,
+    /// Results of the calls before the parked one (denied, or ran to completion).
+    pub results: Vec<Option<Message>>,
+    /// Index of the parked call in `calls`.
+    pub parked: usize,
+    /// The model's own state (the scripted model's position).
+    pub model: serde_json::Value,
+    pub turn: u64,
+    /// Calls that were approved and had started, with no result yet. If the process dies, they
+    /// are reported as interrupted on resume and never run again.
+    #[serde(default)]
+    pub started: Vec<usize>,
+    /// No turn is running: the conversation is all there is to go on from (a cockpit session
+    /// between turns). A resume restores it and waits for the next prompt.
+    #[serde(default)]
+    pub idle: bool,
+}
+
+/// Keeps where the session stands, durably, as the turn moves: called on the agent task before
+/// the step it describes goes on (a call is recorded as started before it starts), so a process
+/// killed at any point can be resumed without running anything twice.
+pub trait Journal: Send + Sync {
+    /// Stores `checkpoint`; an error is told to the driver once and the session goes on.
+    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String>;
+}
+
+impl Checkpoint {
+    /// Sealed for the protocol.
+    pub fn saved(&self) -> SavedCheckpoint {
+        // A checkpoint is plain data (strings, numbers, JSON values, structs, no maps with
+        // non-string keys), which serializes without fail. Were it ever to fail, `null` is a
+        // checkpoint that refuses to reopen, loudly, rather than one that reopens wrong.
+        SavedCheckpoint::of(self).unwrap_or_else(|_| SavedCheckpoint::null())
+    }
+
+    /// Opens a checkpoint a driver kept; an error says what is wrong with it.
+    pub fn from_saved(saved: &SavedCheckpoint) -> Result<Checkpoint, serde_json::Error> {
+        serde_json::from_str(saved.json())
+    }
+
+    /// What a driver shows of this session when it is reopened: the conversation, each settled
+    /// call with its title and result, and (when a turn was under way) the calls of its batch
+    /// that had started and will not run again. Calls of the batch never decided get their lines
+    /// from the gate's events when the turn goes on.
+    pub fn restored_session(&self) -> RestoredSession {
+        let mut titles: HashMap<&str, String> = HashMap::new();
+        let mut entries = Vec::new();
+        for message in &self.conversation {
+            match message {
+                Message::User { text } => entries.push(RestoredEntry::User { text: text.clone() }),
+                Message::Assistant { text, calls } => {
+                    if !text.is_empty() {
+                        entries.push(RestoredEntry::Assistant { text: text.clone() });
+                    }
+                    for call in calls {
+                        titles.insert(&call.id, title(call));
+                    }
+                }
+                Message::Tool { .. } => entries.extend(settled(message, &titles)),
+            }
+        }
+        if !self.idle {
+            for (index, call) in self.calls.iter().enumerate() {
+                match self.results.get(index) {
+                    Some(Some(message)) => entries.extend(settled(message, &titles)),
+                    _ if self.started.contains(&index) => {
+                        entries.push(RestoredEntry::Interrupted {
+                            call_id: call.id.clone(),
+                            title: title(call),
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        }
+        RestoredSession {
+            messages: self.conversation.len(),
+            entries,
+            turn_goes_on: !self.idle,
+        }
+    }
+}
+
+/// A call's result message as an entry, titled as its call was.
+fn settled(message: &Message, titles: &HashMap<&str, String>) -> Option<RestoredEntry> {
+    let Message::Tool {
+        call_id,
+        result,
+        content,
+        ..
+    } = message
+    else {
+        return None;
+    };
+    Some(RestoredEntry::Settled {
+        call_id: call_id.clone(),
+        title: titles.get(call_id.as_str()).cloned().unwrap_or_default(),
+        result: match result {
+            CallResult::Ok => RestoredCall::Ok,
+            CallResult::Failed => RestoredCall::Failed,
+            CallResult::Denied => RestoredCall::Denied,
+        },
+        content: content.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_checkpoint_opens_again_as_it_was_and_its_json_is_kept_byte_for_byte() {
+        let call = ToolCall {
+            id: "c1".into(),
+            tool: "bash".into(),
+            args: serde_json::json!({ "command": "make" }),
+        };
+        let checkpoint = Checkpoint {
+            conversation: vec![Message::User { text: "go".into() }],
+            calls: vec![call],
+            results: vec![None],
+            parked: 0,
+            model: serde_json::json!({ "step": 3 }),
+            turn: 2,
+            started: vec![0],
+            idle: false,
+        };
+        let saved = checkpoint.saved();
+        assert_eq!(saved.json(), serde_json::to_string(&checkpoint).unwrap());
+        let opened = Checkpoint::from_saved(&saved).unwrap();
+        assert_eq!(opened.calls, checkpoint.calls);
+        assert_eq!((opened.turn, opened.started), (2, vec![0]));
+        let kept = SavedCheckpoint::from_json(saved.json().to_string()).unwrap();
+        assert_eq!(kept.json(), saved.json());
+    }
+
+    #[test]
+    fn a_driver_gets_a_restored_session_with_titles_and_the_interrupted_call() {
+        let call = ToolCall {
+            id: "c1".into(),
+            tool: "bash".into(),
+            args: serde_json::json!({ "command": "make" }),
+        };
+        let checkpoint = Checkpoint {
+            conversation: vec![
+                Message::User { text: "go".into() },
+                Message::Assistant {
+                    text: String::new(),
+                    calls: vec![call.clone()],
+                },
+            ],
+            calls: vec![call],
+            results: vec![None],
+            parked: 0,
+            model: serde_json::Value::Null,
+            turn: 1,
+            started: vec![0],
+            idle: false,
+        };
+        let restored = checkpoint.restored_session();
+        assert_eq!(restored.messages, 2);
+        assert!(restored.turn_goes_on);
+        assert_eq!(
+            restored.entries,
+            vec![
+                RestoredEntry::User { text: "go".into() },
+                RestoredEntry::Interrupted {
+                    call_id: "c1".into(),
+                    title: "$ make".into()
+                }
+            ]
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! One-time codes kept in the state database: the `agent::CodeBook` a cockpit gives its agent,
+//! so a request can be answered from another terminal (`airlock approve CODE`). Each request
+//! opens the database once and keeps that connection while it waits.
+
+use std::path::PathBuf;
+
+use crate::agent::{CodeBook, IssuedCode};
+use crate::clock::now_ms;
+use crate::protocol::{ApprovalRequest, Decision};
+use crate::store::db::Store;
+
+/// How long a code answers when its request has no deadline of its own.
+const CODE_TTL_MS: u64 = 24 * 3600 * 1000;
+
+/// The codes of one session's requests, in the state database at `db`.
+#[derive(Clone, Debug)]
+pub struct StateDbCodes {
+    pub db: PathBuf,
+    pub session: String,
+    pub workspace: PathBuf,
+}
+
+impl CodeBook for StateDbCodes {
+    fn issue(&self, request: &ApprovalRequest) -> Option<Box<dyn IssuedCode>> {
+        let store = Store::open(&self.db).ok()?;
+        let now = now_ms();
+        let (session, workspace) = (&self.session, &self.workspace);
+        store
+            .save_run(session, session, workspace, "live", None, now)
+            .ok()?;
+        let ttl = request
+            .deadline_ms
+            .map(|d| d.saturating_sub(now))
+            .unwrap_or(CODE_TTL_MS);
+        let summary = serde_json::json!({
+            "risk": request.risk,
+            "reasons": request.verdict.reason_lines(),
+            "preview": request.preview,
+        })
+        .to_string();
+        let (call_id, frozen) = (&request.call_id, &request.frozen);
+        // Asked before for exactly this call (a reopened session): the same code, so the one
+        // printed then still answers it, and an answer given with it meanwhile counts.
+        let code = match store.reusable_code(session, call_id, &frozen.digest, now) {
+            Ok(Some(code)) => code,
+            _ => store
+                .add_approval(session, session, call_id, frozen, &summary, now, ttl)
+                .ok()?,
+        };
+        Some(Box::new(StoredCode { store, code }))
+    }
+}
+
+struct StoredCode {
+    store: Store,
+    code: String,
+}
+
+impl IssuedCode for StoredCode {
+    fn code(&self) -> &str {
+        &self.code
+    }
+
+    fn answered(&self) -> Option<Decision> {
+        // Only an answer airlock signed counts: a row set to approved with sqlite3 is not one.
+        let row = self.store.approval_by_code(&self.code).ok().flatten()?;
+        row.signed
+            .then(|| stored_decision(&row.state, row.decision.as_deref()))
+            .flatten()
+    }
+
+    fn settle(&self, decision: &Decision) -> Option<Decision> {
+        match self
+            .store
+            .decide(&self.code, &decision_json(decision), now_ms())
+        {
+            Ok(_) => None,
+            Err(_) => self.answered(),
+        }
+    }
+}
+
+/// The decision a stored answer stands for.
+fn stored_decision(state: &str, json: Option<&str>) -> Option<Decision> {
+    let value: serde_json::Value = serde_json::from_str(json.unwrap_or("{}")).unwrap_or_default();
+    match state {
+        "approved" => Some(if value["decision"] == "allow_session" {
+            Decision::AllowSession { directory: false }
+        } else {
+            Decision::AllowOnce
+        }),
+        "denied" => Some(Decision::Deny {
+            reason: value["reason"].as_str().map(str::to_string),
+        }),
+        _ => None,
+    }
+}
+
+fn decision_json(decision: &Decision) -> String {
+    match decision {
+        Decision::AllowOnce => r#"{"decision":"allow_once"}"#.to_string(),
+        Decision::AllowSession { .. } => r#"{"decision":"allow_session"}"#.to_string(),
+        Decision::Deny { reason } => {
+            serde_json::json!({"decision": "deny", "reason": reason}).to_string()
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! What crosses when the gate asks: the request a human (or a headless stand-in) sees, the
+//! preview of what would run, the frozen arguments it is about, the answer, and who settled it.
+
+use serde::{Deserialize, Serialize};
+
+use super::scope::GrantScope;
+use super::verdict::{Risk, Verdict};
+
+/// Everything a human needs to decide, before any key is live.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub session: String,
+    pub tool: String,
+    /// One line, as the results pane titles the call (from the tool's own declaration, set by
+    /// the agent before the request is shown). Model text: shown through `visible_line`.
+    #[serde(default)]
+    pub title: String,
+    pub risk: Risk,
+    /// The exact arguments that will run, canonical, with their digest.
+    pub frozen: FrozenCall,
+    /// Every reason and every part (simple command, redirect, path) with its own ruling.
+    pub verdict: Verdict,
+    /// What `allow for session` would store; `None` when the gate does not offer it.
+    pub session_scopes: Option<Vec<GrantScope>>,
+    /// Why `allow for session` is not offered, when it is not.
+    pub no_session_grant: Option<String>,
+    /// For file tools: the directory a session grant may be widened to, if the human chooses.
+    pub directory_scope: Option<GrantScope>,
+    /// What the call would change or run, as the human should see it (a diff, a command).
+    pub preview: Option<Preview>,
+    /// When the request times out (unix milliseconds) and is denied as "timed out", if it does.
+    pub deadline_ms: Option<u64>,
+    /// A one-time code that answers this request from another terminal, when there is one.
+    pub code: Option<String>,
+}
+
+/// What a call would do, rendered for a human before any key is live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// A file change as a unified diff (`---`/`+++` headers, `@@` hunks).
+    Diff {
+        path: String,
+        unified: String,
+        added: usize,
+        removed: usize,
+        /// The diff hit its deadline and is approximate, or was cut to stay readable.
+        approximate: bool,
+    },
+    /// A shell command exactly as it will run, and where.
+    Command { command: String, cwd: String },
+    /// The change cannot be applied (e.g. the text to replace is not in the file).
+    Error { message: String },
+    /// A call of an MCP server's tool: its annotations (as the server gave them) and the
+    /// arguments pretty-printed, one line each (server text: shown through `visible_line`).
+    Mcp {
+        server: String,
+        tool: String,
+        annotations: Vec<String>,
+        arguments: Vec<String>,
+        /// The pinned digest of the tool's definition.
+        definition_digest: String,
+    },
+}
+
+/// A human's (or a headless stand-in's) answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    AllowOnce,
+    /// Allow, and store the request's session scopes (or its directory scope when
+    /// `directory` is true) so later calls inside them run without asking.
+    AllowSession {
+        #[serde(default)]
+        directory: bool,
+    },
+    Deny {
+        #[serde(default)]
+        reason: Option<String>,
+    },
+}
+
+/// Who or what settled a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionSource {
+    Policy,
+    Rule,
+    Mode,
+    Grant,
+    User,
+    /// A headless stand-in answered (`airlock exec --approvals ...`).
+    Headless,
+    /// Parked for later; decided with a one-time code (`airlock approve` / `deny`).
+    Parked,
+    RemoteCode,
+    Timeout,
+    Error,
+    Cancelled,
+}
+
+/// The arguments a human approves, frozen: canonical JSON plus its SHA-256 digest (made and
+/// checked by `approval::frozen`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrozenCall {
+    pub tool: String,
+    /// The arguments as canonical JSON: keys sorted at every level, no insignificant whitespace.
+    pub canonical: String,
+    /// Lowercase hex SHA-256 of `tool`, a NUL byte, and `canonical`.
+    pub digest: String,
+}
