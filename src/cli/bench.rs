@@ -30,7 +30,8 @@ pub enum Measure {
     FirstFrame,
     /// The scenario's tools run to the end; when everything has finished and been drawn, exit.
     Flood,
-    /// Once two tools run, type `--keys` keys, one every `--every-ms`; key → frame latencies.
+    /// Once two tools run and print, type `--keys` keys, one every `--every-ms`; key → frame
+    /// latencies.
     Keys,
     /// Until the first approval modal has been drawn (its diff computed), then exit.
     Modal,
@@ -306,7 +307,14 @@ impl Watcher for Probe {
                 }
             }
             Measure::Keys => {
-                if !self.typing && app.running_tools() >= 2 {
+                // Typing starts once two tools flood: running, and their output on screen (a
+                // started tool waits for its decision's audit commit and its sandbox first).
+                let flooding = app
+                    .runs
+                    .iter()
+                    .filter(|r| r.output.total_lines() > 0)
+                    .count();
+                if !self.typing && app.running_tools() >= 2 && flooding >= 2 {
                     self.start_typing();
                 }
                 if !self.typing {
