@@ -17,11 +17,14 @@ pub struct LogLimits {
 }
 
 impl LogLimits {
-    /// 60 MiB from the start and 4 MiB from the end: a 64 MiB log at most per command. The tail
-    /// is written when the command ends, before its result goes out, so it is kept small.
+    /// 60 MiB from the start and 1 MiB from the end: a 61 MiB log at most per command. The tail
+    /// is held in memory until the command ends (then written, before its result goes out), so
+    /// it is kept small: with 4 MiB, every flood past the head grew airlock by 4 MiB while it ran,
+    /// which S5 measures ("flat in the output's size"). 1 MiB is still thousands of lines: how
+    /// the command ended.
     pub const DEFAULT: LogLimits = LogLimits {
         head: 60 * 1024 * 1024,
-        tail: 4 * 1024 * 1024,
+        tail: 1024 * 1024,
     };
 
     pub fn describe(&self) -> String {
@@ -192,7 +195,7 @@ mod tests {
     fn the_default_cap_is_described_in_mebibytes() {
         assert_eq!(
             LogLimits::DEFAULT.describe(),
-            "the first 60 MiB and the last 4 MiB"
+            "the first 60 MiB and the last 1 MiB"
         );
     }
 }
