@@ -23,7 +23,9 @@ use tokio::sync::mpsc;
 
 pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview};
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
-pub use output::{OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, unseen_lines};
+pub use output::{
+    BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, unseen_lines,
+};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};
 pub use verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Risk, Ruling, Verdict};

@@ -3,7 +3,7 @@
 
 use crate::protocol::{OUTPUT_HEAD_LINES, unseen_lines};
 
-/// Thins a live output stream for a viewer that keeps head and tail windows (the cockpit's `ui::output::BoundedOutput`): the first `OUTPUT_HEAD_LINES`
+/// Thins a live output stream for a viewer that keeps head and tail windows (a `protocol::BoundedOutput`): the first `OUTPUT_HEAD_LINES`
 /// lines pass whole; after that, a read's lines that its own last `OUTPUT_TAIL_LINES` lines would push
 /// out of any tail are replaced by their count. A viewer that calls `skip` with the count and
 /// then `push` with the text keeps exactly what it would have kept from every byte (tested),
@@ -69,8 +69,8 @@ impl Thinner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::BoundedOutput;
     use crate::protocol::Stream;
-    use crate::ui::output::BoundedOutput;
 
     #[test]
     fn a_viewer_fed_thinned_output_keeps_exactly_what_every_byte_would_have_given_it() {

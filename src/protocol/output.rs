@@ -1,6 +1,15 @@
-//! How live output is thinned for a viewer: the agent sends `AgentEvent::ToolOutput` for a
-//! viewer that keeps the first `OUTPUT_HEAD_LINES` lines and the last `OUTPUT_TAIL_LINES`, so
-//! both sides must agree on these numbers, and on which lines can never be shown.
+//! A run's output kept bounded, and how live output is thinned for a viewer. The bash tool keeps a
+//! `BoundedOutput` for the text the model reads; the cockpit keeps one per run, fed by
+//! `AgentEvent::ToolOutput`, which the agent thins for a viewer that keeps the first
+//! `OUTPUT_HEAD_LINES` lines and the last `OUTPUT_TAIL_LINES`. One implementation, here, so
+//! both sides agree on these numbers and on which lines can never be shown.
+
+use std::collections::VecDeque;
+
+use super::call::Stream;
+
+const HEAD_LINES: usize = OUTPUT_HEAD_LINES;
+const TAIL_LINES: usize = OUTPUT_TAIL_LINES;
 
 /// Lines a viewer keeps from the start of a run's output.
 pub const OUTPUT_HEAD_LINES: usize = 200;
@@ -13,4 +22,309 @@ pub fn unseen_lines(bytes: &[u8]) -> Option<(u64, usize)> {
     let last_skipped = memchr::memrchr_iter(b'\n', bytes).nth(OUTPUT_TAIL_LINES)?;
     let skipped = memchr::memchr_iter(b'\n', &bytes[..=last_skipped]).count();
     Some((skipped as u64, last_skipped + 1))
+}
+
+use unseen_lines as skippable;
+
+/// Bytes kept of one line; the rest of an overlong line is dropped and marked.
+pub const MAX_LINE_BYTES: usize = 2048;
+
+/// A window of lines stored back to back in one buffer, with where each starts: any line is
+/// read without walking the others (the results pane reads only what it shows).
+#[derive(Debug, Default, Clone)]
+struct Lines {
+    bytes: VecDeque<u8>,
+    /// Absolute offset of each line's first byte (the newline is not stored); offsets only grow,
+    /// `dropped` is the absolute offset of `bytes[0]`.
+    starts: VecDeque<u64>,
+    dropped: u64,
+    /// Per line: it came from stderr / it was cut at `MAX_LINE_BYTES`.
+    flags: VecDeque<(Stream, bool)>,
+}
+
+impl Lines {
+    fn push(&mut self, line: &[u8], stream: Stream, cut: bool) {
+        self.starts
+            .push_back(self.dropped + self.bytes.len() as u64);
+        self.bytes.extend(line);
+        self.flags.push_back((stream, cut));
+    }
+
+    fn pop_front(&mut self) {
+        if self.starts.pop_front().is_some() {
+            let next = self
+                .starts
+                .front()
+                .copied()
+                .unwrap_or(self.dropped + self.bytes.len() as u64);
+            let len = (next - self.dropped) as usize;
+            self.bytes.drain(..len);
+            self.dropped = next;
+            self.flags.pop_front();
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.starts.shrink_to_fit();
+        self.flags.shrink_to_fit();
+    }
+
+    fn clear(&mut self) {
+        self.dropped += self.bytes.len() as u64;
+        self.bytes.clear();
+        self.starts.clear();
+        self.flags.clear();
+    }
+
+    /// Line `i`'s bytes (as up to two slices: the ring may wrap), stream and cut flag.
+    fn get(&self, i: usize) -> Option<(Vec<u8>, Stream, bool)> {
+        let start = (*self.starts.get(i)? - self.dropped) as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.bytes.len(), |s| (s - self.dropped) as usize);
+        let (stream, cut) = self.flags[i];
+        Some((self.bytes.range(start..end).copied().collect(), stream, cut))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (Vec<u8>, Stream, bool)> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+/// Output of one run: head and tail windows, the count of lines between them, and partial lines
+/// still being assembled per stream.
+#[derive(Debug, Default, Clone)]
+pub struct BoundedOutput {
+    head: Lines,
+    tail: Lines,
+    omitted: u64,
+    total_lines: u64,
+    total_bytes: u64,
+    partial: [Vec<u8>; 2],
+    partial_cut: [bool; 2],
+}
+
+fn index(stream: Stream) -> usize {
+    match stream {
+        Stream::Stdout => 0,
+        Stream::Stderr => 1,
+    }
+}
+
+impl BoundedOutput {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a chunk as it arrived; complete lines are filed, a trailing partial line waits.
+    ///
+    /// Once the head is full, only the last `TAIL_LINES` lines of a chunk can still be shown, so
+    /// the lines before them are counted (a vectorised newline count) and never copied: a flood
+    /// costs a scan of its bytes, not work per line.
+    pub fn push(&mut self, stream: Stream, chunk: &[u8]) {
+        self.total_bytes += chunk.len() as u64;
+        let i = index(stream);
+        let mut rest = chunk;
+        while self.head.len() < HEAD_LINES {
+            let Some(pos) = memchr::memchr(b'\n', rest) else {
+                self.extend_partial(i, rest);
+                return;
+            };
+            self.file_piece(i, stream, &rest[..pos]);
+            rest = &rest[pos + 1..];
+        }
+        if let Some((skipped, kept)) = skippable(rest) {
+            self.skip(stream, skipped);
+            rest = &rest[kept..];
+        }
+        while let Some(pos) = memchr::memchr(b'\n', rest) {
+            self.file_piece(i, stream, &rest[..pos]);
+            rest = &rest[pos + 1..];
+        }
+        self.extend_partial(i, rest);
+    }
+
+    /// Counts `lines` that were dropped unseen right here (the head must be full): they end
+    /// this stream's partial line and push every kept tail line out.
+    pub fn skip(&mut self, stream: Stream, lines: u64) {
+        if lines == 0 {
+            return;
+        }
+        let i = index(stream);
+        self.total_lines += lines;
+        self.omitted += self.tail.len() as u64 + lines;
+        self.tail.clear();
+        self.partial[i].clear();
+        self.partial_cut[i] = false;
+    }
+
+    /// Ends the partial line of stream `i` with `piece` and files it.
+    fn file_piece(&mut self, i: usize, stream: Stream, piece: &[u8]) {
+        if self.partial[i].is_empty() && piece.len() <= MAX_LINE_BYTES {
+            // A whole line in one read (the usual case): filed straight from the read.
+            self.file_line(piece, stream, false);
+            return;
+        }
+        self.extend_partial(i, piece);
+        // The partial buffer is lent out and handed back cleared: no allocation per line.
+        let mut line = std::mem::take(&mut self.partial[i]);
+        let cut = std::mem::take(&mut self.partial_cut[i]);
+        self.file_line(&line, stream, cut);
+        line.clear();
+        self.partial[i] = line;
+    }
+
+    fn extend_partial(&mut self, i: usize, piece: &[u8]) {
+        let room = MAX_LINE_BYTES.saturating_sub(self.partial[i].len());
+        if piece.len() > room {
+            self.partial_cut[i] = true;
+        }
+        self.partial[i].extend_from_slice(&piece[..piece.len().min(room)]);
+    }
+
+    fn file_line(&mut self, line: &[u8], stream: Stream, cut: bool) {
+        self.total_lines += 1;
+        if self.head.len() < HEAD_LINES {
+            self.head.push(line, stream, cut);
+            return;
+        }
+        self.tail.push(line, stream, cut);
+        if self.tail.len() > TAIL_LINES {
+            self.tail.pop_front();
+            self.omitted += 1;
+        }
+    }
+
+    /// Files any partial lines (call when the run has ended).
+    pub fn finish(&mut self) {
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            let i = index(stream);
+            if !self.partial[i].is_empty() {
+                let line = std::mem::take(&mut self.partial[i]);
+                let cut = std::mem::take(&mut self.partial_cut[i]);
+                self.file_line(&line, stream, cut);
+            }
+        }
+    }
+
+    /// Gives back spare capacity (for a finished run that is kept for display).
+    pub fn shrink_to_fit(&mut self) {
+        self.head.shrink_to_fit();
+        self.tail.shrink_to_fit();
+        for partial in &mut self.partial {
+            partial.shrink_to_fit();
+        }
+    }
+
+    pub fn total_lines(&self) -> u64 {
+        self.total_lines
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    pub fn omitted_lines(&self) -> u64 {
+        self.omitted
+    }
+
+    /// Bytes held in memory, for tests and benchmarks.
+    pub fn retained_bytes(&self) -> usize {
+        self.head.bytes.len()
+            + self.tail.bytes.len()
+            + self.partial[0].len()
+            + self.partial[1].len()
+    }
+
+    /// How many lines `line` can show: head, the omitted-lines marker if lines were dropped,
+    /// tail, and any unfinished last lines.
+    pub fn len(&self) -> usize {
+        self.head.len()
+            + usize::from(self.omitted > 0)
+            + self.tail.len()
+            + self.partial.iter().filter(|p| !p.is_empty()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Line `i` of what `len` counts, as text with its stream (`None` for the marker). Costs
+    /// only that line: the results pane draws what is visible, however much was kept.
+    pub fn line(&self, i: usize) -> Option<(String, Option<Stream>)> {
+        let text = |bytes: &[u8], cut: bool| {
+            let mut s = String::from_utf8_lossy(bytes).into_owned();
+            if cut {
+                s.push_str(" … [line cut]");
+            }
+            s
+        };
+        if i < self.head.len() {
+            let (bytes, stream, cut) = self.head.get(i)?;
+            return Some((text(&bytes, cut), Some(stream)));
+        }
+        let mut i = i - self.head.len();
+        if self.omitted > 0 {
+            if i == 0 {
+                return Some((format!("… {} lines omitted …", self.omitted), None));
+            }
+            i -= 1;
+        }
+        if i < self.tail.len() {
+            let (bytes, stream, cut) = self.tail.get(i)?;
+            return Some((text(&bytes, cut), Some(stream)));
+        }
+        i -= self.tail.len();
+        [Stream::Stdout, Stream::Stderr]
+            .into_iter()
+            .filter(|s| !self.partial[index(*s)].is_empty())
+            .nth(i)
+            .map(|stream| {
+                let j = index(stream);
+                (text(&self.partial[j], self.partial_cut[j]), Some(stream))
+            })
+    }
+
+    /// Every line `line` can show, in order.
+    pub fn lines(&self) -> Vec<(String, Option<Stream>)> {
+        (0..self.len()).filter_map(|i| self.line(i)).collect()
+    }
+
+    /// The kept output as text for the model or a log: head, an explicit marker for what was
+    /// dropped, tail. Stderr lines are prefixed so the two streams stay distinguishable.
+    pub fn render(&self) -> String {
+        fn line(out: &mut String, bytes: &[u8], stream: Stream, cut: bool) {
+            if stream == Stream::Stderr {
+                out.push_str("[stderr] ");
+            }
+            out.push_str(&String::from_utf8_lossy(bytes));
+            if cut {
+                out.push_str(" … [line cut]");
+            }
+            out.push('\n');
+        }
+        let mut out = String::new();
+        for (bytes, stream, cut) in self.head.iter() {
+            line(&mut out, &bytes, stream, cut);
+        }
+        if self.omitted > 0 {
+            out.push_str(&format!("… {} lines omitted …\n", self.omitted));
+        }
+        for (bytes, stream, cut) in self.tail.iter() {
+            line(&mut out, &bytes, stream, cut);
+        }
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            let i = index(stream);
+            if !self.partial[i].is_empty() {
+                line(&mut out, &self.partial[i], stream, self.partial_cut[i]);
+            }
+        }
+        out
+    }
 }
