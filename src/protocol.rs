@@ -24,7 +24,8 @@ use tokio::sync::mpsc;
 pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview};
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
 pub use output::{
-    BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, unseen_lines,
+    BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, Thinned, Thinner,
+    unseen_lines,
 };
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};
@@ -187,7 +188,7 @@ pub enum AgentEvent {
         tool: String,
         title: String,
     },
-    /// Live output of a running call, as it came, thinned by the agent for a viewer that keeps `OUTPUT_HEAD_LINES` and
+    /// Live output of a running call, as it came, thinned by the tools' output sink for a viewer that keeps `OUTPUT_HEAD_LINES` and
     /// `OUTPUT_TAIL_LINES`:
     /// the first lines whole, then from each read only what a head-and-tail view can still show,
     /// with the count of lines left out before `text`. The full output is in the run's log file

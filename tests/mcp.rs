@@ -337,10 +337,10 @@ fn listed(hub: &airlock::mcp::McpHub, tool: &str) -> String {
 fn collecting() -> (airlock::tools::OutputSink, Arc<std::sync::Mutex<String>>) {
     let seen = Arc::new(std::sync::Mutex::new(String::new()));
     let kept = seen.clone();
-    let sink: airlock::tools::OutputSink = Arc::new(move |_, bytes: &[u8]| {
+    let sink = airlock::tools::OutputSink::new(move |_, piece| {
         kept.lock()
             .unwrap()
-            .push_str(&String::from_utf8_lossy(bytes));
+            .push_str(&String::from_utf8_lossy(piece.text));
     });
     (sink, seen)
 }

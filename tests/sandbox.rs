@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::approval::paths::PathContext;
@@ -56,7 +55,7 @@ impl World {
     }
 
     async fn run_through(&self, launcher: &str, profile: Profile, command: &str) -> ToolOutcome {
-        let sink: OutputSink = Arc::new(|_, _| {});
+        let sink = OutputSink::discard();
         bash::run(BashRun {
             command: command.into(),
             workspace: self.ws(),

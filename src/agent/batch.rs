@@ -1,7 +1,6 @@
 //! One batch of tool calls: gated one at a time in model order, approved ones started at once so
 //! they run concurrently, results handed back in the order the model asked.
 
-use super::thinner::Thinner;
 use super::*;
 use crate::protocol::QueuedCall;
 pub use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
@@ -141,22 +140,18 @@ impl Agent {
         });
     }
 
-    /// Where a running call's output goes: to the driver, thinned to what a viewer can show,
-    /// so a flood crosses the channel as a few kilobytes a read, not all of it.
+    /// Where a running call's output goes: to the driver, thinned (by the sink) to what a viewer
+    /// can show, so a flood crosses the channel as a few kilobytes a read, not all of it.
     fn output_sink(&self, call_id: &str) -> OutputSink {
         let events = self.events.clone();
         let call_id = call_id.to_string();
-        let thinner = Mutex::new(Thinner::new());
-        Arc::new(move |stream, bytes| {
-            let mut thinner = thinner.lock().unwrap_or_else(|e| e.into_inner());
-            for piece in thinner.thin(bytes) {
-                let _ = events.send(AgentEvent::ToolOutput {
-                    call_id: call_id.clone(),
-                    stream,
-                    text: text_of(piece.text),
-                    skipped: piece.skipped,
-                });
-            }
+        OutputSink::new(move |stream, piece| {
+            let _ = events.send(AgentEvent::ToolOutput {
+                call_id: call_id.clone(),
+                stream,
+                text: text_of(piece.text),
+                skipped: piece.skipped,
+            });
         })
     }
 

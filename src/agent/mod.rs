@@ -14,7 +14,6 @@ mod checkpoint;
 mod codes;
 mod decisions;
 mod ops;
-mod thinner;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

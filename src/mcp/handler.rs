@@ -34,7 +34,7 @@ const EARLY_PROGRESS: usize = 32;
 impl Progress {
     fn report(&mut self, token: String, line: String) {
         if let Some(sink) = self.sinks.get(&token) {
-            sink(Stream::Stderr, line.as_bytes());
+            sink.send(Stream::Stderr, line.as_bytes());
             return;
         }
         if self.early.len() >= EARLY_PROGRESS && !self.early.contains_key(&token) {
@@ -48,7 +48,7 @@ impl Progress {
 
     pub(super) fn register(&mut self, token: String, sink: OutputSink) {
         for line in self.early.remove(&token).unwrap_or_default() {
-            sink(Stream::Stderr, line.as_bytes());
+            sink.send(Stream::Stderr, line.as_bytes());
         }
         self.sinks.insert(token, sink);
     }
@@ -99,8 +99,8 @@ mod tests {
     fn recording() -> (OutputSink, Arc<Mutex<String>>) {
         let seen = Arc::new(Mutex::new(String::new()));
         let into = seen.clone();
-        let sink: OutputSink = Arc::new(move |_, bytes: &[u8]| {
-            lock(&into).push_str(&String::from_utf8_lossy(bytes));
+        let sink = OutputSink::new(move |_, piece| {
+            lock(&into).push_str(&String::from_utf8_lossy(piece.text));
         });
         (sink, seen)
     }

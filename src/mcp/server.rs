@@ -312,7 +312,7 @@ impl Server {
                 self.failures.store(0, Ordering::SeqCst);
                 let json = serde_json::to_value(&result).unwrap_or(Value::Null);
                 let (text, is_error) = content::text_of(&json);
-                sink(Stream::Stdout, text.as_bytes());
+                sink.send(Stream::Stdout, text.as_bytes());
                 let status = if is_error {
                     ToolStatus::Failed
                 } else {

@@ -1,8 +1,9 @@
 //! A run's output kept bounded, and how live output is thinned for a viewer. The bash tool keeps a
 //! `BoundedOutput` for the text the model reads; the cockpit keeps one per run, fed by
-//! `AgentEvent::ToolOutput`, which the agent thins for a viewer that keeps the first
-//! `OUTPUT_HEAD_LINES` lines and the last `OUTPUT_TAIL_LINES`. One implementation, here, so
-//! both sides agree on these numbers and on which lines can never be shown.
+//! `AgentEvent::ToolOutput`, which the tools' output sink thins ([`Thinner`]) for a viewer that
+//! keeps the first `OUTPUT_HEAD_LINES` lines and the last `OUTPUT_TAIL_LINES`. One
+//! implementation, here, so both sides agree on these numbers and on which lines can never be
+//! shown.
 
 use std::collections::VecDeque;
 
@@ -18,10 +19,96 @@ pub const OUTPUT_TAIL_LINES: usize = 400;
 
 /// Past the head, the lines of `bytes` that can never be shown: all but the last
 /// `OUTPUT_TAIL_LINES` complete ones. Returns how many, and where the kept part starts.
+///
+/// Every byte before the kept part is looked at once (a vectorised count); the kept part is found
+/// from the end a block at a time, counting each block's newlines the same way, so short lines
+/// (`seq` prints 8 bytes a line) do not cost a search per line.
 pub fn unseen_lines(bytes: &[u8]) -> Option<(u64, usize)> {
-    let last_skipped = memchr::memrchr_iter(b'\n', bytes).nth(OUTPUT_TAIL_LINES)?;
-    let skipped = memchr::memchr_iter(b'\n', &bytes[..=last_skipped]).count();
-    Some((skipped as u64, last_skipped + 1))
+    const BLOCK: usize = 4096;
+    // The newline that ends the last line left out is the (TAIL + 1)-th from the end.
+    let mut wanted = OUTPUT_TAIL_LINES + 1;
+    let mut end = bytes.len();
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let block = &bytes[start..end];
+        let here = memchr::memchr_iter(b'\n', block).count();
+        if here >= wanted {
+            let last_skipped = start + memchr::memrchr_iter(b'\n', block).nth(wanted - 1)?;
+            let before = memchr::memchr_iter(b'\n', &bytes[..start]).count();
+            let within = here - (wanted - 1);
+            return Some(((before + within) as u64, last_skipped + 1));
+        }
+        wanted -= here;
+        end = start;
+    }
+    None
+}
+
+/// Thins a live output stream for a viewer that keeps head and tail windows (a [`BoundedOutput`]):
+/// the first `OUTPUT_HEAD_LINES` lines pass whole; after that, a read's lines that its own last
+/// `OUTPUT_TAIL_LINES` lines would push out of any tail are replaced by their count. A viewer
+/// that calls `skip` with the count and then `push` with the text keeps exactly what it would have
+/// kept from every byte (tested), while a 10-million-line flood crosses the channel as a few
+/// kilobytes a read. The full output is in the run's log file.
+///
+/// One per running call, for both its streams (the head counts lines of both, as the viewer's
+/// does). The tools' output sink thins with it, and a tool that keeps its own window of the same
+/// output (bash, for the model's result) files the pieces it got back: one scan of every byte.
+#[derive(Debug, Default)]
+pub struct Thinner {
+    /// Complete lines passed on so far (both streams), while the head is filling.
+    lines: usize,
+}
+
+/// One piece of thinned output: drop `skipped` lines, then take `text`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thinned<'a> {
+    pub skipped: u64,
+    pub text: &'a [u8],
+}
+
+impl Thinner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What of `bytes` a viewer needs, as one or two pieces (head lines whole, then a skip).
+    pub fn thin<'a>(&mut self, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
+        let mut rest = bytes;
+        let mut pieces = Vec::with_capacity(2);
+        if self.lines < OUTPUT_HEAD_LINES {
+            let wanted = OUTPUT_HEAD_LINES - self.lines;
+            match memchr::memchr_iter(b'\n', rest).nth(wanted - 1) {
+                Some(end) => {
+                    self.lines = OUTPUT_HEAD_LINES;
+                    pieces.push(Thinned {
+                        skipped: 0,
+                        text: &rest[..=end],
+                    });
+                    rest = &rest[end + 1..];
+                }
+                None => {
+                    self.lines += memchr::memchr_iter(b'\n', rest).count();
+                    return vec![Thinned {
+                        skipped: 0,
+                        text: rest,
+                    }];
+                }
+            }
+        }
+        match unseen_lines(rest) {
+            Some((skipped, kept)) => pieces.push(Thinned {
+                skipped,
+                text: &rest[kept..],
+            }),
+            None if !rest.is_empty() => pieces.push(Thinned {
+                skipped: 0,
+                text: rest,
+            }),
+            None => {}
+        }
+        pieces
+    }
 }
 
 use unseen_lines as skippable;
@@ -222,6 +309,11 @@ impl BoundedOutput {
         }
     }
 
+    /// The head window is full: from here on, lines only pass through the tail.
+    pub fn head_is_full(&self) -> bool {
+        self.head.len() >= HEAD_LINES
+    }
+
     pub fn total_lines(&self) -> u64 {
         self.total_lines
     }
@@ -328,3 +420,6 @@ impl BoundedOutput {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -150,8 +150,9 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     let mut status = ToolStatus::Ok;
     // Live output goes out in whole UTF-8 characters: a character split across two reads waits.
     let mut carry: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    // The live view and the result's window get the same thinned pieces (one scan of the bytes).
+    let sink = &spec.sink;
     let mut record = |stream: Stream, bytes: &[u8], output: &mut Batched| {
-        output.push(stream, bytes);
         if let Some(log) = log.as_mut() {
             log.write(bytes);
         }
@@ -159,18 +160,18 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         if pending.is_empty() {
             // The usual case: nothing carried over, so the read goes out as it is (no copy).
             let ready = utf8_ready(bytes);
-            if ready > 0 {
-                (spec.sink)(stream, &bytes[..ready]);
+            for piece in sink.send(stream, &bytes[..ready]) {
+                output.push(stream, piece);
             }
             pending.extend_from_slice(&bytes[ready..]);
             return;
         }
         pending.extend_from_slice(bytes);
         let ready = utf8_ready(pending);
-        if ready > 0 {
-            (spec.sink)(stream, &pending[..ready]);
-            pending.drain(..ready);
+        for piece in sink.send(stream, &pending[..ready]) {
+            output.push(stream, piece);
         }
+        pending.drain(..ready);
     };
     let mut busy_since = std::time::Instant::now();
     while out_open || err_open || exit.is_none() {
@@ -221,8 +222,8 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         exit = child.wait().await.ok();
     }
     for (stream, pending) in [(Stream::Stdout, &carry[0]), (Stream::Stderr, &carry[1])] {
-        if !pending.is_empty() {
-            (spec.sink)(stream, pending);
+        for piece in spec.sink.send(stream, pending) {
+            output.push(stream, piece);
         }
     }
     let output = output.finish();
@@ -306,7 +307,8 @@ mod tests {
     }
 
     #[test]
-    fn output_filed_in_batches_reads_exactly_as_output_filed_read_by_read() {
+    fn output_filed_in_batches_from_thinned_pieces_reads_exactly_as_every_byte_filed_read_by_read()
+    {
         let mut reads: Vec<(Stream, Vec<u8>)> = Vec::new();
         for i in 0..3000u32 {
             let stream = if i % 7 == 0 {
@@ -320,12 +322,23 @@ mod tests {
             if i % 500 == 0 {
                 reads.push((Stream::Stdout, "y\n".repeat(FILE_BATCH).into_bytes()));
             }
+            // A flood read in small reads of a few hundred lines each: pieces that skip lines
+            // while the kept part of earlier reads still waits unfiled.
+            if i % 700 == 3 {
+                for k in 0..50u32 {
+                    let lines: String = (0..300 + k * 7).map(|n| format!("{k}.{n}\n")).collect();
+                    reads.push((Stream::Stdout, lines.into_bytes()));
+                }
+            }
         }
         let mut direct = BoundedOutput::new();
         let mut batched = Batched::new();
+        let mut thinner = crate::protocol::Thinner::new();
         for (stream, bytes) in &reads {
             direct.push(*stream, bytes);
-            batched.push(*stream, bytes);
+            for piece in thinner.thin(bytes) {
+                batched.push(*stream, piece);
+            }
         }
         direct.finish();
         let batched = batched.finish();
@@ -381,8 +394,8 @@ mod tests {
     async fn output_streams_while_the_command_is_still_running() {
         let dir = tempfile::tempdir().unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let sink: OutputSink = Arc::new(move |_, bytes| {
-            let _ = tx.send(String::from_utf8_lossy(bytes).into_owned());
+        let sink = OutputSink::new(move |_, piece| {
+            let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
         });
         // The command waits for a file the test creates only after it has seen the first line:
         // if output were held until the end, this would time out instead.
@@ -409,11 +422,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let seen = Arc::new(Mutex::new(String::new()));
         let sink_seen = seen.clone();
-        let sink: OutputSink = Arc::new(move |_, bytes| {
+        let sink = OutputSink::new(move |_, piece| {
             sink_seen
                 .lock()
                 .unwrap()
-                .push_str(&String::from_utf8_lossy(bytes));
+                .push_str(&String::from_utf8_lossy(piece.text));
         });
         let outcome = run(spec(
             "sleep 300 & echo $! > child.pid; wait",
@@ -451,7 +464,7 @@ mod tests {
     #[tokio::test]
     async fn a_flood_fills_the_log_only_to_its_cap_and_the_result_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        let sink: OutputSink = Arc::new(|_, _| {});
+        let sink = OutputSink::discard();
         let mut run_spec = spec(
             "yes | head -c 5000000",
             dir.path(),
@@ -491,7 +504,7 @@ mod tests {
     #[tokio::test]
     async fn a_command_never_sees_a_hidden_variable_the_config_names() {
         let dir = tempfile::tempdir().unwrap();
-        let sink: OutputSink = Arc::new(|_, _| {});
+        let sink = OutputSink::discard();
         let mut run_spec = spec(
             "echo \"[${HOME:+home}] [${PATH:+path}] [${AIRLOCK_TEST_HIDDEN-unset}]\"",
             dir.path(),

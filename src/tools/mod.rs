@@ -18,6 +18,7 @@ mod mcp;
 pub mod output;
 pub mod registry;
 pub mod runlog;
+mod sink;
 pub mod tool;
 
 use std::path::{Path, PathBuf};
@@ -35,8 +36,7 @@ use tool::{PreviewAt, ToolRun};
 pub use crate::protocol::{Stream, ToolStatus};
 pub use tool::Tool;
 
-/// Where live output goes while a tool runs.
-pub type OutputSink = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
+pub use sink::OutputSink;
 
 /// What a finished tool gives back: the observation for the model, and facts for the UI.
 #[derive(Debug, Clone, Serialize)]

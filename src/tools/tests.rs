@@ -87,7 +87,11 @@ impl Rig {
 
     async fn run(&self, approved: Approved) -> Result<ToolOutcome, ToolError> {
         self.tools
-            .execute(approved, CancellationToken::new(), Arc::new(|_, _| {}))
+            .execute(
+                approved,
+                CancellationToken::new(),
+                crate::tools::OutputSink::discard(),
+            )
             .await
     }
 

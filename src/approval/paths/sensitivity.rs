@@ -398,12 +398,11 @@ pub(super) fn classify_by_name(ctx: &PathContext, path: &Path, out: &mut BTreeSe
     let name = parts.last().map(String::as_str).unwrap_or("");
     let homes = home_relatives(ctx, &parts);
 
-    for rule in RULES {
-        let pattern: Vec<&str> = rule.pattern.split('/').collect();
+    for (rule, pattern) in RULES.iter().zip(rule_patterns()) {
         let hit = match rule.anchor {
-            Anchor::Root => matches_anchored(&pattern, &parts),
-            Anchor::Home => homes.iter().any(|rel| matches_anchored(&pattern, rel)),
-            Anchor::Anywhere => matches_anywhere(&pattern, &parts),
+            Anchor::Root => matches_anchored(pattern, &parts),
+            Anchor::Home => homes.iter().any(|rel| matches_anchored(pattern, rel)),
+            Anchor::Anywhere => matches_anywhere(pattern, &parts),
         };
         if hit && !rule.except.iter().any(|e| glob(e, name)) {
             out.insert(rule.sensitivity);
@@ -436,6 +435,19 @@ pub(super) fn classify_by_name(ctx: &PathContext, path: &Path, out: &mut BTreeSe
     if is_system_path(ctx, path, &parts) {
         out.insert(Sensitivity::SystemDir);
     }
+}
+
+/// Each rule's pattern split at `/`, once: a path is judged against every rule, and the sandbox
+/// plan judges each entry of `/`, `/tmp` and the homes it walks (splitting every pattern for each
+/// was most of the plan's time).
+fn rule_patterns() -> &'static [Vec<&'static str>] {
+    static PATTERNS: std::sync::LazyLock<Vec<Vec<&'static str>>> = std::sync::LazyLock::new(|| {
+        RULES
+            .iter()
+            .map(|rule| rule.pattern.split('/').collect())
+            .collect()
+    });
+    &PATTERNS
 }
 
 fn is_system_path(ctx: &PathContext, path: &Path, parts: &[String]) -> bool {

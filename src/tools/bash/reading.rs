@@ -1,19 +1,22 @@
 //! Reading a command's output: the pipes widened, read buffers from a pool, what else the pipe
 //! holds taken without waiting, a busy reader giving its worker up now and then, whole UTF-8
-//! characters for the live view, and the result's copy filed in big batches.
+//! characters for the live view, and the result's copy filed in big batches from what the live
+//! view was sent.
 
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 
+use crate::protocol::Thinned;
 use crate::tools::output::{BoundedOutput, Stream};
 
-/// The result's copy of the output, filed in big batches. A flood arrives in reads of a few
-/// kilobytes (the command writes 4 KiB at a time and the reader keeps up), and filing a read
-/// files its last lines, the ones that could still end up in the tail, one by one: for
-/// `seq 1 10000000` that was 3,500 reads and 1.4 million lines filed to keep 400. Reads of one
-/// stream are gathered up to [`FILE_BATCH`] bytes (a copy, at memory speed) and filed together;
-/// the live view gets each read at once, as before.
+/// The result's copy of the output, filed in big batches, from the pieces the output sink
+/// thinned (so every byte is scanned once, by the sink's thinner). A flood can arrive in reads
+/// of a few kilobytes (when the reader keeps up), and filing a read files its last lines, the
+/// ones that could still end up in the tail, one by one: for `seq 1 10000000` that was 3,500
+/// reads and 1.4 million lines filed to keep 400. Pieces of one stream are gathered up to
+/// [`FILE_BATCH`] bytes and filed together; a piece that skips lines makes what waits unfiled
+/// of its stream fall out of the tail, so that is counted, never filed.
 pub(super) struct Batched {
     output: BoundedOutput,
     /// From the read-buffer pool (see [`BUFFERS`]): a buffer allocated and freed per run grew
@@ -35,7 +38,12 @@ impl Batched {
         }
     }
 
-    pub(super) fn push(&mut self, stream: Stream, bytes: &[u8]) {
+    /// One piece of `stream` as the sink thinned it: `skipped` lines left out, then `text`.
+    pub(super) fn push(&mut self, stream: Stream, piece: Thinned<'_>) {
+        if piece.skipped > 0 {
+            self.skip(stream, piece.skipped);
+        }
+        let bytes = piece.text;
         if stream != self.stream || self.used + bytes.len() > FILE_BATCH {
             self.file();
         }
@@ -45,6 +53,20 @@ impl Batched {
         } else {
             self.pending[self.used..self.used + bytes.len()].copy_from_slice(bytes);
             self.used += bytes.len();
+        }
+    }
+
+    /// `lines` of `stream` left out here. Once the head is full they push every line the tail
+    /// holds out of it, and so the lines waiting unfiled of the same stream: those are counted
+    /// with them (filing them and then dropping them would give the same window, slower).
+    fn skip(&mut self, stream: Stream, lines: u64) {
+        if self.used > 0 && self.stream == stream && self.output.head_is_full() {
+            let waiting = memchr::memchr_iter(b'\n', &self.pending[..self.used]).count();
+            self.used = 0;
+            self.output.skip(stream, lines + waiting as u64);
+        } else {
+            self.file();
+            self.output.skip(stream, lines);
         }
     }
 

@@ -17,13 +17,15 @@ pub struct LogLimits {
 }
 
 impl LogLimits {
-    /// 60 MiB from the start and 1 MiB from the end: a 61 MiB log at most per command. The tail
+    /// 16 MiB from the start and 1 MiB from the end: a 17 MiB log at most per command. The tail
     /// is held in memory until the command ends (then written, before its result goes out), so
     /// it is kept small: with 4 MiB, every flood past the head grew airlock by 4 MiB while it ran,
     /// which S5 measures ("flat in the output's size"). 1 MiB is still thousands of lines: how
-    /// the command ended.
+    /// the command ended. The head was 60 MiB: writing it was a third of what airlock spent on a
+    /// 10-million-line flood (S1), for a middle nobody reads; 16 MiB is still a couple of hundred
+    /// thousand lines of a build or a test run.
     pub const DEFAULT: LogLimits = LogLimits {
-        head: 60 * 1024 * 1024,
+        head: 16 * 1024 * 1024,
         tail: 1024 * 1024,
     };
 
@@ -195,7 +197,7 @@ mod tests {
     fn the_default_cap_is_described_in_mebibytes() {
         assert_eq!(
             LogLimits::DEFAULT.describe(),
-            "the first 60 MiB and the last 1 MiB"
+            "the first 16 MiB and the last 1 MiB"
         );
     }
 }

@@ -66,7 +66,11 @@ fn lines(log: &AuditLog) -> usize {
 
 async fn run(r: &Recorded, approved: Approved) -> Result<crate::tools::ToolOutcome, String> {
     r.tools
-        .execute(approved, CancellationToken::new(), Arc::new(|_, _| {}))
+        .execute(
+            approved,
+            CancellationToken::new(),
+            crate::tools::OutputSink::discard(),
+        )
         .await
         .map_err(|e| e.to_string())
 }
