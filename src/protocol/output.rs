@@ -328,3 +328,7 @@ impl BoundedOutput {
         out
     }
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

@@ -1,24 +1,39 @@
+//! `BoundedOutput`, tested once for both of its readers: the line view the results pane draws
+//! (`line`, `lines`) and the text the model reads (`render`).
+
 use super::*;
 
+const HEAD: usize = OUTPUT_HEAD_LINES;
+const TAIL: usize = OUTPUT_TAIL_LINES;
+
 #[test]
-fn the_view_keeps_head_and_tail_and_says_what_it_dropped() {
+fn the_output_keeps_head_and_tail_and_says_what_it_dropped() {
     let mut out = BoundedOutput::new();
     for i in 0..100_000 {
         out.push(Stream::Stdout, format!("line {i}\n").as_bytes());
     }
     out.finish();
+    let dropped = 100_000 - HEAD - TAIL;
     let lines = out.lines();
     assert_eq!(lines[0], ("line 0".into(), Some(Stream::Stdout)));
     assert_eq!(lines[1].0, "line 1");
     assert_eq!(lines.last().map(|l| l.0.as_str()), Some("line 99999"));
-    let dropped = 100_000 - HEAD_LINES - TAIL_LINES;
-    assert_eq!(
-        lines[HEAD_LINES],
-        (format!("… {dropped} lines omitted …"), None)
+    assert_eq!(lines[HEAD], (format!("… {dropped} lines omitted …"), None));
+    let text = out.render();
+    assert!(text.starts_with("line 0\nline 1\n"));
+    assert!(text.ends_with("line 99999\n"));
+    assert!(
+        text.contains(&format!(
+            "\nline {}\n… {dropped} lines omitted …\nline {}\n",
+            HEAD - 1,
+            100_000 - TAIL
+        )),
+        "{}",
+        &text[..200]
     );
     assert_eq!(out.omitted_lines(), dropped as u64);
     assert_eq!(out.total_lines(), 100_000);
-    assert!(out.retained_bytes() < (HEAD_LINES + TAIL_LINES) * 16);
+    assert!(out.retained_bytes() < (HEAD + TAIL) * 16);
 }
 
 #[test]
@@ -35,20 +50,14 @@ fn each_line_reads_on_its_own_and_matches_the_whole_listing() {
     out.push(Stream::Stdout, b"unfinished");
     let all = out.lines();
     assert_eq!(all.len(), out.len());
-    assert_eq!(all.len(), HEAD_LINES + 1 + TAIL_LINES + 1);
+    assert_eq!(all.len(), HEAD + 1 + TAIL + 1);
     for (i, line) in all.iter().enumerate() {
         assert_eq!(out.line(i).as_ref(), Some(line), "line {i}");
     }
     assert_eq!(out.line(all.len()), None);
-    assert_eq!(all[HEAD_LINES], ("… 4400 lines omitted …".into(), None));
-    assert_eq!(
-        all[HEAD_LINES + 1].0,
-        format!("{}4600", "x".repeat(4600 % 13))
-    );
-    assert_eq!(
-        all[HEAD_LINES + TAIL_LINES].0,
-        "x".repeat(4999 % 13) + "4999"
-    );
+    assert_eq!(all[HEAD], ("… 4400 lines omitted …".into(), None));
+    assert_eq!(all[HEAD + 1].0, format!("{}4600", "x".repeat(4600 % 13)));
+    assert_eq!(all[HEAD + TAIL].0, "x".repeat(4999 % 13) + "4999");
     assert_eq!(all.last().unwrap().0, "unfinished");
 }
 
@@ -110,6 +119,7 @@ fn skipping_the_middle_of_a_big_chunk_keeps_exactly_what_line_by_line_filing_kee
     fast.finish();
     slow.finish();
     assert_eq!(fast.lines(), slow.lines());
+    assert_eq!(fast.render(), slow.render());
 }
 
 #[test]
@@ -123,6 +133,7 @@ fn a_huge_line_is_cut_and_memory_stays_bounded() {
     out.finish();
     assert!(out.retained_bytes() <= MAX_LINE_BYTES);
     assert!(out.lines()[0].0.ends_with(" … [line cut]"));
+    assert!(out.render().ends_with(" … [line cut]\n"));
     assert_eq!(out.total_bytes(), (64 << 20) + 1);
 }
 
@@ -140,4 +151,5 @@ fn lines_split_across_chunks_are_joined_and_streams_stay_apart() {
             ("hello".into(), Some(Stream::Stdout))
         ]
     );
+    assert_eq!(out.render(), "[stderr] oops\nhello\n");
 }
