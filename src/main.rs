@@ -1,18 +1,250 @@
+//! The `airlock` binary: parses the command line and hands each subcommand to its function in
+//! `airlock::cli`; this file only prints what they return and maps errors to exit codes.
+
+use std::future::Future;
 use std::io::{self, IsTerminal};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Result;
 use clap::Parser;
 
 use airlock::cli::{
-    ApprovalsCommand, AuditCommand, Cli, Command, ConfigCommand, PolicyCommand, audit_verify, exec,
-    park, policy_check,
+    ApprovalsCommand, AuditCommand, Cli, Command, ConfigCommand, McpCommand, PolicyCheckArgs,
+    PolicyCommand, audit_verify, exec, park, policy_check,
 };
+
+fn main() -> ExitCode {
+    // The sandbox launcher: first, so a sandboxed command starts without airlock's start-up.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(airlock::sandbox::LAUNCHER_ARG))
+    {
+        return airlock::sandbox::launcher::main(std::env::args_os().skip(2));
+    }
+    // Before anything else, so no key read later is ever readable from another process.
+    if let Err(e) = airlock::harden::harden_process() {
+        eprintln!("airlock: {e}");
+        return ExitCode::from(2);
+    }
+    match dispatch(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("airlock: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the subcommand `cli` names (none: the cockpit or the demo).
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        None if is_terminal() => open_cockpit(cli.workspace, cli.resume, cli.scenario, cli.config),
+        None if cli.resume.is_some() => Err(anyhow::anyhow!(
+            "--resume reopens a cockpit session, which needs a terminal; run it in one"
+        )),
+        None => play_demo(),
+        Some(Command::Policy {
+            command: PolicyCommand::Check(args),
+        }) => check_policy(&args),
+        Some(Command::Exec(args)) => {
+            block_on(exec::run(args, io::stdout().lock())).map(ExitCode::from)
+        }
+        Some(Command::Config {
+            command: ConfigCommand::Show { workspace, config },
+        }) => show_config(workspace, &config),
+        Some(Command::Approvals {
+            command: ApprovalsCommand::List,
+        }) => park::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS),
+        Some(Command::Approve {
+            code,
+            session,
+            resume,
+        }) => approve(&code, session, resume),
+        Some(Command::Deny { code, reason }) => deny(&code, reason),
+        Some(Command::Sessions) => {
+            airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
+        }
+        Some(Command::Resume { run }) => {
+            block_on(park::resume(&run, &mut io::stdout().lock())).map(ExitCode::from)
+        }
+        Some(Command::BenchCockpit(args)) => bench_cockpit(args),
+        Some(Command::Mcp { command }) => mcp(command),
+        Some(Command::Trust { workspace }) => trust_project(workspace),
+        Some(Command::Audit {
+            command: AuditCommand::Show { run },
+        }) => show_audit(run.as_deref()),
+        Some(Command::Audit {
+            command: AuditCommand::Verify { file },
+        }) => verify_audit(&file),
+    }
+}
+
+fn is_terminal() -> bool {
+    io::stdout().is_terminal() && io::stdin().is_terminal()
+}
+
+/// Runs `future` to its end on a new runtime.
+fn block_on<T>(future: impl Future<Output = Result<T>>) -> Result<T> {
+    tokio::runtime::Runtime::new()?.block_on(future)
+}
+
+/// No subcommand, in a terminal: the cockpit (on the offline demo when no model is configured),
+/// or a kept session reopened with `--resume`.
+fn open_cockpit(
+    workspace: Option<PathBuf>,
+    resume: Option<String>,
+    scenario: Option<PathBuf>,
+    config: airlock::config::ConfigFlags,
+) -> Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    let reopen = match resume.as_deref() {
+        Some(id) => Some(airlock::cli::sessions::reopen(
+            Some(id).filter(|id| !id.is_empty()),
+            &config,
+        )?),
+        None => None,
+    };
+    let args = exec::ExecArgs {
+        workspace,
+        config,
+        scenario,
+        ..exec::ExecArgs::default()
+    };
+    rt.block_on(cockpit(args, reopen))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// No subcommand and not a terminal: play the offline demo, readably.
+fn play_demo() -> Result<ExitCode> {
+    let args = exec::ExecArgs {
+        human: true,
+        ..exec::ExecArgs::default()
+    };
+    block_on(exec::run(args, io::stdout().lock())).map(ExitCode::from)
+}
+
+/// `airlock policy check`: verdicts on standard output, the tally on standard error; malformed
+/// lines make the exit status 2.
+fn check_policy(args: &PolicyCheckArgs) -> Result<ExitCode> {
+    if io::stdin().is_terminal() {
+        eprintln!("airlock policy check: reading JSON lines from standard input (Ctrl-D to end)");
+    }
+    let summary = policy_check::run(args, io::stdin().lock(), io::stdout().lock())?;
+    eprintln!(
+        "{} allow, {} ask, {} deny, {} malformed",
+        summary.allow, summary.ask, summary.deny, summary.errors
+    );
+    Ok(if summary.errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn show_config(
+    workspace: Option<PathBuf>,
+    flags: &airlock::config::ConfigFlags,
+) -> Result<ExitCode> {
+    let workspace = match workspace {
+        Some(w) => w,
+        None => std::env::current_dir()?,
+    };
+    let env = airlock::config::ProcessEnv;
+    let resolved = airlock::config::resolve(&workspace, flags, &env, &airlock::store::state_dir())?;
+    print!("{}", airlock::visible::visible(&resolved.show(&env)));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `airlock approve CODE`, and with `--resume` the run it belongs to.
+fn approve(code: &str, session: bool, resume: bool) -> Result<ExitCode> {
+    let text = park::decide(code, true, session, None)?;
+    eprintln!("{text}");
+    if !resume {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let db = airlock::store::db::Store::open(&airlock::cli::runs::db_path())?;
+    let run = db
+        .approval_by_code(code)?
+        .map(|a| a.run_id)
+        .unwrap_or_default();
+    // A cockpit's request: reopen that cockpit, where the call is judged again and runs.
+    match airlock::cli::sessions::cockpit_session(&db, &run) {
+        Some(true) => return Ok(ExitCode::SUCCESS),
+        Some(false) if is_terminal() => {
+            drop(db);
+            let reopen = airlock::cli::sessions::reopen(Some(&run), &Default::default())?;
+            return block_on(cockpit(exec::ExecArgs::default(), Some(reopen)))
+                .map(|()| ExitCode::SUCCESS);
+        }
+        Some(false) => {
+            return Err(anyhow::anyhow!(
+                "{} is a cockpit session: reopen it in a terminal with `airlock --resume {}`",
+                airlock::visible::visible_line(&run),
+                airlock::visible::visible_line(&run)
+            ));
+        }
+        None => {}
+    }
+    block_on(park::resume(&run, &mut io::stdout().lock())).map(ExitCode::from)
+}
+
+fn deny(code: &str, reason: Option<String>) -> Result<ExitCode> {
+    let text = park::decide(code, false, false, reason)?;
+    eprintln!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_cockpit(args: airlock::cli::bench::BenchArgs) -> Result<ExitCode> {
+    let measured = block_on(airlock::cli::bench::run(args))?;
+    println!("{measured}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mcp(command: McpCommand) -> Result<ExitCode> {
+    block_on(async {
+        match command {
+            McpCommand::List { workspace } => {
+                airlock::cli::mcp::list(workspace, &mut io::stdout()).await
+            }
+            McpCommand::Accept { name, workspace } => {
+                airlock::cli::mcp::accept(&name, workspace, &mut io::stdout()).await
+            }
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trust_project(workspace: Option<PathBuf>) -> Result<ExitCode> {
+    let workspace = match workspace {
+        Some(w) => w,
+        None => std::env::current_dir()?,
+    };
+    let text = airlock::config::trust::trust_project(&airlock::store::state_dir(), &workspace)?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_audit(run: Option<&str>) -> Result<ExitCode> {
+    airlock::cli::audit_show::run(
+        &airlock::store::audit_dir(&airlock::store::state_dir()),
+        run,
+        Some(&airlock::cli::runs::db_path()),
+        &mut io::stdout().lock(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify_audit(file: &std::path::Path) -> Result<ExitCode> {
+    let report = audit_verify::run(file)?;
+    println!("{report}");
+    Ok(ExitCode::SUCCESS)
+}
 
 /// The cockpit, new or reopened (`--resume`).
 async fn cockpit(
     args: exec::ExecArgs,
     reopen: Option<airlock::cli::sessions::Reopened>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let (started, first) = match reopen {
         Some(r) => {
             let started = exec::start_with(&r.args, None, Some(r.session), Some(r.resume))?;
@@ -48,211 +280,4 @@ async fn cockpit(
         let _ = std::fs::write(path, if result.is_ok() { "0\n" } else { "1\n" });
     }
     result
-}
-
-fn config_show(
-    workspace: Option<std::path::PathBuf>,
-    flags: &airlock::config::ConfigFlags,
-) -> anyhow::Result<String> {
-    let workspace = match workspace {
-        Some(w) => w,
-        None => std::env::current_dir()?,
-    };
-    let env = airlock::config::ProcessEnv;
-    let resolved = airlock::config::resolve(&workspace, flags, &env, &airlock::store::state_dir())?;
-    Ok(resolved.show(&env))
-}
-
-fn trust(workspace: Option<std::path::PathBuf>) -> anyhow::Result<String> {
-    let workspace = match workspace {
-        Some(w) => w,
-        None => std::env::current_dir()?,
-    };
-    airlock::config::trust::trust_project(&airlock::store::state_dir(), &workspace)
-}
-
-fn main() -> ExitCode {
-    // The sandbox launcher: first, so a sandboxed command starts without airlock's start-up.
-    if std::env::args_os().nth(1).as_deref()
-        == Some(std::ffi::OsStr::new(airlock::sandbox::LAUNCHER_ARG))
-    {
-        return airlock::sandbox::launcher::main(std::env::args_os().skip(2));
-    }
-    // Before anything else, so no key read later is ever readable from another process.
-    if let Err(e) = airlock::harden::harden_process() {
-        eprintln!("airlock: {e}");
-        return ExitCode::from(2);
-    }
-    let cli = Cli::parse();
-    let result = match cli.command {
-        None if io::stdout().is_terminal() && io::stdin().is_terminal() => {
-            // The cockpit, on the offline demo (no model is configured yet).
-            tokio::runtime::Runtime::new()
-                .map_err(anyhow::Error::from)
-                .and_then(|rt| {
-                    let reopen = match cli.resume.as_deref() {
-                        Some(id) => Some(airlock::cli::sessions::reopen(
-                            Some(id).filter(|id| !id.is_empty()),
-                            &cli.config,
-                        )?),
-                        None => None,
-                    };
-                    rt.block_on(cockpit(
-                        exec::ExecArgs {
-                            workspace: cli.workspace.clone(),
-                            config: cli.config.clone(),
-                            scenario: cli.scenario.clone(),
-                            ..exec::ExecArgs::default()
-                        },
-                        reopen,
-                    ))
-                })
-                .map(|()| ExitCode::SUCCESS)
-        }
-        None if cli.resume.is_some() => Err(anyhow::anyhow!(
-            "--resume reopens a cockpit session, which needs a terminal; run it in one"
-        )),
-        None => {
-            // Not a terminal: play the offline demo, readably.
-            let args = exec::ExecArgs {
-                human: true,
-                ..exec::ExecArgs::default()
-            };
-            tokio::runtime::Runtime::new()
-                .map_err(anyhow::Error::from)
-                .and_then(|rt| rt.block_on(exec::run(args, io::stdout().lock())))
-                .map(ExitCode::from)
-        }
-        Some(Command::Policy {
-            command: PolicyCommand::Check(args),
-        }) => {
-            if io::stdin().is_terminal() {
-                eprintln!(
-                    "airlock policy check: reading JSON lines from standard input (Ctrl-D to end)"
-                );
-            }
-            policy_check::run(&args, io::stdin().lock(), io::stdout().lock()).map(|summary| {
-                eprintln!(
-                    "{} allow, {} ask, {} deny, {} malformed",
-                    summary.allow, summary.ask, summary.deny, summary.errors
-                );
-                if summary.errors > 0 {
-                    ExitCode::from(2)
-                } else {
-                    ExitCode::SUCCESS
-                }
-            })
-        }
-        Some(Command::Exec(args)) => tokio::runtime::Runtime::new()
-            .map_err(anyhow::Error::from)
-            .and_then(|rt| rt.block_on(exec::run(args, io::stdout().lock())))
-            .map(ExitCode::from),
-        Some(Command::Config {
-            command: ConfigCommand::Show { workspace, config },
-        }) => config_show(workspace, &config).map(|text| {
-            print!("{}", airlock::visible::visible(&text));
-            ExitCode::SUCCESS
-        }),
-        Some(Command::Approvals {
-            command: ApprovalsCommand::List,
-        }) => park::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS),
-        Some(Command::Approve {
-            code,
-            session,
-            resume,
-        }) => park::decide(&code, true, session, None).and_then(|text| {
-            eprintln!("{text}");
-            if !resume {
-                return Ok(ExitCode::SUCCESS);
-            }
-            let db = airlock::store::db::Store::open(&airlock::cli::runs::db_path())?;
-            let run = db
-                .approval_by_code(&code)?
-                .map(|a| a.run_id)
-                .unwrap_or_default();
-            // A cockpit's request: reopen that cockpit, where the call is judged again and runs.
-            match airlock::cli::sessions::cockpit_session(&db, &run) {
-                Some(true) => return Ok(ExitCode::SUCCESS),
-                Some(false) if io::stdout().is_terminal() && io::stdin().is_terminal() => {
-                    drop(db);
-                    let reopen = airlock::cli::sessions::reopen(Some(&run), &Default::default())?;
-                    return tokio::runtime::Runtime::new()?
-                        .block_on(cockpit(exec::ExecArgs::default(), Some(reopen)))
-                        .map(|()| ExitCode::SUCCESS);
-                }
-                Some(false) => {
-                    return Err(anyhow::anyhow!(
-                        "{} is a cockpit session: reopen it in a terminal with `airlock --resume {}`",
-                        airlock::visible::visible_line(&run),
-                        airlock::visible::visible_line(&run)
-                    ));
-                }
-                None => {}
-            }
-            tokio::runtime::Runtime::new()?
-                .block_on(park::resume(&run, &mut io::stdout().lock()))
-                .map(ExitCode::from)
-        }),
-        Some(Command::Deny { code, reason }) => {
-            park::decide(&code, false, false, reason).map(|text| {
-                eprintln!("{text}");
-                ExitCode::SUCCESS
-            })
-        }
-        Some(Command::Sessions) => {
-            airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
-        }
-        Some(Command::Resume { run }) => tokio::runtime::Runtime::new()
-            .map_err(anyhow::Error::from)
-            .and_then(|rt| rt.block_on(park::resume(&run, &mut io::stdout().lock())))
-            .map(ExitCode::from),
-        Some(Command::BenchCockpit(args)) => tokio::runtime::Runtime::new()
-            .map_err(anyhow::Error::from)
-            .and_then(|rt| rt.block_on(airlock::cli::bench::run(args)))
-            .map(|measured| {
-                println!("{measured}");
-                ExitCode::SUCCESS
-            }),
-        Some(Command::Mcp { command }) => tokio::runtime::Runtime::new()
-            .map_err(anyhow::Error::from)
-            .and_then(|rt| {
-                rt.block_on(async {
-                    match command {
-                        airlock::cli::McpCommand::List { workspace } => {
-                            airlock::cli::mcp::list(workspace, &mut io::stdout()).await
-                        }
-                        airlock::cli::McpCommand::Accept { name, workspace } => {
-                            airlock::cli::mcp::accept(&name, workspace, &mut io::stdout()).await
-                        }
-                    }
-                })
-            })
-            .map(|()| ExitCode::SUCCESS),
-        Some(Command::Trust { workspace }) => trust(workspace).map(|text| {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }),
-        Some(Command::Audit {
-            command: AuditCommand::Show { run },
-        }) => airlock::cli::audit_show::run(
-            &airlock::store::audit_dir(&airlock::store::state_dir()),
-            run.as_deref(),
-            Some(&airlock::cli::runs::db_path()),
-            &mut io::stdout().lock(),
-        )
-        .map(|()| ExitCode::SUCCESS),
-        Some(Command::Audit {
-            command: AuditCommand::Verify { file },
-        }) => audit_verify::run(&file).map(|report| {
-            println!("{report}");
-            ExitCode::SUCCESS
-        }),
-    };
-    match result {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("airlock: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
 }

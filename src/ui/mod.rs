@@ -25,6 +25,8 @@ mod snapshots;
 #[cfg(test)]
 mod snapshots_layout;
 #[cfg(test)]
+mod snapshots_mcp;
+#[cfg(test)]
 mod snapshots_queue;
 #[cfg(test)]
 mod snapshots_sessions;

@@ -1,4 +1,158 @@
+//! `BoundedOutput`, tested once for both of its readers: the line view the results pane draws
+//! (`line`, `lines`) and the text the model reads (`render`); and the thinning that feeds it.
+
 use super::*;
+
+const HEAD: usize = OUTPUT_HEAD_LINES;
+const TAIL: usize = OUTPUT_TAIL_LINES;
+
+#[test]
+fn the_output_keeps_head_and_tail_and_says_what_it_dropped() {
+    let mut out = BoundedOutput::new();
+    for i in 0..100_000 {
+        out.push(Stream::Stdout, format!("line {i}\n").as_bytes());
+    }
+    out.finish();
+    let dropped = 100_000 - HEAD - TAIL;
+    let lines = out.lines();
+    assert_eq!(lines[0], ("line 0".into(), Some(Stream::Stdout)));
+    assert_eq!(lines[1].0, "line 1");
+    assert_eq!(lines.last().map(|l| l.0.as_str()), Some("line 99999"));
+    assert_eq!(lines[HEAD], (format!("… {dropped} lines omitted …"), None));
+    let text = out.render();
+    assert!(text.starts_with("line 0\nline 1\n"));
+    assert!(text.ends_with("line 99999\n"));
+    assert!(
+        text.contains(&format!(
+            "\nline {}\n… {dropped} lines omitted …\nline {}\n",
+            HEAD - 1,
+            100_000 - TAIL
+        )),
+        "{}",
+        &text[..200]
+    );
+    assert_eq!(out.omitted_lines(), dropped as u64);
+    assert_eq!(out.total_lines(), 100_000);
+    assert!(out.retained_bytes() < (HEAD + TAIL) * 16);
+}
+
+#[test]
+fn each_line_reads_on_its_own_and_matches_the_whole_listing() {
+    let mut out = BoundedOutput::new();
+    for i in 0..5_000 {
+        let stream = if i % 7 == 0 {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        };
+        out.push(stream, format!("{}{i}\n", "x".repeat(i % 13)).as_bytes());
+    }
+    out.push(Stream::Stdout, b"unfinished");
+    let all = out.lines();
+    assert_eq!(all.len(), out.len());
+    assert_eq!(all.len(), HEAD + 1 + TAIL + 1);
+    for (i, line) in all.iter().enumerate() {
+        assert_eq!(out.line(i).as_ref(), Some(line), "line {i}");
+    }
+    assert_eq!(out.line(all.len()), None);
+    assert_eq!(all[HEAD], ("… 4400 lines omitted …".into(), None));
+    assert_eq!(all[HEAD + 1].0, format!("{}4600", "x".repeat(4600 % 13)));
+    assert_eq!(all[HEAD + TAIL].0, "x".repeat(4999 % 13) + "4999");
+    assert_eq!(all.last().unwrap().0, "unfinished");
+}
+
+/// Files every byte on its own: the plain line-by-line path, for comparison.
+fn byte_by_byte(pushes: &[(Stream, Vec<u8>)]) -> BoundedOutput {
+    let mut out = BoundedOutput::new();
+    for (stream, chunk) in pushes {
+        for b in chunk {
+            out.push(*stream, std::slice::from_ref(b));
+        }
+    }
+    out
+}
+
+#[test]
+fn skipping_the_middle_of_a_big_chunk_keeps_exactly_what_line_by_line_filing_keeps() {
+    // Pseudo-random chunk sizes and streams, lines of varying length, some overlong.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut text = Vec::new();
+    for i in 0..20_000u64 {
+        let len = if i % 997 == 0 {
+            MAX_LINE_BYTES as u64 + 50
+        } else {
+            next(40)
+        };
+        text.extend((0..len).map(|k| b'a' + ((i + k) % 26) as u8));
+        text.push(b'\n');
+    }
+    text.extend_from_slice(b"no newline at the end");
+    let mut pushes = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let size = [1, 7, 300, 4096, 65536, 200_000][next(6) as usize];
+        let end = (at + size).min(text.len());
+        let stream = if next(5) == 0 {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        };
+        pushes.push((stream, text[at..end].to_vec()));
+        at = end;
+    }
+    let mut fast = BoundedOutput::new();
+    for (stream, chunk) in &pushes {
+        fast.push(*stream, chunk);
+    }
+    let slow = byte_by_byte(&pushes);
+    assert_eq!(fast.lines(), slow.lines());
+    assert_eq!(fast.total_lines(), slow.total_lines());
+    assert_eq!(fast.omitted_lines(), slow.omitted_lines());
+    assert_eq!(fast.total_bytes(), slow.total_bytes());
+    let (mut fast, mut slow) = (fast, slow);
+    fast.finish();
+    slow.finish();
+    assert_eq!(fast.lines(), slow.lines());
+    assert_eq!(fast.render(), slow.render());
+}
+
+#[test]
+fn a_huge_line_is_cut_and_memory_stays_bounded() {
+    let mut out = BoundedOutput::new();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..64 {
+        out.push(Stream::Stdout, &chunk);
+    }
+    out.push(Stream::Stdout, b"\n");
+    out.finish();
+    assert!(out.retained_bytes() <= MAX_LINE_BYTES);
+    assert!(out.lines()[0].0.ends_with(" … [line cut]"));
+    assert!(out.render().ends_with(" … [line cut]\n"));
+    assert_eq!(out.total_bytes(), (64 << 20) + 1);
+}
+
+#[test]
+fn lines_split_across_chunks_are_joined_and_streams_stay_apart() {
+    let mut out = BoundedOutput::new();
+    out.push(Stream::Stdout, b"hel");
+    out.push(Stream::Stderr, b"oops\n");
+    out.push(Stream::Stdout, b"lo\n");
+    out.finish();
+    assert_eq!(
+        out.lines(),
+        vec![
+            ("oops".into(), Some(Stream::Stderr)),
+            ("hello".into(), Some(Stream::Stdout))
+        ]
+    );
+    assert_eq!(out.render(), "[stderr] oops\nhello\n");
+}
 
 /// A xorshift generator: the same "random" output on every run.
 fn generator(mut seed: u64) -> impl FnMut(u64) -> u64 {
