@@ -2,6 +2,9 @@
 //! `timeout`, `nohup`, `stdbuf`, `time`, `ionice`, `setsid`, `xargs`, and pulling the commands out
 //! of `find -exec` and `bash -c`. What a wrapper runs is what gets judged.
 
+mod env;
+mod runners;
+
 use super::words::Word;
 
 /// A command found inside another one.
@@ -97,239 +100,8 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
         let Some(name) = out.argv.first().and_then(program_name) else {
             return out;
         };
-        let rest_from = match name.as_str() {
-            "sudo" | "doas" => {
-                let i = skip_options(
-                    &out.argv,
-                    1,
-                    &[
-                        "-u",
-                        "-g",
-                        "-C",
-                        "-D",
-                        "-h",
-                        "-p",
-                        "-r",
-                        "-R",
-                        "-t",
-                        "-T",
-                        "-U",
-                        "--user",
-                        "--group",
-                        "--chdir",
-                        "--chroot",
-                        "--prompt",
-                        "--host",
-                        "--role",
-                        "--type",
-                        "--close-from",
-                        "--other-user",
-                        "--command-timeout",
-                    ],
-                    false,
-                );
-                let shell_flag = out.argv[1..i.min(out.argv.len())]
-                    .iter()
-                    .filter_map(lit)
-                    .any(|w| matches!(w, "-s" | "-i" | "--shell" | "--login"));
-                if shell_flag && i >= out.argv.len() {
-                    out.problems.push(format!(
-                        "`{name}` opens a root shell reading commands airlock cannot see"
-                    ));
-                }
-                i
-            }
-            "env" => {
-                let mut i = 1;
-                while i < out.argv.len() {
-                    let Some(w) = lit(&out.argv[i]) else { break };
-                    if w == "--" {
-                        i += 1;
-                        break;
-                    }
-                    if matches!(w, "-u" | "--unset") {
-                        i += 2;
-                    } else if matches!(w, "-C" | "--chdir") {
-                        out.chdir = out.argv.get(i + 1).cloned();
-                        i += 2;
-                    } else if let Some(dir) = w.strip_prefix("--chdir=") {
-                        out.chdir = Some(Word::lit(dir));
-                        i += 1;
-                    } else if matches!(w, "-S" | "--split-string")
-                        || w.starts_with("--split-string=")
-                        || (w.starts_with("-S") && w.len() > 2)
-                    {
-                        out.problems.push(
-                            "`env -S` splits a string into a command line airlock does not re-parse"
-                                .into(),
-                        );
-                        i += 1;
-                    } else if w.starts_with('-') && !w.starts_with("--") && w.len() > 1 {
-                        // A cluster such as `-iC/dir` or `-iu NAME`: the first of C, u, S takes
-                        // the rest of the cluster, or the next word, as its value.
-                        let cluster = &w[1..];
-                        if let Some((at, letter)) = cluster
-                            .char_indices()
-                            .find(|(_, c)| matches!(c, 'C' | 'u' | 'S'))
-                        {
-                            {
-                                let rest = &cluster[at + 1..];
-                                let value = if rest.is_empty() {
-                                    i += 1;
-                                    out.argv.get(i).cloned()
-                                } else {
-                                    Some(Word::lit(rest))
-                                };
-                                match letter {
-                                    'C' => out.chdir = value,
-                                    'S' => out.problems.push(
-                                        "`env -S` splits a string into a command line airlock does not re-parse".into(),
-                                    ),
-                                    _ => {}
-                                }
-                            }
-                        }
-                        i += 1;
-                    } else if w.starts_with('-') && w != "-" {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                while i < out.argv.len() {
-                    match lit(&out.argv[i]).and_then(|w| w.split_once('=')) {
-                        Some((k, v)) if is_name(k) => {
-                            let value = match &out.argv[i] {
-                                Word::Lit { glob, quoted, .. } => Word::Lit {
-                                    value: v.to_string(),
-                                    glob: *glob,
-                                    quoted: *quoted,
-                                },
-                                d => d.clone(),
-                            };
-                            out.env.push((k.to_string(), value));
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                i
-            }
-            "command" => {
-                let flags: Vec<&str> = out.argv[1..]
-                    .iter()
-                    .map_while(|w| lit(w).filter(|s| s.starts_with('-')))
-                    .collect();
-                if flags.iter().any(|f| f.contains('v') || f.contains('V')) {
-                    return out;
-                }
-                skip_options(&out.argv, 1, &[], false)
-            }
-            "builtin" | "nohup" | "setsid" | "coproc" => skip_options(&out.argv, 1, &[], false),
-            "time" => {
-                // GNU time: `-f FORMAT`, `-o FILE` (which it writes), `--format=`, `--output=`.
-                let i = skip_options(&out.argv, 1, &["-f", "-o", "--format", "--output"], false);
-                let mut j = 1;
-                while j < i.min(out.argv.len()) {
-                    match out.argv[j].as_lit() {
-                        Some("-o" | "--output") => {
-                            if let Some(file) = out.argv.get(j + 1) {
-                                out.writes.push(file.clone());
-                            }
-                            j += 2;
-                        }
-                        Some(w) if w.starts_with("--o") && w.contains('=') => {
-                            let value = w.split_once('=').map(|(_, v)| v).unwrap_or("");
-                            out.writes.push(Word::lit(value));
-                            j += 1;
-                        }
-                        Some(w) if w.starts_with("-o") && w.len() > 2 => {
-                            out.writes.push(Word::lit(&w[2..]));
-                            j += 1;
-                        }
-                        _ => j += 1,
-                    }
-                }
-                i
-            }
-            "watch" => {
-                // `watch` joins its arguments and runs them with `sh -c`.
-                let i = skip_options(
-                    &out.argv,
-                    1,
-                    &["-n", "--interval", "-q", "--equexit"],
-                    false,
-                );
-                let words: Option<Vec<&str>> =
-                    out.argv[i.min(out.argv.len())..].iter().map(lit).collect();
-                match words {
-                    Some(words) if !words.is_empty() => {
-                        out.inner.push(Inner::Script {
-                            text: words.join(" "),
-                            positional: Vec::new(),
-                        });
-                        out.replaced = true;
-                    }
-                    _ => out
-                        .problems
-                        .push("`watch` runs a command built at run time".into()),
-                }
-                return out;
-            }
-            // The grammar reads `! { cmd; }` and `time { cmd; }` as a command named `{`.
-            "{" => 1,
-            "exec" => skip_options(&out.argv, 1, &["-a"], false),
-            "nice" => skip_options(&out.argv, 1, &["-n", "--adjustment"], true),
-            "ionice" => skip_options(&out.argv, 1, &["-c", "-n", "--class", "--classdata"], false),
-            "stdbuf" => skip_options(&out.argv, 1, &["-i", "-o", "-e"], false),
-            "timeout" => {
-                let i = skip_options(
-                    &out.argv,
-                    1,
-                    &["-s", "-k", "--signal", "--kill-after"],
-                    false,
-                );
-                i + 1 // the duration
-            }
-            "xargs" => return unwrap_xargs(out),
-            "find" => {
-                extract_find_exec(&mut out);
-                return out;
-            }
-            "eval" => {
-                let words: Option<Vec<&str>> = out.argv[1..].iter().map(lit).collect();
-                match words {
-                    Some(words) if !words.is_empty() => out.inner.push(Inner::Script {
-                        text: words.join(" "),
-                        positional: Vec::new(),
-                    }),
-                    Some(_) => {}
-                    None => out
-                        .problems
-                        .push("`eval` runs a string built at run time".into()),
-                }
-                return out;
-            }
-            "trap" => {
-                let first = skip_options(&out.argv, 1, &[], false);
-                if let Some(action) = out.argv.get(first).and_then(lit) {
-                    if !action.starts_with('-') || first > 1 {
-                        out.inner.push(Inner::Script {
-                            text: action.to_string(),
-                            positional: Vec::new(),
-                        });
-                    }
-                } else if out.argv.len() > first {
-                    out.problems
-                        .push("`trap` installs a handler built at run time".into());
-                }
-                return out;
-            }
-            shell if SHELLS.contains(&shell) => {
-                unwrap_shell(&mut out);
-                return out;
-            }
-            _ => return out,
+        let Some(rest_from) = take_off(&name, &mut out) else {
+            return out;
         };
         if rest_from >= out.argv.len() {
             // The wrapper runs nothing else: it is the command itself (`env`, `sudo -v`, `exec >f`).
@@ -343,184 +115,206 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
     out
 }
 
+/// Takes the wrapper `name` off `out`: where the command it wraps starts, or `None` when
+/// unwrapping ends here (not a wrapper, or one whose inner commands are now in `out.inner`).
+fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
+    Some(match name {
+        "sudo" | "doas" => sudo(name, out),
+        "env" => {
+            let i = env::options(out);
+            env::settings(out, i)
+        }
+        "command" => command(out)?,
+        "builtin" | "nohup" | "setsid" | "coproc" => skip_options(&out.argv, 1, &[], false),
+        "time" => time(out),
+        "watch" => {
+            watch(out);
+            return None;
+        }
+        // The grammar reads `! { cmd; }` and `time { cmd; }` as a command named `{`.
+        "{" => 1,
+        "exec" => skip_options(&out.argv, 1, &["-a"], false),
+        "nice" => skip_options(&out.argv, 1, &["-n", "--adjustment"], true),
+        "ionice" => skip_options(&out.argv, 1, &["-c", "-n", "--class", "--classdata"], false),
+        "stdbuf" => skip_options(&out.argv, 1, &["-i", "-o", "-e"], false),
+        "timeout" => timeout(out),
+        "xargs" => {
+            *out = runners::xargs(std::mem::take(out));
+            return None;
+        }
+        "find" => {
+            runners::find_exec(out);
+            return None;
+        }
+        "eval" => {
+            eval(out);
+            return None;
+        }
+        "trap" => {
+            trap(out);
+            return None;
+        }
+        shell if SHELLS.contains(&shell) => {
+            runners::shell_c(out);
+            return None;
+        }
+        _ => return None,
+    })
+}
+
+/// `sudo` / `doas`: its options; a login or root shell with no command reads what airlock
+/// cannot see.
+fn sudo(name: &str, out: &mut Unwrapped) -> usize {
+    let i = skip_options(
+        &out.argv,
+        1,
+        &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-R",
+            "-t",
+            "-T",
+            "-U",
+            "--user",
+            "--group",
+            "--chdir",
+            "--chroot",
+            "--prompt",
+            "--host",
+            "--role",
+            "--type",
+            "--close-from",
+            "--other-user",
+            "--command-timeout",
+        ],
+        false,
+    );
+    let shell_flag = out.argv[1..i.min(out.argv.len())]
+        .iter()
+        .filter_map(lit)
+        .any(|w| matches!(w, "-s" | "-i" | "--shell" | "--login"));
+    if shell_flag && i >= out.argv.len() {
+        out.problems.push(format!(
+            "`{name}` opens a root shell reading commands airlock cannot see"
+        ));
+    }
+    i
+}
+
+/// `command -v` / `-V` only looks a name up: nothing is wrapped (`None`).
+fn command(out: &mut Unwrapped) -> Option<usize> {
+    let flags: Vec<&str> = out.argv[1..]
+        .iter()
+        .map_while(|w| lit(w).filter(|s| s.starts_with('-')))
+        .collect();
+    if flags.iter().any(|f| f.contains('v') || f.contains('V')) {
+        return None;
+    }
+    Some(skip_options(&out.argv, 1, &[], false))
+}
+
+/// GNU `time`, whose `-o FILE` is a file it writes.
+fn time(out: &mut Unwrapped) -> usize {
+    // GNU time: `-f FORMAT`, `-o FILE` (which it writes), `--format=`, `--output=`.
+    let i = skip_options(&out.argv, 1, &["-f", "-o", "--format", "--output"], false);
+    let mut j = 1;
+    while j < i.min(out.argv.len()) {
+        match out.argv[j].as_lit() {
+            Some("-o" | "--output") => {
+                if let Some(file) = out.argv.get(j + 1) {
+                    out.writes.push(file.clone());
+                }
+                j += 2;
+            }
+            Some(w) if w.starts_with("--o") && w.contains('=') => {
+                let value = w.split_once('=').map(|(_, v)| v).unwrap_or("");
+                out.writes.push(Word::lit(value));
+                j += 1;
+            }
+            Some(w) if w.starts_with("-o") && w.len() > 2 => {
+                out.writes.push(Word::lit(&w[2..]));
+                j += 1;
+            }
+            _ => j += 1,
+        }
+    }
+    i
+}
+
+/// `watch CMD...`: the words joined are a shell string it runs again and again.
+fn watch(out: &mut Unwrapped) {
+    // `watch` joins its arguments and runs them with `sh -c`.
+    let i = skip_options(
+        &out.argv,
+        1,
+        &["-n", "--interval", "-q", "--equexit"],
+        false,
+    );
+    let words: Option<Vec<&str>> = out.argv[i.min(out.argv.len())..].iter().map(lit).collect();
+    match words {
+        Some(words) if !words.is_empty() => {
+            out.inner.push(Inner::Script {
+                text: words.join(" "),
+                positional: Vec::new(),
+            });
+            out.replaced = true;
+        }
+        _ => out
+            .problems
+            .push("`watch` runs a command built at run time".into()),
+    }
+}
+
+fn timeout(out: &Unwrapped) -> usize {
+    let i = skip_options(
+        &out.argv,
+        1,
+        &["-s", "-k", "--signal", "--kill-after"],
+        false,
+    );
+    i + 1 // the duration
+}
+
+/// `eval WORDS`: the words joined are a shell string.
+fn eval(out: &mut Unwrapped) {
+    let words: Option<Vec<&str>> = out.argv[1..].iter().map(lit).collect();
+    match words {
+        Some(words) if !words.is_empty() => out.inner.push(Inner::Script {
+            text: words.join(" "),
+            positional: Vec::new(),
+        }),
+        Some(_) => {}
+        None => out
+            .problems
+            .push("`eval` runs a string built at run time".into()),
+    }
+}
+
+/// `trap ACTION SIGNALS`: the action is a shell string that runs later.
+fn trap(out: &mut Unwrapped) {
+    let first = skip_options(&out.argv, 1, &[], false);
+    if let Some(action) = out.argv.get(first).and_then(lit) {
+        if !action.starts_with('-') || first > 1 {
+            out.inner.push(Inner::Script {
+                text: action.to_string(),
+                positional: Vec::new(),
+            });
+        }
+    } else if out.argv.len() > first {
+        out.problems
+            .push("`trap` installs a handler built at run time".into());
+    }
+}
+
 fn is_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-}
-
-/// `bash -c STRING`: the string is the command. Option clusters such as `-lc`, `-ec`, `-xc` count.
-fn unwrap_shell(out: &mut Unwrapped) {
-    let mut i = 1;
-    let mut has_c = false;
-    if out
-        .argv
-        .first()
-        .and_then(lit)
-        .map(|n| n.ends_with("busybox"))
-        == Some(true)
-    {
-        // `busybox sh -c ...`
-        match out.argv.get(1).and_then(lit) {
-            Some(s) if SHELLS.contains(&s) || s == "sh" => i = 2,
-            _ => return,
-        }
-    }
-    while i < out.argv.len() {
-        let Some(w) = lit(&out.argv[i]) else { break };
-        if w == "--" {
-            i += 1;
-            break;
-        }
-        if matches!(w, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
-            i += 2;
-            continue;
-        }
-        if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 {
-            if !w.starts_with("--") && w[1..].contains('c') {
-                has_c = true;
-            }
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    if !has_c {
-        return;
-    }
-    match out.argv.get(i) {
-        Some(Word::Lit { value, .. }) => {
-            out.inner.push(Inner::Script {
-                text: value.clone(),
-                positional: out.argv[i + 1..].to_vec(),
-            });
-            out.replaced = true;
-        }
-        Some(Word::Dynamic { .. }) => out
-            .problems
-            .push("the shell runs a command string built at run time".into()),
-        None => out.problems.push("`-c` without a command string".into()),
-    }
-}
-
-fn unwrap_xargs(mut out: Unwrapped) -> Unwrapped {
-    let with_value = [
-        "-I",
-        "-L",
-        "-n",
-        "-P",
-        "-s",
-        "-d",
-        "-E",
-        "-a",
-        "--arg-file",
-        "--delimiter",
-        "--max-args",
-        "--max-procs",
-        "--max-lines",
-        "--max-chars",
-        "--replace",
-        "--eof",
-        "--process-slot-var",
-    ];
-    let mut i = 1;
-    let mut replace: Option<String> = None;
-    while i < out.argv.len() {
-        let Some(w) = lit(&out.argv[i]) else { break };
-        if w == "--" {
-            i += 1;
-            break;
-        }
-        if !w.starts_with('-') || w == "-" {
-            break;
-        }
-        if w == "-a" || w.starts_with("--arg-file") {
-            match w.split_once('=') {
-                Some((_, f)) => out.reads.push(Word::lit(f)),
-                None => out.reads.extend(out.argv.get(i + 1).cloned()),
-            }
-        } else if let Some(f) = w.strip_prefix("-a") {
-            out.reads.push(Word::lit(f));
-        }
-        if w == "-I" || w == "--replace" {
-            replace = out.argv.get(i + 1).and_then(lit).map(str::to_string);
-        } else if let Some(r) = w.strip_prefix("--replace=") {
-            replace = Some(r.to_string());
-        } else if w == "-i" {
-            replace = Some("{}".into());
-        } else if let Some(r) = w.strip_prefix("-I") {
-            replace = Some(r.to_string());
-        } else if let Some(r) = w.strip_prefix("-i") {
-            replace = Some(r.to_string());
-        }
-        i += if with_value.contains(&w) { 2 } else { 1 };
-    }
-    out.wrappers.push("xargs".into());
-    out.via_xargs = true;
-    let unknown = || Word::Dynamic {
-        text: "<input of xargs>".into(),
-        vars: Vec::new(),
-    };
-    if i >= out.argv.len() {
-        // xargs with no command runs `echo`.
-        out.argv = vec![Word::lit("echo"), unknown()];
-        return out;
-    }
-    let mut inner: Vec<Word> = out.argv.drain(i..).collect();
-    match replace {
-        Some(r) if !r.is_empty() => {
-            for w in inner.iter_mut().skip(1) {
-                if w.as_lit().is_some_and(|s| s.contains(r.as_str())) {
-                    *w = unknown();
-                }
-            }
-        }
-        _ => inner.push(unknown()),
-    }
-    out.argv = inner;
-    // The inner command may itself be wrapped (`xargs sudo rm`, `xargs sh -c '...'`).
-    let nested = unwrap(std::mem::take(&mut out.argv));
-    out.wrappers.extend(nested.wrappers);
-    out.env.extend(nested.env);
-    out.argv = nested.argv;
-    out.inner.extend(nested.inner);
-    out.replaced = nested.replaced;
-    out.problems.extend(nested.problems);
-    out
-}
-
-/// Finds `-exec ... ;` / `-exec ... +` (and `-execdir`, `-ok`, `-okdir`), removes them from the
-/// `find` argv and returns what they run, with `{}` replaced by each starting point of the search.
-fn extract_find_exec(out: &mut Unwrapped) {
-    let (roots, _) = crate::approval::programs::find_roots(&out.argv[1..]);
-    let mut kept = Vec::new();
-    let mut i = 0;
-    while i < out.argv.len() {
-        let is_exec = matches!(
-            out.argv[i].as_lit(),
-            Some("-exec" | "-execdir" | "-ok" | "-okdir")
-        );
-        if !is_exec {
-            kept.push(out.argv[i].clone());
-            i += 1;
-            continue;
-        }
-        let mut j = i + 1;
-        let mut inner = Vec::new();
-        while j < out.argv.len() && !matches!(out.argv[j].as_lit(), Some(";" | "+")) {
-            if out.argv[j].as_lit() == Some("{}") {
-                inner.extend(roots.iter().cloned());
-            } else {
-                inner.push(out.argv[j].clone());
-            }
-            j += 1;
-        }
-        if !inner.is_empty() {
-            out.inner.push(Inner::FindExec(inner));
-        }
-        i = j + 1;
-    }
-    out.argv = kept;
 }
 
 #[cfg(test)]
