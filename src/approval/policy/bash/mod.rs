@@ -3,16 +3,19 @@
 
 use crate::approval::envvars::{harmless_to_print, secret_like};
 use crate::approval::grants::{GrantScope, Subject};
-use crate::approval::paths::planned::{self, Landings};
-use crate::approval::paths::{self, PathContext, ResolvedPath, Sensitivity};
+use crate::approval::paths::{PathContext, Sensitivity};
 use crate::approval::programs::{self, Effect};
 use crate::approval::risk::Risk;
-use crate::approval::shell::{self, RedirectOp, ShellContext, ShellFacts, Word};
+use crate::approval::shell::{self, RedirectOp, ShellContext, ShellFacts};
 use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
 
 use super::judge::{self, Access, Target};
 use super::links;
 use super::scope::command_prefix;
+
+mod builder;
+
+use builder::{Builder, When, apply_effect};
 
 /// Variables whose change alters how every later command is found or run.
 const SPECIAL_SHELL_VARS: &[&str] = &[
@@ -57,211 +60,9 @@ pub struct BashAssessment {
     pub reasons: Vec<Reason>,
 }
 
-/// Where and when a part opens its paths: what the links the command line creates can reach.
-struct When<'a> {
-    cwd: &'a shell::Cwd,
-    order: &'a shell::Order,
-    /// The command the part belongs to.
-    own: Option<usize>,
-}
-
-struct Builder<'a> {
-    ctx: &'a PathContext,
-    /// Links the command line creates; every path is judged through them too.
-    links: links::Plan,
-    parts: Vec<Part>,
-    reasons: Vec<Reason>,
-}
-
-impl Builder<'_> {
-    fn part(
-        &mut self,
-        kind: PartKind,
-        label: String,
-        span: Option<std::ops::Range<usize>>,
-        subject: Option<Subject>,
-        scope: Option<GrantScope>,
-    ) -> usize {
-        self.parts.push(Part {
-            kind,
-            label,
-            span,
-            ruling: Ruling::Allow,
-            risk: Risk::Safe,
-            subject,
-            scope,
-        });
-        self.parts.len() - 1
-    }
-
-    fn reason(
-        &mut self,
-        part: usize,
-        ruling: Ruling,
-        code: ReasonCode,
-        risk: Risk,
-        message: String,
-    ) {
-        let p = &mut self.parts[part];
-        p.ruling = p.ruling.max(ruling);
-        p.risk = p.risk.max(risk);
-        self.reasons
-            .push(Reason::policy(ruling, code, Some(part), message));
-    }
-
-    /// Judges `word` as it is on disk and through every link the command line creates that
-    /// may exist when a part running at `when` opens it.
-    fn path_effect(&mut self, part: usize, access: Access, word: &Word, when: &When) {
-        let cwd = when.cwd;
-        match judge::target(self.ctx, cwd, word) {
-            Target::Paths(paths) => {
-                for p in paths {
-                    let f = judge::judge(self.ctx, access, &p);
-                    self.reason(part, f.ruling, f.code, f.risk, f.message);
-                }
-            }
-            Target::Unknown(why) => {
-                let f = judge::judge_dynamic(word.display())
-                    .unwrap_or_else(|| judge::judge_unknown(access, &why));
-                self.reason(part, f.ruling, f.code, f.risk, f.message);
-            }
-        }
-        let through = self.rerouted(word, when);
-        if let Some(why) = &through.unknown {
-            let f = judge::judge_unknown(access, why);
-            self.reason(part, f.ruling, f.code, f.risk, f.message);
-        }
-        for (path, via) in self.landed(&through) {
-            let f = judge::judge(self.ctx, access, &path);
-            // What the path as written already allows says nothing new.
-            if f.ruling == Ruling::Allow {
-                continue;
-            }
-            let message = format!(
-                "{} (through `{via}`, a link this command creates)",
-                f.message
-            );
-            self.reason(part, f.ruling, f.code, f.risk, message);
-        }
-    }
-
-    /// Where `word` leads through the links the command line creates: nothing when it creates
-    /// none, or when the word is already unknown without them.
-    fn rerouted(&self, word: &Word, when: &When) -> Landings {
-        let Word::Lit { value, glob, .. } = word else {
-            return Landings::default();
-        };
-        if self.links.links.is_empty() {
-            return Landings::default();
-        }
-        let base = match when.cwd {
-            shell::Cwd::Known(dir) => dir.clone(),
-            shell::Cwd::Unknown if value.starts_with(['/', '~']) => self.ctx.workspace.clone(),
-            shell::Cwd::Unknown => return Landings::default(),
-        };
-        let sees = |by: usize| self.links.sees(by, when.order, when.own);
-        planned::reroute(self.ctx, &base, value, *glob, &self.links.links, &sees)
-    }
-
-    /// Each landing resolved like any path, with the link it went through as a person reads it.
-    fn landed(&self, through: &Landings) -> Vec<(ResolvedPath, String)> {
-        through
-            .landings
-            .iter()
-            .map(|l| {
-                let path = paths::resolve(self.ctx, &self.ctx.workspace, &l.path.to_string_lossy());
-                let via = l.via.as_deref().map(|v| self.shown(v)).unwrap_or_default();
-                (path, via)
-            })
-            .collect()
-    }
-
-    fn shown(&self, path: &std::path::Path) -> String {
-        if let Ok(rel) = path.strip_prefix(&self.ctx.workspace) {
-            return rel.display().to_string();
-        }
-        if let Ok(rel) = path.strip_prefix(&self.ctx.home) {
-            return format!("~/{}", rel.display());
-        }
-        path.display().to_string()
-    }
-}
-
-impl Builder<'_> {
-    /// `make -n`: a read of the makefile when it makes make run nothing, else it asks as make
-    /// does, saying which line runs (see `super::makefile`).
-    fn make_dry_run(&mut self, part: usize, dir: &Word, file: Option<&Word>, when: &When) {
-        match super::makefile::quiet_makefile(self.ctx, when.cwd, dir, file) {
-            Ok(makefile) => {
-                let word = Word::lit(&makefile.to_string_lossy());
-                self.path_effect(part, Access::Read, &word, when);
-            }
-            Err(why) => self.reason(
-                part,
-                Ruling::Ask,
-                ReasonCode::RunsCode,
-                Risk::Mutating,
-                format!("`make -n` still runs project code here: {why}"),
-            ),
-        }
-    }
-
-    /// The places a tree named by `word` starts: as written, and through the links the command
-    /// line creates.
-    fn roots(&self, word: &Word, when: &When) -> Vec<ResolvedPath> {
-        let mut roots = match judge::target(self.ctx, when.cwd, word) {
-            Target::Paths(roots) => roots,
-            Target::Unknown(_) => Vec::new(),
-        };
-        let through = self.rerouted(word, when);
-        roots.extend(self.landed(&through).into_iter().map(|(path, _)| path));
-        roots
-    }
-
-    /// A search through every file of a tree that holds the home directory reads the private
-    /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
-    fn search_effect(&mut self, part: usize, word: &Word, when: &When) {
-        // `ln -s ~ h && grep -r KEY h` searches the home through the link.
-        for root in self.roots(word, when) {
-            if self.ctx.home.starts_with(&root.path) && root.path.components().count() > 0 {
-                let shown = judge::show(self.ctx, &root);
-                self.reason(
-                    part,
-                    Ruling::Deny,
-                    ReasonCode::CredentialMaterial,
-                    Risk::Dangerous,
-                    format!(
-                        "searches every file under {shown}, which holds your home directory with its private keys and credential stores"
-                    ),
-                );
-            }
-        }
-    }
-
-    /// A recursive read that follows symlinks: the tree itself, and every link out of it.
-    fn tree_effect(&mut self, part: usize, word: &Word, when: &When) {
-        self.path_effect(part, Access::Read, word, when);
-        for root in self.roots(word, when) {
-            match judge::escaping_links(self.ctx, &root) {
-                Ok(links) => {
-                    for target in links {
-                        let mut f = judge::judge(self.ctx, Access::Read, &target);
-                        f.message = format!("{} (reached by following a symlink)", f.message);
-                        self.reason(part, f.ruling, f.code, f.risk, f.message);
-                    }
-                }
-                Err(why) => self.reason(
-                    part,
-                    Ruling::Ask,
-                    ReasonCode::UnknownPath,
-                    Risk::Mutating,
-                    format!("follows symlinks through a tree airlock cannot check: {why}"),
-                ),
-            }
-        }
-    }
-}
-
+/// Assesses a bash command line. The steps run in this order because opaque findings name
+/// command parts by their index, which is the command's own (commands come first), and the
+/// rule that secrets stay here reads every reason the other steps gave.
 pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
     let shell_ctx = ShellContext {
         home: ctx.home.clone(),
@@ -274,19 +75,60 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         parts: Vec::new(),
         reasons: Vec::new(),
     };
-    let mut all_effects = Vec::new();
-    let whole = |b: &mut Builder| {
-        b.part(
+    if let Some(error) = &facts.parse_error {
+        b.unparseable(command, error);
+        return BashAssessment {
+            facts,
+            effects: Vec::new(),
+            parts: b.parts,
+            reasons: b.reasons,
+        };
+    }
+    if facts.commands.is_empty() && facts.redirects.is_empty() {
+        b.runs_nothing(command);
+    }
+    let effects = facts
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(index, cmd)| b.command(index, cmd))
+        .collect();
+    for opaque in &facts.opaque {
+        b.opaque(opaque);
+    }
+    for redirect in &facts.redirects {
+        b.redirect(redirect);
+    }
+    for read in &facts.env_reads {
+        b.env_read(read);
+    }
+    for assignment in &facts.assignments {
+        b.assignment(assignment);
+    }
+    b.secrets_stay_here();
+    BashAssessment {
+        facts,
+        effects,
+        parts: b.parts,
+        reasons: b.reasons,
+    }
+}
+
+impl Builder<'_> {
+    fn whole(&mut self, command: &str) -> usize {
+        self.part(
             PartKind::Script,
             "the whole command".into(),
             Some(0..command.len()),
             None,
             None,
         )
-    };
-    if let Some(error) = &facts.parse_error {
-        let part = whole(&mut b);
-        b.reason(
+    }
+
+    /// A line that does not parse runs nothing and is refused as a whole.
+    fn unparseable(&mut self, command: &str, error: &str) {
+        let part = self.whole(command);
+        self.reason(
             part,
             Ruling::Deny,
             ReasonCode::Unparseable,
@@ -295,16 +137,11 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                 "the command cannot be parsed ({error}); nothing runs. Rewrite it in plain bash"
             ),
         );
-        return BashAssessment {
-            facts,
-            effects: all_effects,
-            parts: b.parts,
-            reasons: b.reasons,
-        };
     }
-    if facts.commands.is_empty() && facts.redirects.is_empty() {
-        let part = whole(&mut b);
-        b.reason(
+
+    fn runs_nothing(&mut self, command: &str) {
+        let part = self.whole(command);
+        self.reason(
             part,
             Ruling::Allow,
             ReasonCode::ReadOnly,
@@ -313,13 +150,15 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         );
     }
 
-    for (index, cmd) in facts.commands.iter().enumerate() {
+    /// One simple command: its part (scoped by its prefix for a session grant), the reasons its
+    /// effects and checks give, and "only reads" when nothing else was said. Returns its effects.
+    fn command(&mut self, index: usize, cmd: &shell::SimpleCommand) -> Vec<Effect> {
         let argv = cmd.literal_argv();
         let scope = argv
             .as_deref()
             .and_then(command_prefix)
             .map(|prefix| GrantScope::Command { prefix });
-        let part = b.part(
+        let part = self.part(
             PartKind::Command,
             cmd.display(),
             Some(cmd.span.clone()),
@@ -333,14 +172,15 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             own: Some(index),
         };
         for effect in &effects {
-            apply_effect(&mut b, part, &when, effect);
+            apply_effect(self, part, &when, effect);
         }
-        for f in super::command_checks::findings(ctx, cmd) {
-            b.reason(part, f.ruling, f.code, f.risk, f.message);
+        for f in super::command_checks::findings(self.ctx, cmd) {
+            self.reason(part, f.ruling, f.code, f.risk, f.message);
         }
-        if b.parts[part].ruling == Ruling::Allow && !b.reasons.iter().any(|r| r.part == Some(part))
+        if self.parts[part].ruling == Ruling::Allow
+            && !self.reasons.iter().any(|r| r.part == Some(part))
         {
-            b.reason(
+            self.reason(
                 part,
                 Ruling::Allow,
                 ReasonCode::ReadOnly,
@@ -348,13 +188,14 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                 format!("`{}` only reads", cmd.display()),
             );
         }
-        all_effects.push(effects);
+        effects
     }
 
-    for opaque in &facts.opaque {
+    /// Something the parser could not see through asks, on its command's part when it has one.
+    fn opaque(&mut self, opaque: &shell::Opaque) {
         let part = match opaque.command {
             Some(i) => i,
-            None => b.part(
+            None => self.part(
                 PartKind::Script,
                 "part of the command".into(),
                 Some(opaque.span.clone()),
@@ -362,7 +203,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                 None,
             ),
         };
-        b.reason(
+        self.reason(
             part,
             Ruling::Ask,
             ReasonCode::Opaque,
@@ -371,36 +212,38 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         );
     }
 
-    for redirect in &facts.redirects {
+    /// A redirect: a network socket asks; a plain device is nothing; any other target is judged
+    /// as the path it opens, with a path grant only when it opens one path not through a link.
+    fn redirect(&mut self, redirect: &shell::Redirect) {
         let access = match redirect.op {
             RedirectOp::Read => Access::Read,
             _ => Access::Write,
         };
         let shown = redirect.target.display().to_string();
         if shown.starts_with("/dev/tcp/") || shown.starts_with("/dev/udp/") {
-            let part = b.part(
+            let part = self.part(
                 PartKind::Redirect,
                 format!("redirect to {shown}"),
                 Some(redirect.span.clone()),
                 None,
                 None,
             );
-            b.reason(
+            self.reason(
                 part,
                 Ruling::Ask,
                 ReasonCode::Network,
                 Risk::Dangerous,
                 format!("opens a network connection through `{shown}`"),
             );
-            continue;
+            return;
         }
-        let target = judge::target(ctx, &redirect.cwd, &redirect.target);
+        let target = judge::target(self.ctx, &redirect.cwd, &redirect.target);
         let when = When {
             cwd: &redirect.cwd,
             order: &redirect.order,
             own: redirect.owner,
         };
-        let through = b.rerouted(&redirect.target, &when);
+        let through = self.rerouted(&redirect.target, &when);
         let through_links = !through.landings.is_empty() || through.unknown.is_some();
         if let Target::Paths(paths) = &target
             && !through_links
@@ -409,7 +252,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                     && !p.sensitivity.contains(&Sensitivity::DiskDevice)
             })
         {
-            continue;
+            return;
         }
         // A grant for the path as written must not cover where a new link takes it.
         let (subject, scope) = match &target {
@@ -431,19 +274,20 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             RedirectOp::Append => ">>",
             RedirectOp::ReadWrite => "<>",
         };
-        let part = b.part(
+        let part = self.part(
             PartKind::Redirect,
             format!("{op} {shown}"),
             Some(redirect.span.clone()),
             subject,
             scope,
         );
-        b.path_effect(part, access, &redirect.target, &when);
+        self.path_effect(part, access, &redirect.target, &when);
     }
 
-    for read in &facts.env_reads {
-        let part = owning_part(&b.parts, &read.span).unwrap_or_else(|| {
-            b.part(
+    /// Reading an environment variable: harmless ones are allowed, others ask.
+    fn env_read(&mut self, read: &shell::EnvRead) {
+        let part = owning_part(&self.parts, &read.span).unwrap_or_else(|| {
+            self.part(
                 PartKind::Script,
                 format!("${}", read.name),
                 Some(read.span.clone()),
@@ -452,7 +296,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             )
         });
         if harmless_to_print(&read.name) {
-            b.reason(
+            self.reason(
                 part,
                 Ruling::Allow,
                 ReasonCode::ReadOnly,
@@ -460,7 +304,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                 format!("reads `${}`, which holds no secret", read.name),
             );
         } else if secret_like(&read.name) {
-            b.reason(
+            self.reason(
                 part,
                 Ruling::Ask,
                 ReasonCode::ReadsSecret,
@@ -471,7 +315,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                 ),
             );
         } else {
-            b.reason(
+            self.reason(
                 part,
                 Ruling::Ask,
                 ReasonCode::ReadsEnvironment,
@@ -481,7 +325,9 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         }
     }
 
-    for assignment in &facts.assignments {
+    /// Setting a variable that changes how later commands are found or run, or exporting one
+    /// that is not plainly benign, asks.
+    fn assignment(&mut self, assignment: &shell::ShellAssignment) {
         let special = SPECIAL_SHELL_VARS.contains(&assignment.name.as_str())
             || assignment.name.starts_with("LD_")
             || assignment.name.starts_with("DYLD_")
@@ -490,8 +336,8 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
             && !BENIGN_EXPORTS.contains(&assignment.name.as_str())
             && !assignment.name.starts_with("LC_");
         if special || exported {
-            let part = owning_part(&b.parts, &assignment.span).unwrap_or_else(|| {
-                b.part(
+            let part = owning_part(&self.parts, &assignment.span).unwrap_or_else(|| {
+                self.part(
                     PartKind::Script,
                     format!("{}=…", assignment.name),
                     Some(assignment.span.clone()),
@@ -499,7 +345,7 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
                     None,
                 )
             });
-            b.reason(
+            self.reason(
                 part,
                 Ruling::Ask,
                 ReasonCode::ConfigInjection,
@@ -512,38 +358,33 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
         }
     }
 
-    // Secrets never leave the machine: network use together with reading a secret is a deny.
-    let network_parts: Vec<usize> = b
-        .reasons
-        .iter()
-        .filter(|r| r.code == ReasonCode::Network || r.code == ReasonCode::Publishes)
-        .filter_map(|r| r.part)
-        .collect();
-    let secret = b
-        .reasons
-        .iter()
-        .find(|r| {
-            matches!(
-                r.code,
-                ReasonCode::ReadsSecret | ReasonCode::ReadsEnvironment
-            )
-        })
-        .map(|r| r.message.clone());
-    if let (Some(&first), Some(secret)) = (network_parts.first(), secret) {
-        b.reason(
+    /// Secrets never leave the machine: network use together with reading a secret is a deny.
+    fn secrets_stay_here(&mut self) {
+        let network_parts: Vec<usize> = self
+            .reasons
+            .iter()
+            .filter(|r| r.code == ReasonCode::Network || r.code == ReasonCode::Publishes)
+            .filter_map(|r| r.part)
+            .collect();
+        let secret = self
+            .reasons
+            .iter()
+            .find(|r| {
+                matches!(
+                    r.code,
+                    ReasonCode::ReadsSecret | ReasonCode::ReadsEnvironment
+                )
+            })
+            .map(|r| r.message.clone());
+        if let (Some(&first), Some(secret)) = (network_parts.first(), secret) {
+            self.reason(
             first,
             Ruling::Deny,
             ReasonCode::SendsSecrets,
             Risk::Dangerous,
             format!("uses the network in the same command that {secret}; secrets must not leave this machine"),
         );
-    }
-
-    BashAssessment {
-        facts,
-        effects: all_effects,
-        parts: b.parts,
-        reasons: b.reasons,
+        }
     }
 }
 
@@ -565,65 +406,4 @@ fn owning_part(parts: &[Part], span: &std::ops::Range<usize>) -> Option<usize> {
                 .unwrap_or(usize::MAX)
         })
         .map(|(i, _)| i)
-}
-
-fn apply_effect(b: &mut Builder, part: usize, when: &When, effect: &Effect) {
-    use ReasonCode as C;
-    use Ruling::{Ask, Deny};
-    match effect {
-        Effect::Read(w) => b.path_effect(part, Access::Read, w, when),
-        Effect::Inspect(w) => b.path_effect(part, Access::Inspect, w, when),
-        Effect::MakeDryRun { dir, file } => b.make_dry_run(part, dir, file.as_ref(), when),
-        Effect::SearchTree(w) => b.search_effect(part, w, when),
-        Effect::ReadTree(w) => b.tree_effect(part, w, when),
-        Effect::Write(w) => b.path_effect(part, Access::Write, w, when),
-        Effect::Delete(w) => b.path_effect(part, Access::Delete, w, when),
-        Effect::RunsCode(m) => b.reason(part, Ask, C::RunsCode, Risk::Mutating, m.clone()),
-        Effect::InlineCode(m) => b.reason(part, Ask, C::InlineCode, Risk::Dangerous, m.clone()),
-        Effect::StdinScript(m) => b.reason(part, Ask, C::HiddenInput, Risk::Dangerous, m.clone()),
-        Effect::Network(m) => b.reason(part, Ask, C::Network, Risk::Mutating, m.clone()),
-        Effect::Publishes(m) => b.reason(part, Ask, C::Publishes, Risk::Dangerous, m.clone()),
-        Effect::EnvironmentDump(m) => {
-            b.reason(part, Ask, C::ReadsEnvironment, Risk::Mutating, m.clone())
-        }
-        Effect::CredentialAccess(m) => b.reason(
-            part,
-            Deny,
-            C::CredentialMaterial,
-            Risk::Dangerous,
-            m.clone(),
-        ),
-        Effect::SystemChange(m) => {
-            b.reason(part, Deny, C::SystemChange, Risk::Dangerous, m.clone())
-        }
-        Effect::DestroysWork(m) => b.reason(part, Ask, C::DestroysWork, Risk::Dangerous, m.clone()),
-        Effect::Privileged(m) => b.reason(part, Ask, C::Privileged, Risk::Dangerous, m.clone()),
-        Effect::ConfigInjection(m) => {
-            b.reason(part, Ask, C::ConfigInjection, Risk::Dangerous, m.clone())
-        }
-        Effect::ProcessControl(m) => {
-            b.reason(part, Ask, C::ProcessControl, Risk::Mutating, m.clone())
-        }
-        Effect::TampersWithAirlock(m) => {
-            b.reason(part, Deny, C::TampersWithAirlock, Risk::Dangerous, m.clone())
-        }
-        Effect::ShellBehaviour(m) => {
-            b.reason(part, Ask, C::ShellBehaviour, Risk::Dangerous, m.clone())
-        }
-        Effect::Unknown(m) => b.reason(part, Ask, C::UnknownProgram, Risk::Mutating, m.clone()),
-        Effect::Misparsed(m) => b.reason(
-            part,
-            Deny,
-            C::Unparseable,
-            Risk::Dangerous,
-            format!("the command cannot be read as bash means it ({m}); nothing runs. Rewrite it in plain bash"),
-        ),
-        Effect::Opaque(m) => b.reason(
-            part,
-            Ask,
-            C::Opaque,
-            Risk::Dangerous,
-            format!("airlock cannot see through this: {m}"),
-        ),
-    }
 }
