@@ -1,13 +1,14 @@
 //! Judging paths: what reading, writing or deleting a resolved path calls for, and how a shell
 //! word becomes the paths it names (tilde, globs expanded against the real filesystem).
 
-use std::path::{Path, PathBuf};
-
 use crate::approval::paths::{self, Location, PathContext, ResolvedPath, Sensitivity};
 use crate::approval::risk::Risk;
-use crate::approval::rules::glob_match;
 use crate::approval::shell::{Cwd, Word};
 use crate::approval::verdict::{ReasonCode, Ruling};
+
+mod glob;
+
+use glob::expand_glob;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -41,12 +42,6 @@ pub enum Target {
     Paths(Vec<ResolvedPath>),
     Unknown(String),
 }
-
-/// Most names a glob may expand to before airlock gives up and treats it as unknown.
-const MAX_GLOB_MATCHES: usize = 4096;
-
-/// Most directory entries one glob may look at; a glob over a huge tree is treated as unknown.
-const MAX_GLOB_SCAN: usize = 10_000;
 
 pub fn target(ctx: &PathContext, cwd: &Cwd, word: &Word) -> Target {
     let (value, glob) = match word {
@@ -103,89 +98,6 @@ fn is_process_substitution(text: &str) -> bool {
         }
     }
     false
-}
-
-/// Expands a glob the way bash would, against the filesystem. A component that starts with `.`
-/// may match `..` in bash, so it also yields `.` and `..`. No match leaves the word as it is.
-fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Vec<String>> {
-    let (mut prefix, rest) = if let Some(rest) = pattern.strip_prefix("~/") {
-        (format!("{}/", ctx.home.display()), rest)
-    } else if let Some(rest) = pattern.strip_prefix('/') {
-        ("/".to_string(), rest)
-    } else {
-        (String::new(), pattern)
-    };
-    if pattern.starts_with('~') && !pattern.starts_with("~/") {
-        return Some(vec![pattern.to_string()]);
-    }
-    if prefix.ends_with("//") {
-        prefix.pop();
-    }
-    let mut candidates = vec![prefix];
-    let mut scanned = 0usize;
-    for component in rest.split('/') {
-        if component.is_empty() {
-            continue;
-        }
-        let has_glob = component.contains(['*', '?', '[']);
-        let mut next = Vec::new();
-        for candidate in &candidates {
-            if !has_glob {
-                next.push(format!("{candidate}{component}/"));
-                continue;
-            }
-            let dir: PathBuf = if candidate.is_empty() {
-                base.to_path_buf()
-            } else if candidate.starts_with('/') {
-                PathBuf::from(candidate)
-            } else {
-                base.join(candidate)
-            };
-            if component.starts_with('.') {
-                for special in [".", ".."] {
-                    if glob_match(component, special, true) {
-                        next.push(format!("{candidate}{special}/"));
-                    }
-                }
-            }
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                scanned += 1;
-                if scanned > MAX_GLOB_SCAN {
-                    return None;
-                }
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with('.') && !component.starts_with('.') {
-                    continue;
-                }
-                if glob_match(component, &name, true) {
-                    next.push(format!("{candidate}{name}/"));
-                    if next.len() > MAX_GLOB_MATCHES {
-                        return None;
-                    }
-                }
-            }
-        }
-        candidates = next;
-    }
-    let matched: Vec<String> = candidates
-        .into_iter()
-        .map(|c| {
-            let trimmed = c.trim_end_matches('/');
-            if trimmed.is_empty() {
-                "/".to_string()
-            } else {
-                trimmed.to_string()
-            }
-        })
-        .collect();
-    if matched.is_empty() {
-        Some(vec![pattern.to_string()])
-    } else {
-        Some(matched)
-    }
 }
 
 /// How a path is shown in reasons: relative inside the workspace, `~/...` under home.
@@ -258,7 +170,6 @@ pub fn judge_dynamic(text: &str) -> Option<Finding> {
 
 /// What touching one resolved path calls for.
 pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding {
-    use Sensitivity::*;
     if let Some(tampers) = super::active::tampering(ctx, access, path) {
         return tampers;
     }
@@ -279,6 +190,24 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
     } else {
         String::new()
     };
+    if let Some(f) = credential_material(access, path, &shown, &via) {
+        return f;
+    }
+    match access {
+        Access::Read | Access::Inspect => judge_read(path, &shown, &via),
+        Access::Write | Access::Delete => judge_change(ctx, access, path, &shown, &via),
+    }
+}
+
+/// Private keys, credential stores and other processes' environments are refused whatever the
+/// access; a raw disk is refused for reading (its contents are everyone's files).
+fn credential_material(
+    access: Access,
+    path: &ResolvedPath,
+    shown: &str,
+    via: &str,
+) -> Option<Finding> {
+    use Sensitivity::*;
     let credential = [PrivateKey, CredentialStore, OtherProcessEnvironment];
     if has(path, &credential) || (access == Access::Read && has(path, &[DiskDevice])) {
         let what = describe_all(
@@ -294,198 +223,253 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
             Access::Write => "writes",
             Access::Delete => "deletes",
         };
-        return finding(
+        return Some(finding(
             Ruling::Deny,
             ReasonCode::CredentialMaterial,
             Risk::Dangerous,
             format!("{verb} {what}: {shown}{via}"),
-        );
+        ));
     }
-    match access {
-        Access::Read | Access::Inspect => match path.location {
-            Location::Device => finding(
-                Ruling::Allow,
-                ReasonCode::ReadOnly,
-                Risk::Safe,
-                format!("reads {shown}"),
+    None
+}
+
+/// Reading (or inspecting) a path that is not credential material.
+fn judge_read(path: &ResolvedPath, shown: &str, via: &str) -> Finding {
+    use Sensitivity::*;
+    match path.location {
+        Location::Device => finding(
+            Ruling::Allow,
+            ReasonCode::ReadOnly,
+            Risk::Safe,
+            format!("reads {shown}"),
+        ),
+        _ if has(path, &[ProcessEnvironment]) => finding(
+            Ruling::Ask,
+            ReasonCode::ReadsEnvironment,
+            Risk::Mutating,
+            format!("reads the process environment: {shown}{via}"),
+        ),
+        // Another project's (or the home's) `.env` holds that project's live keys: this
+        // agent has no business reading them. Inside the workspace it is the user's own
+        // project, so it asks.
+        Location::Temp | Location::Outside if has(path, &[EnvFile]) => finding(
+            Ruling::Deny,
+            ReasonCode::CredentialMaterial,
+            Risk::Dangerous,
+            format!("reads an environment file outside the workspace: {shown}{via}"),
+        ),
+        _ if has(path, &[SecretFile, EnvFile]) => finding(
+            Ruling::Ask,
+            ReasonCode::ReadsSecret,
+            Risk::Mutating,
+            format!("reads {}: {shown}{via}", describe_all(&path.sensitivity)),
+        ),
+        Location::Workspace => finding(
+            Ruling::Allow,
+            ReasonCode::ReadOnly,
+            Risk::Safe,
+            format!("reads {shown} inside the workspace"),
+        ),
+        // The state database, its signing key, run logs and audit log: reading them is
+        // how an agent would learn what to forge, so it is never asked, only refused.
+        Location::AirlockState => finding(
+            Ruling::Deny,
+            ReasonCode::TampersWithAirlock,
+            Risk::Dangerous,
+            format!("reads airlock's own state (approvals, keys, logs): {shown}{via}"),
+        ),
+        Location::Temp | Location::Outside => finding(
+            Ruling::Ask,
+            ReasonCode::ReadsOutsideWorkspace,
+            Risk::Mutating,
+            format!("reads outside the workspace: {shown}{via}"),
+        ),
+    }
+}
+
+/// Writing or deleting a path that is not credential material, by where it is.
+fn judge_change(
+    ctx: &PathContext,
+    access: Access,
+    path: &ResolvedPath,
+    shown: &str,
+    via: &str,
+) -> Finding {
+    let verb = if access == Access::Write {
+        "writes"
+    } else {
+        "deletes"
+    };
+    match path.location {
+        Location::Device => change_device(access, verb, path, shown),
+        Location::AirlockState => finding(
+            Ruling::Deny,
+            ReasonCode::TampersWithAirlock,
+            Risk::Dangerous,
+            format!("{verb} airlock's own state (grants, audit log): {shown}{via}"),
+        ),
+        Location::Workspace => change_in_workspace(ctx, access, verb, path, shown),
+        Location::Temp => change_in_temp(ctx, access, verb, path, shown, via),
+        Location::Outside => change_outside(access, path, shown, via),
+    }
+}
+
+/// A device: writing a terminal or `/dev/null` is nothing; a raw disk, or deleting a device
+/// file, is refused.
+fn change_device(access: Access, verb: &str, path: &ResolvedPath, shown: &str) -> Finding {
+    use Sensitivity::*;
+    match path.location {
+        Location::Device if has(path, &[DiskDevice]) => finding(
+            Ruling::Deny,
+            ReasonCode::DestroysOutsideWorkspace,
+            Risk::Dangerous,
+            format!("{verb} a raw disk or memory device: {shown}"),
+        ),
+        Location::Device if access == Access::Write => finding(
+            Ruling::Allow,
+            ReasonCode::ReadOnly,
+            Risk::Safe,
+            format!("writes to {shown}"),
+        ),
+        _ => finding(
+            Ruling::Deny,
+            ReasonCode::DestroysOutsideWorkspace,
+            Risk::Dangerous,
+            format!("deletes a device file: {shown}"),
+        ),
+    }
+}
+
+/// Inside the workspace every change asks, louder for the files that run code or hold secrets;
+/// airlock's own project configuration is refused.
+fn change_in_workspace(
+    ctx: &PathContext,
+    access: Access,
+    verb: &str,
+    path: &ResolvedPath,
+    shown: &str,
+) -> Finding {
+    use Sensitivity::*;
+    match path.location {
+        Location::Workspace if has(path, &[AirlockConfig]) => finding(
+            Ruling::Deny,
+            ReasonCode::TampersWithAirlock,
+            Risk::Dangerous,
+            format!(
+                "{verb} airlock's project configuration ({shown}); only the user changes airlock's rules"
             ),
-            _ if has(path, &[ProcessEnvironment]) => finding(
-                Ruling::Ask,
-                ReasonCode::ReadsEnvironment,
-                Risk::Mutating,
-                format!("reads the process environment: {shown}{via}"),
-            ),
-            // Another project's (or the home's) `.env` holds that project's live keys: this
-            // agent has no business reading them. Inside the workspace it is the user's own
-            // project, so it asks.
-            Location::Temp | Location::Outside if has(path, &[EnvFile]) => finding(
-                Ruling::Deny,
-                ReasonCode::CredentialMaterial,
-                Risk::Dangerous,
-                format!("reads an environment file outside the workspace: {shown}{via}"),
-            ),
-            _ if has(path, &[SecretFile, EnvFile]) => finding(
-                Ruling::Ask,
-                ReasonCode::ReadsSecret,
-                Risk::Mutating,
-                format!("reads {}: {shown}{via}", describe_all(&path.sensitivity)),
-            ),
-            Location::Workspace => finding(
-                Ruling::Allow,
-                ReasonCode::ReadOnly,
-                Risk::Safe,
-                format!("reads {shown} inside the workspace"),
-            ),
-            // The state database, its signing key, run logs and audit log: reading them is
-            // how an agent would learn what to forge, so it is never asked, only refused.
-            Location::AirlockState => finding(
-                Ruling::Deny,
-                ReasonCode::TampersWithAirlock,
-                Risk::Dangerous,
-                format!("reads airlock's own state (approvals, keys, logs): {shown}{via}"),
-            ),
-            Location::Temp | Location::Outside => finding(
-                Ruling::Ask,
-                ReasonCode::ReadsOutsideWorkspace,
-                Risk::Mutating,
-                format!("reads outside the workspace: {shown}{via}"),
-            ),
-        },
-        Access::Write | Access::Delete => {
-            let verb = if access == Access::Write {
-                "writes"
+        ),
+        Location::Workspace if path.path == ctx.workspace => finding(
+            Ruling::Ask,
+            if access == Access::Write {
+                ReasonCode::WritesWorkspace
             } else {
-                "deletes"
-            };
-            match path.location {
-                Location::Device if has(path, &[DiskDevice]) => finding(
-                    Ruling::Deny,
-                    ReasonCode::DestroysOutsideWorkspace,
-                    Risk::Dangerous,
-                    format!("{verb} a raw disk or memory device: {shown}"),
-                ),
-                Location::Device if access == Access::Write => finding(
-                    Ruling::Allow,
-                    ReasonCode::ReadOnly,
-                    Risk::Safe,
-                    format!("writes to {shown}"),
-                ),
-                Location::Device => finding(
-                    Ruling::Deny,
-                    ReasonCode::DestroysOutsideWorkspace,
-                    Risk::Dangerous,
-                    format!("deletes a device file: {shown}"),
-                ),
-                Location::AirlockState => finding(
-                    Ruling::Deny,
-                    ReasonCode::TampersWithAirlock,
-                    Risk::Dangerous,
-                    format!("{verb} airlock's own state (grants, audit log): {shown}{via}"),
-                ),
-                Location::Workspace if has(path, &[AirlockConfig]) => finding(
-                    Ruling::Deny,
-                    ReasonCode::TampersWithAirlock,
-                    Risk::Dangerous,
-                    format!(
-                        "{verb} airlock's project configuration ({shown}); only the user changes airlock's rules"
-                    ),
-                ),
-                Location::Workspace if path.path == ctx.workspace => finding(
-                    Ruling::Ask,
-                    if access == Access::Write {
-                        ReasonCode::WritesWorkspace
-                    } else {
-                        ReasonCode::DeletesInWorkspace
-                    },
-                    Risk::Dangerous,
-                    format!("{verb} the whole workspace"),
-                ),
-                Location::Workspace
-                    if has(
-                        path,
-                        &[
-                            GitInternals,
-                            CiConfig,
-                            Manifest,
-                            CodeRunningConfig,
-                            EnvFile,
-                            SecretFile,
-                            PrivateKey,
-                        ],
-                    ) =>
-                {
-                    finding(
-                        Ruling::Ask,
-                        ReasonCode::WritesSensitiveFile,
-                        Risk::Mutating,
-                        format!("{verb} {}: {shown}", describe_all(&path.sensitivity)),
-                    )
-                }
-                Location::Workspace if access == Access::Delete => finding(
-                    Ruling::Ask,
-                    ReasonCode::DeletesInWorkspace,
-                    Risk::Dangerous,
-                    format!("deletes {shown} in the workspace"),
-                ),
-                Location::Workspace => finding(
-                    Ruling::Ask,
-                    ReasonCode::WritesWorkspace,
-                    Risk::Mutating,
-                    format!("writes {shown} in the workspace"),
-                ),
-                Location::Temp
-                    if has(
-                        path,
-                        &[ShellStartup, SystemDir, CredentialStore, GitInternals],
-                    ) || path.path == ctx.home =>
-                {
-                    finding(
-                        Ruling::Deny,
-                        if access == Access::Delete {
-                            ReasonCode::DestroysOutsideWorkspace
-                        } else {
-                            ReasonCode::WritesOutsideWorkspace
-                        },
-                        Risk::Dangerous,
-                        format!(
-                            "{verb} {} outside the workspace: {shown}{via}",
-                            describe_all(&path.sensitivity)
-                        ),
-                    )
-                }
-                Location::Temp => finding(
-                    Ruling::Ask,
-                    ReasonCode::WritesTemp,
-                    Risk::Mutating,
-                    format!("{verb} {shown} in a temporary directory, outside the workspace"),
-                ),
-                Location::Outside => {
-                    let what = if path.sensitivity.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", in {}", describe_all(&path.sensitivity))
-                    };
-                    let (code, lead) = if access == Access::Delete {
-                        (
-                            ReasonCode::DestroysOutsideWorkspace,
-                            "destroys data outside the workspace",
-                        )
-                    } else {
-                        (
-                            ReasonCode::WritesOutsideWorkspace,
-                            "writes outside the workspace",
-                        )
-                    };
-                    finding(
-                        Ruling::Deny,
-                        code,
-                        Risk::Dangerous,
-                        format!("{lead}{what}: {shown}{via}"),
-                    )
-                }
-            }
+                ReasonCode::DeletesInWorkspace
+            },
+            Risk::Dangerous,
+            format!("{verb} the whole workspace"),
+        ),
+        Location::Workspace
+            if has(
+                path,
+                &[
+                    GitInternals,
+                    CiConfig,
+                    Manifest,
+                    CodeRunningConfig,
+                    EnvFile,
+                    SecretFile,
+                    PrivateKey,
+                ],
+            ) =>
+        {
+            finding(
+                Ruling::Ask,
+                ReasonCode::WritesSensitiveFile,
+                Risk::Mutating,
+                format!("{verb} {}: {shown}", describe_all(&path.sensitivity)),
+            )
         }
+        Location::Workspace if access == Access::Delete => finding(
+            Ruling::Ask,
+            ReasonCode::DeletesInWorkspace,
+            Risk::Dangerous,
+            format!("deletes {shown} in the workspace"),
+        ),
+        _ => finding(
+            Ruling::Ask,
+            ReasonCode::WritesWorkspace,
+            Risk::Mutating,
+            format!("writes {shown} in the workspace"),
+        ),
     }
+}
+
+/// A temporary directory: an ordinary file asks; a shell startup file, a system directory, a
+/// credential store, git internals or the home itself found there is refused.
+fn change_in_temp(
+    ctx: &PathContext,
+    access: Access,
+    verb: &str,
+    path: &ResolvedPath,
+    shown: &str,
+    via: &str,
+) -> Finding {
+    use Sensitivity::*;
+    match path.location {
+        Location::Temp
+            if has(
+                path,
+                &[ShellStartup, SystemDir, CredentialStore, GitInternals],
+            ) || path.path == ctx.home =>
+        {
+            finding(
+                Ruling::Deny,
+                if access == Access::Delete {
+                    ReasonCode::DestroysOutsideWorkspace
+                } else {
+                    ReasonCode::WritesOutsideWorkspace
+                },
+                Risk::Dangerous,
+                format!(
+                    "{verb} {} outside the workspace: {shown}{via}",
+                    describe_all(&path.sensitivity)
+                ),
+            )
+        }
+        _ => finding(
+            Ruling::Ask,
+            ReasonCode::WritesTemp,
+            Risk::Mutating,
+            format!("{verb} {shown} in a temporary directory, outside the workspace"),
+        ),
+    }
+}
+
+/// Anywhere else outside the workspace: refused.
+fn change_outside(access: Access, path: &ResolvedPath, shown: &str, via: &str) -> Finding {
+    let what = if path.sensitivity.is_empty() {
+        String::new()
+    } else {
+        format!(", in {}", describe_all(&path.sensitivity))
+    };
+    let (code, lead) = if access == Access::Delete {
+        (
+            ReasonCode::DestroysOutsideWorkspace,
+            "destroys data outside the workspace",
+        )
+    } else {
+        (
+            ReasonCode::WritesOutsideWorkspace,
+            "writes outside the workspace",
+        )
+    };
+    finding(
+        Ruling::Deny,
+        code,
+        Risk::Dangerous,
+        format!("{lead}{what}: {shown}{via}"),
+    )
 }
 
 /// A path whose value is unknown: reading asks; writing or deleting asks and cannot be granted.
