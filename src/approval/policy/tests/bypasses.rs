@@ -258,3 +258,17 @@ fn red_team_bypasses_are_never_allowed() {
         ],
     );
 }
+
+#[test]
+fn a_wrapper_under_xargs_is_judged_for_the_files_it_opens_and_where_it_runs() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            "echo a | xargs time -o ~/.bashrc true",
+            "echo a | xargs -I{} time -o ~/.bashrc true",
+            "echo a | xargs -I{} xargs -a ~/.ssh/id_rsa echo",
+            "echo a | xargs -I{} env -C /etc rm -f passwd",
+        ],
+    );
+}

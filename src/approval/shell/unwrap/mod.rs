@@ -359,6 +359,17 @@ mod tests {
     }
 
     #[test]
+    fn a_wrapper_under_xargs_keeps_its_files_and_directory() {
+        let u = unwrap(argv(
+            "xargs time -o out.txt env -C /etc xargs -a list rm -f passwd",
+        ));
+        assert_eq!(u.argv[0].display(), "rm");
+        assert_eq!(u.writes, vec![Word::lit("out.txt")]);
+        assert_eq!(u.reads, vec![Word::lit("list")]);
+        assert_eq!(u.chdir, Some(Word::lit("/etc")));
+    }
+
+    #[test]
     fn find_exec_is_pulled_out_with_the_search_roots_in_place_of_braces() {
         let u = unwrap(argv("find /etc -name x -exec rm {} ;"));
         assert_eq!(names(&u), vec!["find", "/etc", "-name", "x"]);

@@ -144,6 +144,13 @@ pub(super) fn xargs(mut out: Unwrapped) -> Unwrapped {
     out.inner.extend(nested.inner);
     out.replaced = nested.replaced;
     out.problems.extend(nested.problems);
+    // What the inner wrappers open and where they run the command (`xargs time -o FILE`,
+    // `xargs env -C DIR`) is judged as if they stood outside xargs.
+    out.writes.extend(nested.writes);
+    out.reads.extend(nested.reads);
+    if nested.chdir.is_some() {
+        out.chdir = nested.chdir;
+    }
     out
 }
 
