@@ -272,3 +272,15 @@ fn a_wrapper_under_xargs_is_judged_for_the_files_it_opens_and_where_it_runs() {
         ],
     );
 }
+
+#[test]
+fn a_second_env_with_a_relative_directory_still_runs_where_the_first_went() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            "env -C /etc env -C . rm -f passwd",
+            "env -C ~ env -C .ssh cat id_rsa",
+        ],
+    );
+}

@@ -16,10 +16,11 @@ pub(super) fn options(out: &mut Unwrapped) -> usize {
         if matches!(w, "-u" | "--unset") {
             i += 2;
         } else if matches!(w, "-C" | "--chdir") {
-            out.chdir = out.argv.get(i + 1).cloned();
+            let dir = out.argv.get(i + 1).cloned();
+            change_dir(out, dir);
             i += 2;
         } else if let Some(dir) = w.strip_prefix("--chdir=") {
-            out.chdir = Some(Word::lit(dir));
+            change_dir(out, Some(Word::lit(dir)));
             i += 1;
         } else if matches!(w, "-S" | "--split-string")
             || w.starts_with("--split-string=")
@@ -46,7 +47,7 @@ pub(super) fn options(out: &mut Unwrapped) -> usize {
                         Some(Word::lit(rest))
                     };
                     match letter {
-                            'C' => out.chdir = value,
+                            'C' => change_dir(out, value),
                             'S' => out.problems.push(
                                 "`env -S` splits a string into a command line airlock does not re-parse".into(),
                             ),
@@ -84,4 +85,32 @@ pub(super) fn settings(out: &mut Unwrapped, mut i: usize) -> usize {
         }
     }
     i
+}
+
+/// Records a directory change (`env -C DIR`). After an earlier one, a relative `DIR` is taken
+/// from there, as the second `env` does (`env -C /etc env -C . rm passwd` runs in `/etc`); when
+/// either is not a plain literal, where the command runs is unknown. A `-C` without a value
+/// keeps the earlier directory.
+pub(super) fn change_dir(out: &mut Unwrapped, dir: Option<Word>) {
+    let Some(dir) = dir else {
+        return;
+    };
+    let absolute = dir
+        .as_lit()
+        .is_some_and(|d| d.starts_with('/') || d.starts_with('~'));
+    out.chdir = match out.chdir.take() {
+        None => Some(dir),
+        Some(_) if absolute => Some(dir),
+        Some(Word::Lit {
+            value: earlier,
+            glob: false,
+            ..
+        }) if matches!(dir, Word::Lit { glob: false, .. }) => {
+            Some(Word::lit(&format!("{earlier}/{}", dir.display())))
+        }
+        Some(earlier) => Some(Word::Dynamic {
+            text: format!("{}/{}", earlier.display(), dir.display()),
+            vars: Vec::new(),
+        }),
+    };
 }

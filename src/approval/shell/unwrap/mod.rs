@@ -370,6 +370,14 @@ mod tests {
     }
 
     #[test]
+    fn a_relative_directory_change_after_another_is_taken_from_there() {
+        let u = unwrap(argv("env -C /etc env -C sub rm -f passwd"));
+        assert_eq!(u.chdir, Some(Word::lit("/etc/sub")));
+        let u = unwrap(argv("env -C /etc env -C /var rm -f x"));
+        assert_eq!(u.chdir, Some(Word::lit("/var")));
+    }
+
+    #[test]
     fn find_exec_is_pulled_out_with_the_search_roots_in_place_of_braces() {
         let u = unwrap(argv("find /etc -name x -exec rm {} ;"));
         assert_eq!(names(&u), vec!["find", "/etc", "-name", "x"]);

@@ -148,9 +148,7 @@ pub(super) fn xargs(mut out: Unwrapped) -> Unwrapped {
     // `xargs env -C DIR`) is judged as if they stood outside xargs.
     out.writes.extend(nested.writes);
     out.reads.extend(nested.reads);
-    if nested.chdir.is_some() {
-        out.chdir = nested.chdir;
-    }
+    super::env::change_dir(&mut out, nested.chdir);
     out
 }
 
