@@ -1,4 +1,5 @@
-//! Programs that copy, link and archive files: which words they read and which they write.
+//! Programs that create, copy, move, link, remove, archive and patch files: which words they read,
+//! which they write and which they delete.
 
 use super::{Args, Effect, lit, reads};
 use crate::approval::shell::Word;
