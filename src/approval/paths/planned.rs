@@ -11,7 +11,7 @@
 //! This module owns what planned links do to a path. Which links a command plans, and where, is
 //! the policy's business (`policy::links`), built on [`entry_places`] and [`inside_places`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use super::PathContext;
@@ -289,17 +289,50 @@ fn land_all(
     planned: &PlannedLinks,
     sees: &dyn Fn(usize) -> bool,
 ) -> Landings {
-    let mut out = Landings::default();
-    let mut queue = vec![Branch {
-        current: PathBuf::from("/"),
-        pending: steps(start).rev().collect(),
-        hops: 0,
-        via: None,
-        copy: Copy::No,
-    }];
-    let mut branches = 1usize;
-    let mut scanned = 0usize;
-    'branches: while let Some(mut b) = queue.pop() {
+    let mut walk = Walk {
+        cwd,
+        glob,
+        planned,
+        sees,
+        out: Landings::default(),
+        queue: vec![Branch {
+            current: PathBuf::from("/"),
+            pending: steps(start).rev().collect(),
+            hops: 0,
+            via: None,
+            copy: Copy::No,
+        }],
+        branches: 1,
+        scanned: 0,
+    };
+    while let Some(b) = walk.queue.pop() {
+        if walk.take(b).is_err() {
+            walk.out.unknown(too_many());
+            break;
+        }
+    }
+    walk.out
+}
+
+/// One path being walked: the branches still to take, where the others landed, and how much of
+/// the branch and scan budget is spent.
+struct Walk<'a> {
+    cwd: &'a Path,
+    glob: bool,
+    planned: &'a PlannedLinks,
+    sees: &'a dyn Fn(usize) -> bool,
+    out: Landings,
+    queue: Vec<Branch>,
+    branches: usize,
+    scanned: usize,
+}
+
+/// More than `MAX_BRANCHES` branches: the path is unknown and the walk stops.
+struct TooManyBranches;
+
+impl Walk<'_> {
+    /// Takes one branch step by step until it lands, ends, or splits into new branches.
+    fn take(&mut self, mut b: Branch) -> Result<(), TooManyBranches> {
         while let Some(step) = b.pending.pop() {
             let name = match step {
                 Step::Root => {
@@ -317,114 +350,148 @@ fn land_all(
                     continue;
                 }
                 Step::Literal(name) => name,
-                Step::Name(name) => {
-                    let pattern = name.to_string_lossy();
-                    if glob && pattern.contains(['*', '?', '[']) {
-                        let matches =
-                            match glob_names(&b.current, &pattern, planned, sees, &mut scanned) {
-                                Ok(m) => m,
-                                Err(why) => {
-                                    out.unknown(why);
-                                    continue 'branches;
-                                }
-                            };
-                        if !matches.is_empty() {
-                            branches += matches.len();
-                            if branches > MAX_BRANCHES {
-                                out.unknown(too_many());
-                                return out;
-                            }
-                            for m in matches {
-                                let mut next = b.clone();
-                                next.pending.push(Step::Literal(m));
-                                queue.push(next);
-                            }
-                            continue 'branches;
-                        }
-                    }
-                    name
-                }
+                Step::Name(name) => match self.expand(&b, name)? {
+                    Some(name) => name,
+                    None => return Ok(()),
+                },
             };
-            let candidate = b.current.join(&name);
-            match walk::special(&candidate, Some(cwd)) {
-                Special::Literal => {
-                    b.current = candidate;
-                    continue;
-                }
-                Special::Jump(target) => {
-                    // The working directory may itself be a planned link: walk it again.
-                    b.hops += 1;
-                    if b.hops > MAX_SYMLINK_HOPS {
-                        out.unknown(too_many());
-                        continue 'branches;
-                    }
-                    b.follow(steps(&target));
-                    continue;
-                }
-                Special::None => {}
-            }
-            for link in planned.at(&candidate, sees) {
-                branches += 1;
-                if branches > MAX_BRANCHES {
-                    out.unknown(too_many());
-                    return out;
-                }
-                let mut next = b.clone();
-                next.hops += 1;
-                if next.hops > MAX_SYMLINK_HOPS {
-                    out.unknown(too_many());
-                    continue;
-                }
-                next.via.get_or_insert_with(|| candidate.clone());
-                match &link.to {
-                    LinkTo::Symlink(content) => {
-                        next.crossed_link();
-                        next.follow(steps(content));
-                    }
-                    LinkTo::Same(path) => next.follow(steps(path)),
-                    LinkTo::CopiedLinks(path) => {
-                        let mut inner: Vec<Step> = steps(path).collect();
-                        let last = inner.pop();
-                        inner.push(Step::CopyStart);
-                        inner.extend(last);
-                        next.follow(inner.into_iter());
-                    }
-                    LinkTo::Unknown(why) => {
-                        out.unknown(why.clone());
-                        continue;
-                    }
-                }
-                queue.push(next);
-            }
-            // The disk as it is now: the planned link may never be made.
-            let is_symlink = std::fs::symlink_metadata(&candidate)
-                .map(|m| m.file_type().is_symlink())
-                .unwrap_or(false);
-            if !is_symlink {
-                b.current = candidate;
-                continue;
-            }
-            b.hops += 1;
-            if b.hops > MAX_SYMLINK_HOPS {
-                out.unknown(too_many());
-                continue 'branches;
-            }
-            match std::fs::read_link(&candidate) {
-                Ok(target) => {
-                    b.crossed_link();
-                    b.follow(steps(&target));
-                }
-                Err(_) => b.current = candidate,
+            if !self.enter(&mut b, &name)? {
+                return Ok(());
             }
         }
         if b.copy != Copy::Unproven {
-            out.land(Landing {
+            self.out.land(Landing {
                 path: b.current,
                 via: b.via,
             });
         }
+        Ok(())
     }
-    out
+
+    /// A name that is a glob splits the branch, one new branch per match, and `None` says this
+    /// one ended (split, or unknown). A name that is no glob, or matches nothing, is taken as
+    /// written.
+    fn expand(&mut self, b: &Branch, name: OsString) -> Result<Option<OsString>, TooManyBranches> {
+        let pattern = name.to_string_lossy().into_owned();
+        if !(self.glob && pattern.contains(['*', '?', '['])) {
+            return Ok(Some(name));
+        }
+        let matches = match glob_names(
+            &b.current,
+            &pattern,
+            self.planned,
+            self.sees,
+            &mut self.scanned,
+        ) {
+            Ok(m) => m,
+            Err(why) => {
+                self.out.unknown(why);
+                return Ok(None);
+            }
+        };
+        if matches.is_empty() {
+            return Ok(Some(name));
+        }
+        self.branches += matches.len();
+        if self.branches > MAX_BRANCHES {
+            return Err(TooManyBranches);
+        }
+        for m in matches {
+            let mut next = b.clone();
+            next.pending.push(Step::Literal(m));
+            self.queue.push(next);
+        }
+        Ok(None)
+    }
+
+    /// Enters `name` from where the branch stands: a special place (`/proc/self/cwd`, ...) as
+    /// the kernel resolves it, else every planned link there (each a new branch) and then the
+    /// disk as it is now. `false` when the branch ends here.
+    fn enter(&mut self, b: &mut Branch, name: &OsStr) -> Result<bool, TooManyBranches> {
+        let candidate = b.current.join(name);
+        match walk::special(&candidate, Some(self.cwd)) {
+            Special::Literal => {
+                b.current = candidate;
+                return Ok(true);
+            }
+            Special::Jump(target) => {
+                // The working directory may itself be a planned link: walk it again.
+                b.hops += 1;
+                if b.hops > MAX_SYMLINK_HOPS {
+                    self.out.unknown(too_many());
+                    return Ok(false);
+                }
+                b.follow(steps(&target));
+                return Ok(true);
+            }
+            Special::None => {}
+        }
+        self.through_planned(b, &candidate)?;
+        Ok(self.on_disk(b, candidate))
+    }
+
+    /// A new branch through each planned link at `candidate` the path may meet.
+    fn through_planned(&mut self, b: &Branch, candidate: &Path) -> Result<(), TooManyBranches> {
+        let (planned, sees) = (self.planned, self.sees);
+        for link in planned.at(candidate, sees) {
+            self.branches += 1;
+            if self.branches > MAX_BRANCHES {
+                return Err(TooManyBranches);
+            }
+            let mut next = b.clone();
+            next.hops += 1;
+            if next.hops > MAX_SYMLINK_HOPS {
+                self.out.unknown(too_many());
+                continue;
+            }
+            next.via.get_or_insert_with(|| candidate.to_path_buf());
+            match &link.to {
+                LinkTo::Symlink(content) => {
+                    next.crossed_link();
+                    next.follow(steps(content));
+                }
+                LinkTo::Same(path) => next.follow(steps(path)),
+                LinkTo::CopiedLinks(path) => {
+                    let mut inner: Vec<Step> = steps(path).collect();
+                    let last = inner.pop();
+                    inner.push(Step::CopyStart);
+                    inner.extend(last);
+                    next.follow(inner.into_iter());
+                }
+                LinkTo::Unknown(why) => {
+                    self.out.unknown(why.clone());
+                    continue;
+                }
+            }
+            self.queue.push(next);
+        }
+        Ok(())
+    }
+
+    /// The disk as it is now (the planned link may never be made): a real symlink is followed.
+    /// `false` when the branch ends here.
+    fn on_disk(&mut self, b: &mut Branch, candidate: PathBuf) -> bool {
+        let is_symlink = std::fs::symlink_metadata(&candidate)
+            .map(|m| m.file_type().is_symlink())
+            .unwrap_or(false);
+        if !is_symlink {
+            b.current = candidate;
+            return true;
+        }
+        b.hops += 1;
+        if b.hops > MAX_SYMLINK_HOPS {
+            self.out.unknown(too_many());
+            return false;
+        }
+        match std::fs::read_link(&candidate) {
+            Ok(target) => {
+                b.crossed_link();
+                b.follow(steps(&target));
+            }
+            Err(_) => b.current = candidate,
+        }
+        true
+    }
 }
 
 /// Places compared as a case-insensitive filesystem (macOS, Windows shares) would: a link planned

@@ -7,6 +7,7 @@
 mod active;
 mod bash;
 mod command_checks;
+mod file_tools;
 mod gitconfig;
 mod judge;
 mod lift;
@@ -23,7 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::approval::grants::{GrantScope, Subject};
-use crate::approval::paths::{self, PathContext, ResolvedPath};
+use crate::approval::paths::{PathContext, ResolvedPath};
 use crate::approval::programs::Effect;
 use crate::approval::risk::{Risk, ToolCatalog};
 use crate::approval::rules::{Action, PATH_TOOLS, Rules};
@@ -175,25 +176,13 @@ impl Policy {
         Assessment { facts, verdict }
     }
 
-    fn facts_and_reasons(&self, tool: &str, args: &Value) -> (Facts, Vec<Part>, Vec<Reason>) {
-        let whole = |ruling, code, risk, message: String| {
-            let part = Part {
-                kind: PartKind::Call,
-                label: tool.to_string(),
-                span: None,
-                ruling,
-                risk,
-                subject: None,
-                scope: None,
-            };
-            (
-                Facts::None,
-                vec![part],
-                vec![Reason::policy(ruling, code, Some(0), message)],
-            )
-        };
+    /// Facts, parts and reasons for one call, before rules and mode: a refusal for an unknown
+    /// tool or malformed arguments, the shell analysis for `bash`, the path for a file tool, and
+    /// the declared risk for any other tool.
+    fn facts_and_reasons(&self, tool: &str, args: &Value) -> Findings {
         let Some(descriptor) = self.catalog.get(tool) else {
-            return whole(
+            return whole_call(
+                tool,
                 Ruling::Deny,
                 ReasonCode::UnknownTool,
                 Risk::Dangerous,
@@ -201,7 +190,8 @@ impl Policy {
             );
         };
         let Some(object) = args.as_object() else {
-            return whole(
+            return whole_call(
+                tool,
                 Ruling::Deny,
                 ReasonCode::InvalidArguments,
                 Risk::Dangerous,
@@ -211,148 +201,35 @@ impl Policy {
                 ),
             );
         };
-        let string = |key: &str| object.get(key).and_then(Value::as_str);
-        let missing = |key: &str| {
-            whole(
+        let found = match tool {
+            "bash" => match object.get("command").and_then(Value::as_str) {
+                Some(command) => {
+                    let a = bash::assess(&self.paths, command);
+                    Ok((
+                        Facts::Bash {
+                            shell: a.facts,
+                            effects: a.effects,
+                        },
+                        a.parts,
+                        a.reasons,
+                    ))
+                }
+                None => Err("command"),
+            },
+            "read_file" | "list_dir" | "search" | "write_file" | "edit_file" => {
+                file_tools::findings(&self.paths, tool, object)
+            }
+            _ => Ok(declared_risk(tool, descriptor.declared_risk())),
+        };
+        found.unwrap_or_else(|key| {
+            whole_call(
+                tool,
                 Ruling::Deny,
                 ReasonCode::InvalidArguments,
                 Risk::Dangerous,
                 format!("`{tool}` needs a string argument `{key}`"),
             )
-        };
-        match tool {
-            "bash" => {
-                let Some(command) = string("command") else {
-                    return missing("command");
-                };
-                let a = bash::assess(&self.paths, command);
-                (
-                    Facts::Bash {
-                        shell: a.facts,
-                        effects: a.effects,
-                    },
-                    a.parts,
-                    a.reasons,
-                )
-            }
-            "read_file" | "list_dir" | "search" | "write_file" | "edit_file" => {
-                let raw = match (string("path"), tool) {
-                    (Some(p), _) => p,
-                    (None, "search" | "list_dir") => ".",
-                    (None, _) => return missing("path"),
-                };
-                let resolved = paths::resolve(&self.paths, &self.paths.workspace, raw);
-                let exists = resolved.exists;
-                // Set when the file a write replaces cannot be read to count what it deletes.
-                let mut unreadable: Option<String> = None;
-                let (access, deleted, added) = match tool {
-                    "write_file" => {
-                        let Some(content) = string("content") else {
-                            return missing("content");
-                        };
-                        let (d, a) = if exists {
-                            match replaced::replaced_lines(&resolved.path, content) {
-                                Ok(counts) => counts,
-                                Err(e) => {
-                                    unreadable = Some(e);
-                                    (0, content.lines().count())
-                                }
-                            }
-                        } else {
-                            line_changes("", content)
-                        };
-                        (judge::Access::Write, d, a)
-                    }
-                    "edit_file" => {
-                        let (Some(old), Some(new)) = (string("old"), string("new")) else {
-                            return missing(if string("old").is_none() {
-                                "old"
-                            } else {
-                                "new"
-                            });
-                        };
-                        let (d, a) = line_changes(old, new);
-                        (judge::Access::Write, d, a)
-                    }
-                    _ => (judge::Access::Read, 0, 0),
-                };
-                let finding = judge::judge(&self.paths, access, &resolved);
-                let shown = judge::show(&self.paths, &resolved);
-                let verb = match tool {
-                    "read_file" => "read",
-                    "list_dir" => "list",
-                    "search" => "search",
-                    "write_file" => "write",
-                    _ => "edit",
-                };
-                let writes = access == judge::Access::Write;
-                let mut part = Part {
-                    kind: PartKind::Path,
-                    label: format!("{verb} {shown}"),
-                    span: None,
-                    ruling: finding.ruling,
-                    risk: finding.risk,
-                    subject: Some(Subject::Path(resolved.path.clone())),
-                    scope: Some(GrantScope::Path {
-                        path: resolved.path.clone(),
-                    }),
-                };
-                let mut reasons = vec![Reason::policy(
-                    finding.ruling,
-                    finding.code,
-                    Some(0),
-                    finding.message,
-                )];
-                if writes && deleted > LARGE_DELETION_LINES && finding.ruling != Ruling::Deny {
-                    part.ruling = part.ruling.max(Ruling::Ask);
-                    reasons.push(Reason::policy(
-                        Ruling::Ask,
-                        ReasonCode::LargeDeletion,
-                        Some(0),
-                        format!("deletes {deleted} lines of {shown}"),
-                    ));
-                }
-                if let Some(e) = unreadable
-                    && finding.ruling != Ruling::Deny
-                {
-                    part.ruling = part.ruling.max(Ruling::Ask);
-                    reasons.push(Reason::policy(
-                        Ruling::Ask,
-                        ReasonCode::LargeDeletion,
-                        Some(0),
-                        format!(
-                            "replaces {shown}, which airlock cannot read to count what it deletes ({e})"
-                        ),
-                    ));
-                }
-                let facts = Facts::File(FileFacts {
-                    path: resolved,
-                    exists,
-                    lines_deleted: deleted,
-                    lines_added: added,
-                });
-                (facts, vec![part], reasons)
-            }
-            _ => {
-                let risk = descriptor.declared_risk();
-                let ruling = if risk == Risk::Safe {
-                    Ruling::Allow
-                } else {
-                    Ruling::Ask
-                };
-                let (facts, mut parts, reasons) = whole(
-                    ruling,
-                    ReasonCode::DeclaredRisk,
-                    risk,
-                    format!("`{tool}` declares itself {}", risk.as_str()),
-                );
-                parts[0].subject = Some(Subject::Command(vec![tool.to_string()]));
-                parts[0].scope = Some(GrantScope::Command {
-                    prefix: vec![tool.to_string()],
-                });
-                (facts, parts, reasons)
-            }
-        }
+        })
     }
 
     fn apply_rules(
@@ -520,6 +397,54 @@ fn decide(parts: Vec<Part>, mut reasons: Vec<Reason>) -> Verdict {
         parts,
         no_session_grant,
     }
+}
+
+/// Facts, parts and reasons of one call before rules and mode.
+type Findings = (Facts, Vec<Part>, Vec<Reason>);
+
+/// One part for the whole call, with one reason.
+fn whole_call(
+    tool: &str,
+    ruling: Ruling,
+    code: ReasonCode,
+    risk: Risk,
+    message: String,
+) -> Findings {
+    let part = Part {
+        kind: PartKind::Call,
+        label: tool.to_string(),
+        span: None,
+        ruling,
+        risk,
+        subject: None,
+        scope: None,
+    };
+    (
+        Facts::None,
+        vec![part],
+        vec![Reason::policy(ruling, code, Some(0), message)],
+    )
+}
+
+/// A tool airlock cannot look into is judged by the risk it declares, grantable by its name.
+fn declared_risk(tool: &str, risk: Risk) -> Findings {
+    let ruling = if risk == Risk::Safe {
+        Ruling::Allow
+    } else {
+        Ruling::Ask
+    };
+    let (facts, mut parts, reasons) = whole_call(
+        tool,
+        ruling,
+        ReasonCode::DeclaredRisk,
+        risk,
+        format!("`{tool}` declares itself {}", risk.as_str()),
+    );
+    parts[0].subject = Some(Subject::Command(vec![tool.to_string()]));
+    parts[0].scope = Some(GrantScope::Command {
+        prefix: vec![tool.to_string()],
+    });
+    (facts, parts, reasons)
 }
 
 fn type_name(v: &Value) -> &'static str {

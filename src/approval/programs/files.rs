@@ -1,4 +1,5 @@
-//! Programs that copy, link and archive files: which words they read and which they write.
+//! Programs that create, copy, move, link, remove, archive and patch files: which words they read,
+//! which they write and which they delete.
 
 use super::{Args, Effect, lit, reads};
 use crate::approval::shell::Word;
@@ -123,4 +124,112 @@ pub(super) fn tar(args: &Args) -> Vec<Effect> {
         ));
     }
     e
+}
+
+/// Programs that create, copy, move or remove files in place, or `None` for another program.
+pub(super) fn file_changes(name: &str, args: &Args) -> Option<Vec<Effect>> {
+    Some(match name {
+        "touch" | "mkdir" | "truncate" | "mkfifo" | "mknod" => {
+            let mut e: Vec<Effect> = args
+                .positional()
+                .into_iter()
+                .cloned()
+                .map(Effect::Write)
+                .collect();
+            e.extend(
+                args.values_of(&["-r"], &["reference"])
+                    .into_iter()
+                    .map(Effect::Read),
+            );
+            e
+        }
+        "rm" | "rmdir" | "unlink" | "shred" | "srm" => {
+            let mut e: Vec<Effect> = args
+                .positional()
+                .into_iter()
+                .cloned()
+                .map(Effect::Delete)
+                .collect();
+            if e.is_empty() {
+                e.push(Effect::Delete(Word::Dynamic {
+                    text: "<nothing named>".into(),
+                    vars: vec![],
+                }));
+            }
+            e
+        }
+        "cp" | "install" | "ln" | "link" => copy_like(name, args),
+        "mv" => {
+            let target = args.values_of(&["-t"], &["target-directory"]);
+            let mut pos: Vec<Word> = args.positional().into_iter().cloned().collect();
+            let dest = if let Some(t) = target.into_iter().next() {
+                Some(t)
+            } else {
+                pos.pop()
+            };
+            let mut e: Vec<Effect> = pos.into_iter().map(Effect::Delete).collect();
+            e.extend(dest.map(Effect::Write));
+            e
+        }
+        "dd" => {
+            let mut e = Vec::new();
+            for w in args.iter() {
+                match lit(w) {
+                    Some(s) if s.starts_with("if=") => e.push(Effect::Read(Word::lit(&s[3..]))),
+                    Some(s) if s.starts_with("of=") => e.push(Effect::Write(Word::lit(&s[3..]))),
+                    None => e.push(Effect::Opaque(
+                        "`dd` with an operand computed at run time".into(),
+                    )),
+                    _ => {}
+                }
+            }
+            e
+        }
+        _ => return None,
+    })
+}
+
+/// Archivers, compressors, `split` and `patch`: what they unpack or pack where, or `None` for
+/// another program.
+pub(super) fn archives_and_patches(name: &str, args: &Args) -> Option<Vec<Effect>> {
+    Some(match name {
+        "tar" | "bsdtar" => tar(args),
+        "unzip" => {
+            if args.has(&['l', 'v', 't', 'p', 'Z'], &[]) {
+                reads(args.positional().into_iter().take(1).cloned())
+            } else {
+                let mut e = reads(args.positional().into_iter().take(1).cloned());
+                let dir = args.values_of(&["-d"], &[]);
+                if dir.is_empty() {
+                    e.push(Effect::Write(Word::lit(".")));
+                } else {
+                    e.extend(dir.into_iter().map(Effect::Write));
+                }
+                e
+            }
+        }
+        "zip" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd"
+        | "lz4" | "compress" | "uncompress" => {
+            if args.has(&['c', 'l', 't'], &["stdout", "to-stdout", "list", "test"]) && name != "zip"
+            {
+                reads(args.path_like())
+            } else {
+                args.positional()
+                    .into_iter()
+                    .flat_map(|w| [Effect::Write(w.clone()), Effect::Delete(w.clone())])
+                    .collect()
+            }
+        }
+        "zcat" | "bzcat" | "xzcat" | "zstdcat" | "zless" => reads(args.path_like()),
+        "split" | "csplit" => vec![Effect::Write(Word::lit("."))],
+        "patch" => {
+            let mut e = reads(args.values_of(&["-i"], &["input"]));
+            e.push(Effect::Write(Word::Dynamic {
+                text: "<files named inside the patch>".into(),
+                vars: vec![],
+            }));
+            e
+        }
+        _ => return None,
+    })
 }

@@ -5,12 +5,17 @@
 //! `Unknown`, which asks. The policy turns effects into reasons; this file only describes.
 
 mod args;
+mod builtins;
 mod files;
+mod filters;
 pub mod git;
 mod inline;
 pub mod links;
+mod network;
 mod readers;
+mod sed;
 mod special;
+mod system;
 mod tables;
 mod text;
 mod toolchains;
@@ -18,12 +23,16 @@ mod toolchains;
 use crate::approval::shell::{SimpleCommand, Word};
 
 use args::{Args, file_url_path, long_matches};
-use files::{copy_like, tar};
-use tables::{BENIGN_ENV_SETTINGS, READ_NOTHING, READ_PATHS, SHELLS_NO_C, SYSTEM_CHANGE};
-use text::{awk, fd, find, jq, search, sed};
-use toolchains::{NETWORK, RUNS_CODE, network, runs_code, shell_without_c};
+use builtins::shell_builtins;
+use files::{archives_and_patches, file_changes};
+use filters::text_filters;
+use network::{NETWORK, network};
+use system::{credential_tools, system_changes};
+use tables::{BENIGN_ENV_SETTINGS, READ_NOTHING, READ_PATHS, SHELLS_NO_C};
+use toolchains::{RUNS_CODE, runs_code, shell_without_c};
 
-pub use text::{find_roots, sed_script_is_plain};
+pub use sed::sed_script_is_plain;
+pub use text::find_roots;
 
 /// One thing a simple command does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,6 +241,9 @@ fn airlock_effects(args: &Args) -> Vec<Effect> {
     e
 }
 
+/// The effects of a program named without a path: the curated tables first, then each family of
+/// programs in turn, then `Unknown`. The families are asked in this order on purpose: a program a
+/// list in a later family also names is still judged by the earlier one.
 fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
     if let Some(effects) = special::special(name, args) {
         return effects;
@@ -245,318 +257,36 @@ fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> 
     if name.starts_with("mkfs.") || name.starts_with("mkfs") {
         return vec![Effect::SystemChange(format!("`{name}` formats a disk"))];
     }
-    match name {
-        "grep" | "egrep" | "fgrep" | "zgrep" | "rg" | "ag" | "ack" => search(name, args),
-        "find" => find(args),
-        "fd" | "fdfind" => fd(args),
-        "sed" => sed(args),
-        "awk" | "gawk" | "mawk" | "nawk" => awk(name, args),
-        "jq" => jq(args),
-        "sort" => {
-            // Keys, separators and sizes are values, not files (`sort -k 2 -t , data.csv`).
-            let mut e = reads(readers::operands(
-                args,
-                &['k', 't', 'S', 'T', 'o'],
-                &[
-                    "key",
-                    "field-separator",
-                    "buffer-size",
-                    "temporary-directory",
-                    "parallel",
-                    "batch-size",
-                    "sort",
-                    "output",
-                    "files0-from",
-                    "random-source",
-                    "compress-program",
-                ],
-            ));
-            e.extend(reads(args.values_of(&[], &["random-source"])));
-            // Temporary files go into `-T DIR`.
-            e.extend(
-                args.values_of(&["-T"], &["temporary-directory"])
-                    .into_iter()
-                    .map(Effect::Write),
-            );
-            if args.has(&['o'], &["output"]) {
-                e.extend(
-                    args.values_of(&["-o"], &["output"])
-                        .into_iter()
-                        .map(Effect::Write),
-                );
-            }
-            e.extend(
-                args.values_of(&[], &["files0-from"])
-                    .into_iter()
-                    .flat_map(|list| {
-                        let listed = Word::Dynamic {
-                            text: format!("<file names listed in {}>", list.display()),
-                            vars: Vec::new(),
-                        };
-                        [Effect::Read(list), Effect::Read(listed)]
-                    })
-                    .filter(|e| !matches!(e, Effect::Read(w) if lit(w) == Some("-"))),
-            );
-            if args.has(&[], &["compress-program"]) {
-                e.push(Effect::RunsCode(
-                    "`sort --compress-program` runs a program".into(),
-                ));
-            }
-            e
-        }
-        "uniq" | "xxd" => {
-            let pos = args.positional();
-            let mut e: Vec<Effect> = pos
-                .iter()
-                .take(1)
-                .map(|w| Effect::Read((*w).clone()))
-                .collect();
-            if let Some(out) = pos.get(1) {
-                e.push(Effect::Write((*out).clone()));
-            }
-            e
-        }
-        "tee" => args
-            .positional()
-            .into_iter()
-            .cloned()
-            .map(Effect::Write)
-            .collect(),
-        "touch" | "mkdir" | "truncate" | "mkfifo" | "mknod" => {
-            let mut e: Vec<Effect> = args
-                .positional()
-                .into_iter()
-                .cloned()
-                .map(Effect::Write)
-                .collect();
-            e.extend(
-                args.values_of(&["-r"], &["reference"])
-                    .into_iter()
-                    .map(Effect::Read),
-            );
-            e
-        }
-        "rm" | "rmdir" | "unlink" | "shred" | "srm" => {
-            let mut e: Vec<Effect> = args
-                .positional()
-                .into_iter()
-                .cloned()
-                .map(Effect::Delete)
-                .collect();
-            if e.is_empty() {
-                e.push(Effect::Delete(Word::Dynamic {
-                    text: "<nothing named>".into(),
-                    vars: vec![],
-                }));
-            }
-            e
-        }
-        "cp" | "install" | "ln" | "link" => copy_like(name, args),
-        "mv" => {
-            let target = args.values_of(&["-t"], &["target-directory"]);
-            let mut pos: Vec<Word> = args.positional().into_iter().cloned().collect();
-            let dest = if let Some(t) = target.into_iter().next() {
-                Some(t)
-            } else {
-                pos.pop()
-            };
-            let mut e: Vec<Effect> = pos.into_iter().map(Effect::Delete).collect();
-            e.extend(dest.map(Effect::Write));
-            e
-        }
-        "dd" => {
-            let mut e = Vec::new();
-            for w in args.iter() {
-                match lit(w) {
-                    Some(s) if s.starts_with("if=") => e.push(Effect::Read(Word::lit(&s[3..]))),
-                    Some(s) if s.starts_with("of=") => e.push(Effect::Write(Word::lit(&s[3..]))),
-                    None => e.push(Effect::Opaque(
-                        "`dd` with an operand computed at run time".into(),
-                    )),
-                    _ => {}
-                }
-            }
-            e
-        }
-        "tar" | "bsdtar" => tar(args),
-        "unzip" => {
-            if args.has(&['l', 'v', 't', 'p', 'Z'], &[]) {
-                reads(args.positional().into_iter().take(1).cloned())
-            } else {
-                let mut e = reads(args.positional().into_iter().take(1).cloned());
-                let dir = args.values_of(&["-d"], &[]);
-                if dir.is_empty() {
-                    e.push(Effect::Write(Word::lit(".")));
-                } else {
-                    e.extend(dir.into_iter().map(Effect::Write));
-                }
-                e
-            }
-        }
-        "zip" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd"
-        | "lz4" | "compress" | "uncompress" => {
-            if args.has(&['c', 'l', 't'], &["stdout", "to-stdout", "list", "test"]) && name != "zip"
-            {
-                reads(args.path_like())
-            } else {
-                args.positional()
-                    .into_iter()
-                    .flat_map(|w| [Effect::Write(w.clone()), Effect::Delete(w.clone())])
-                    .collect()
-            }
-        }
-        "zcat" | "bzcat" | "xzcat" | "zstdcat" | "zless" => reads(args.path_like()),
-        "split" | "csplit" => vec![Effect::Write(Word::lit("."))],
-        "patch" => {
-            let mut e = reads(args.values_of(&["-i"], &["input"]));
-            e.push(Effect::Write(Word::Dynamic {
-                text: "<files named inside the patch>".into(),
-                vars: vec![],
-            }));
-            e
-        }
-        "env" | "printenv" => {
-            let names = args.positional();
-            let all_harmless = names.iter().all(|w| {
-                w.as_lit()
-                    .is_some_and(crate::approval::envvars::harmless_to_print)
-            });
-            if name == "printenv" && !names.is_empty() && all_harmless {
-                vec![]
-            } else if name == "printenv" && !names.is_empty() {
-                vec![Effect::EnvironmentDump(format!(
-                    "prints environment variables {}",
-                    args.positional()
-                        .iter()
-                        .map(|w| w.display())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))]
-            } else {
-                vec![Effect::EnvironmentDump(format!(
-                    "`{name}` prints the whole environment"
-                ))]
-            }
-        }
-        "export" | "declare" | "typeset" | "readonly" => vec![],
-        "command" => vec![],
-        "exec" => vec![],
-        "builtin" | "nohup" | "time" | "nice" | "timeout" | "stdbuf" | "setsid" | "ionice" => {
-            vec![]
-        }
-        "sudo" | "doas" | "su" => vec![
-            Effect::Privileged(format!("`{name}` changes user")),
-            Effect::Opaque(format!("`{name}` without a command to run")),
-        ],
-        "xargs" => vec![],
-        "eval" => vec![Effect::Opaque("`eval` runs a string as shell code".into())],
-        "source" | "." => {
-            let mut e = vec![Effect::RunsCode(format!(
-                "`{name}` runs a shell file in this shell"
-            ))];
-            e.extend(reads(args.positional().into_iter().take(1).cloned()));
-            e
-        }
-        "trap" => vec![],
-        "shopt" | "alias" | "unalias" | "enable" => {
-            if name == "shopt"
-                && (args.words.is_empty() || args.has(&['p', 'q'], &[]))
-                && !args.has(&['s', 'u'], &[])
-            {
-                vec![]
-            } else {
-                vec![Effect::ShellBehaviour(format!(
-                    "`{name}` changes how the shell reads the commands that follow"
-                ))]
-            }
-        }
-        "umask" => vec![],
-        "hash" => {
-            if args.has(&['p'], &[]) {
-                vec![Effect::ShellBehaviour(
-                    "`hash -p` makes a command name run another program".into(),
-                )]
-            } else {
-                vec![]
-            }
-        }
-        "kill" | "pkill" | "killall" | "skill" => {
-            vec![Effect::ProcessControl(format!(
-                "`{name}` signals other processes"
-            ))]
-        }
-        "crontab" => {
-            if args.has(&['l'], &[]) {
-                vec![]
-            } else {
-                vec![Effect::SystemChange(
-                    "`crontab` installs jobs that run later".into(),
-                )]
-            }
-        }
-        "systemctl" | "service" | "launchctl" => {
-            let sub = args.positional().first().and_then(|w| lit(w)).unwrap_or("");
-            if matches!(
-                sub,
-                "status"
-                    | "list-units"
-                    | "list-unit-files"
-                    | "is-active"
-                    | "is-enabled"
-                    | "show"
-                    | "cat"
-                    | "list"
-                    | "print"
-            ) {
-                vec![]
-            } else {
-                vec![Effect::SystemChange(format!(
-                    "`{name} {sub}` changes system services"
-                ))]
-            }
-        }
-        n if SYSTEM_CHANGE.contains(&n) => {
-            vec![Effect::SystemChange(format!("`{n}` changes the system"))]
-        }
-        "git" => git::effects(args.words),
-        "security" | "secret-tool" | "keyctl" | "pass" | "op" | "vault" | "gopass"
-        | "keepassxc-cli" => {
-            vec![Effect::CredentialAccess(format!(
-                "`{name}` reads a password store or keychain"
-            ))]
-        }
-        "gpg" | "gpg2" => {
-            if args.has(
-                &[],
-                &[
-                    "export-secret-keys",
-                    "export-secret-subkeys",
-                    "export-ssh-key",
-                ],
-            ) {
-                vec![Effect::CredentialAccess("`gpg` exports secret keys".into())]
-            } else {
-                vec![Effect::RunsCode("runs `gpg`".into())]
-            }
-        }
-        "ssh-add" | "ssh-keygen" | "ssh-agent" | "ssh-copy-id" => {
-            vec![Effect::CredentialAccess(format!(
-                "`{name}` handles SSH keys"
-            ))]
-        }
+    text_filters(name, args)
+        .or_else(|| file_changes(name, args))
+        .or_else(|| archives_and_patches(name, args))
+        .or_else(|| shell_builtins(name, args))
+        .or_else(|| system_changes(name, args))
+        .or_else(|| (name == "git").then(|| git::effects(args.words)))
+        .or_else(|| credential_tools(name, args))
+        .or_else(|| toolchain(name, args, cmd))
+        .unwrap_or_else(|| unknown_program(name, args))
+}
+
+/// Shells run without `-c`, network clients, and toolchains that run code, or `None` for another
+/// program.
+fn toolchain(name: &str, args: &Args, cmd: &SimpleCommand) -> Option<Vec<Effect>> {
+    Some(match name {
         n if SHELLS_NO_C.contains(&n) => shell_without_c(n, args, cmd),
         n if NETWORK.contains(&n) => network(n, args),
         n if RUNS_CODE.contains(&n) => runs_code(n, args, cmd),
-        _ => {
-            // Whatever an unknown program does, the files it is pointed at are judged as reads,
-            // so a credential path is refused even here.
-            let mut e = vec![Effect::Unknown(format!(
-                "`{name}` is not a program airlock knows to be read-only"
-            ))];
-            e.extend(reads(args.path_like()));
-            e
-        }
-    }
+        _ => return None,
+    })
+}
+
+fn unknown_program(name: &str, args: &Args) -> Vec<Effect> {
+    // Whatever an unknown program does, the files it is pointed at are judged as reads,
+    // so a credential path is refused even here.
+    let mut e = vec![Effect::Unknown(format!(
+        "`{name}` is not a program airlock knows to be read-only"
+    ))];
+    e.extend(reads(args.path_like()));
+    e
 }
 
 fn read_nothing(name: &str, args: &Args) -> Vec<Effect> {

@@ -27,7 +27,16 @@ fn file_lists(args: &Args, short: &[&str], long: &[&str]) -> Vec<Effect> {
 
 /// Effects for programs whose special flags matter, or `None` to use the ordinary tables.
 pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
-    let e = match name {
+    readers_with_flags(name, args)
+        .or_else(|| shell_and_system(name, args))
+        .or_else(|| changes_files(name, args))
+        .or_else(|| interactive(name, args))
+}
+
+/// Readers whose flags recurse, follow links, read lists of file names or write an output
+/// file.
+fn readers_with_flags(name: &str, args: &Args) -> Option<Vec<Effect>> {
+    Some(match name {
         "diff" => {
             let mut e = Vec::new();
             // GNU diff follows symbolic links while it recurses.
@@ -107,6 +116,13 @@ pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
             e.extend(file_lists(args, &["-f"], &["files-from"]));
             e
         }
+        _ => return None,
+    })
+}
+
+/// Builtins and system tools that can print secrets, run a callback or change the machine.
+fn shell_and_system(name: &str, args: &Args) -> Option<Vec<Effect>> {
+    Some(match name {
         "ps" => {
             // BSD-style `ps e` (no dash) shows every process's environment.
             let shows_env = args
@@ -153,6 +169,13 @@ pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
                 vec![]
             }
         }
+        _ => return None,
+    })
+}
+
+/// Programs that create files or change their modes and owners.
+fn changes_files(name: &str, args: &Args) -> Option<Vec<Effect>> {
+    Some(match name {
         "mktemp" => {
             let mut dirs = args.values_of(&["-p"], &["tmpdir"]);
             dirs.extend(
@@ -209,6 +232,13 @@ pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
             }
             e
         }
+        _ => return None,
+    })
+}
+
+/// Pagers and editors: interactive, and able to run commands.
+fn interactive(name: &str, args: &Args) -> Option<Vec<Effect>> {
+    Some(match name {
         "less" | "more" | "most" | "view" | "man" => {
             let mut e = vec![Effect::Unknown(format!(
                 "`{name}` is interactive and can run commands"
@@ -227,8 +257,7 @@ pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
             e
         }
         _ => return None,
-    };
-    Some(e)
+    })
 }
 
 /// `set` options that only make the shell stricter or louder; anything else changes how airlock's

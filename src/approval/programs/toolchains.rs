@@ -1,6 +1,7 @@
-//! Toolchains, interpreters, shells and network clients: what they run, download or publish.
+//! Toolchains, interpreters and shells: what they run, download or publish.
 
-use super::{Args, Effect, lit, reads};
+use super::network::NETWORK;
+use super::{Args, Effect, lit};
 use crate::approval::shell::{SimpleCommand, Stdin, Word};
 
 /// Programs that run code of the project or of a toolchain.
@@ -126,39 +127,6 @@ pub(super) const INTERPRETERS_INLINE: &[(&str, &[&str])] = &[
     ("Rscript", &["-e"]),
 ];
 
-pub(super) const NETWORK: &[&str] = &[
-    "curl",
-    "wget",
-    "nc",
-    "ncat",
-    "netcat",
-    "socat",
-    "ssh",
-    "scp",
-    "sftp",
-    "ftp",
-    "telnet",
-    "http",
-    "https",
-    "xh",
-    "aria2c",
-    "dig",
-    "nslookup",
-    "host",
-    "ping",
-    "ping6",
-    "traceroute",
-    "whois",
-    "gh",
-    "aws",
-    "gcloud",
-    "az",
-    "rsync",
-    "mosh",
-    "lftp",
-    "tftp",
-];
-
 pub(super) fn shell_without_c(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
     let pos = args.positional();
     if let Some(script) = pos.first() {
@@ -207,273 +175,6 @@ pub(super) const DECODERS: &[&str] = &[
     "xz", "rev",
 ];
 
-/// `rsync -n` between local paths only lists what it would copy: it reads both sides.
-fn local_rsync_dry_run(args: &Args) -> Option<Vec<Effect>> {
-    let words: Vec<&str> = args.iter().map(lit).collect::<Option<_>>()?;
-    let dry_run = words.iter().any(|a| {
-        *a == "--dry-run" || (a.starts_with('-') && !a.starts_with("--") && a.contains('n'))
-    });
-    // Options that run a program, reach a host, or write a file even in a dry run.
-    let risky = words.iter().any(|a| {
-        a.starts_with("-e")
-            || (a.starts_with('-') && !a.starts_with("--") && a.contains('e'))
-            || [
-                "--rsh",
-                "--rsync-path",
-                "--log-file",
-                "--write-batch",
-                "--only-write-batch",
-                "--daemon",
-                "--config",
-                "--password-file",
-                "--port",
-                "--address",
-                "--sockopts",
-                "--connect-program",
-                "--remote-option",
-                "-M",
-            ]
-            .iter()
-            .any(|o| a.starts_with(o))
-    });
-    let operands: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let remote = operands.iter().any(|o| {
-        o.starts_with("rsync://") || o.split('/').next().is_some_and(|head| head.contains(':'))
-    });
-    // An option value can look like an operand (`--exclude x`): only forms without separate
-    // values are understood; anything else keeps the network reading.
-    let separate_values = words.iter().any(|a| {
-        a.starts_with("--")
-            && !a.contains('=')
-            && [
-                "--exclude",
-                "--include",
-                "--filter",
-                "--files-from",
-                "--exclude-from",
-                "--include-from",
-                "--backup-dir",
-                "--suffix",
-                "--chmod",
-                "--chown",
-                "--partial-dir",
-                "--temp-dir",
-                "--compare-dest",
-                "--link-dest",
-                "--copy-dest",
-                "--timeout",
-                "--max-size",
-                "--min-size",
-                "--bwlimit",
-                "--info",
-                "--debug",
-                "--out-format",
-                "--usermap",
-                "--groupmap",
-                "--iconv",
-                "--max-delete",
-                "--modify-window",
-            ]
-            .contains(a)
-    });
-    let short_values = words
-        .iter()
-        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(['f', 'T', 'B', 'M']));
-    if !dry_run || risky || remote || separate_values || short_values || operands.len() < 2 {
-        return None;
-    }
-    Some(
-        operands
-            .into_iter()
-            .map(|o| Effect::Read(Word::lit(o)))
-            .collect(),
-    )
-}
-
-pub(super) fn network(name: &str, args: &Args) -> Vec<Effect> {
-    if name == "rsync"
-        && let Some(reads) = local_rsync_dry_run(args)
-    {
-        return reads;
-    }
-    let mut e = vec![Effect::Network(format!("`{name}` uses the network"))];
-    match name {
-        "curl" => {
-            e.extend(
-                args.values_of(
-                    &["-o", "-D", "-c"],
-                    &[
-                        "output",
-                        "dump-header",
-                        "cookie-jar",
-                        "trace",
-                        "trace-ascii",
-                        "stderr",
-                        "libcurl",
-                        "etag-save",
-                        "hsts",
-                        "alt-svc",
-                    ],
-                )
-                .into_iter()
-                .filter(|w| !matches!(lit(w), Some("-" | "%")))
-                .map(Effect::Write),
-            );
-            if args.has(&['O'], &["remote-name", "remote-name-all"]) {
-                e.push(Effect::Write(Word::lit(".")));
-            }
-            let computed = || Effect::Opaque("`curl` sends data computed at run time".into());
-            // `@file` in data, headers and url-encoded data; `name=@file` / `name=<file` in forms.
-            for v in args.values_of(
-                &["-d", "-H"],
-                &[
-                    "data",
-                    "data-binary",
-                    "data-raw",
-                    "data-ascii",
-                    "json",
-                    "header",
-                    "proxy-header",
-                ],
-            ) {
-                match lit(&v) {
-                    Some(s) => {
-                        if let Some(file) = s.strip_prefix('@') {
-                            e.push(Effect::Read(Word::lit(file)));
-                        }
-                    }
-                    None => e.push(computed()),
-                }
-            }
-            for v in args.values_of(&[], &["data-urlencode"]) {
-                match lit(&v) {
-                    Some(s) => {
-                        if let Some((name, file)) = s.split_once('@')
-                            && !name.contains('=')
-                        {
-                            e.push(Effect::Read(Word::lit(file)));
-                        }
-                    }
-                    None => e.push(computed()),
-                }
-            }
-            for v in args.values_of(&["-F"], &["form", "form-string"]) {
-                match lit(&v) {
-                    Some(s) => {
-                        if let Some((_, value)) = s.split_once('=')
-                            && let Some(file) =
-                                value.strip_prefix('@').or_else(|| value.strip_prefix('<'))
-                        {
-                            let file = file.split(';').next().unwrap_or(file);
-                            e.push(Effect::Read(Word::lit(file)));
-                        }
-                    }
-                    None => e.push(computed()),
-                }
-            }
-            e.extend(reads(args.values_of(&["-T"], &["upload-file"])));
-            e.extend(reads(args.values_of(
-                &["-K", "-E"],
-                &[
-                    "config",
-                    "netrc-file",
-                    "cert",
-                    "key",
-                    "cacert",
-                    "capath",
-                    "proxy-cert",
-                    "proxy-key",
-                ],
-            )));
-            for v in args.values_of(&["-b"], &["cookie"]) {
-                if lit(&v).is_some_and(|s| !s.contains('=')) {
-                    e.push(Effect::Read(v));
-                }
-            }
-        }
-        "wget" => {
-            e.extend(
-                args.values_of(
-                    &["-o", "-a", "-P"],
-                    &[
-                        "output-file",
-                        "append-output",
-                        "directory-prefix",
-                        "save-cookies",
-                    ],
-                )
-                .into_iter()
-                .map(Effect::Write),
-            );
-            e.extend(reads(args.values_of(
-                &["-i"],
-                &[
-                    "input-file",
-                    "load-cookies",
-                    "config",
-                    "certificate",
-                    "private-key",
-                    "ca-certificate",
-                ],
-            )));
-            let out = args.values_of(&["-O"], &["output-document"]);
-            if out.is_empty() && !args.has(&[], &["spider"]) {
-                e.push(Effect::Write(Word::lit(".")));
-            }
-            e.extend(
-                out.into_iter()
-                    .filter(|w| lit(w) != Some("-"))
-                    .map(Effect::Write),
-            );
-            e.extend(reads(args.values_of(&[], &["post-file", "body-file"])));
-        }
-        "scp" | "rsync" | "sftp" => {
-            let pos: Vec<Word> = args.positional().into_iter().cloned().collect();
-            let remote = |w: &Word| lit(w).is_some_and(|s| s.contains(':') && !s.starts_with('/'));
-            if let Some((dest, sources)) = pos.split_last() {
-                if !remote(dest) {
-                    e.push(Effect::Write(dest.clone()));
-                }
-                e.extend(reads(sources.iter().filter(|w| !remote(w)).cloned()));
-            }
-        }
-        "ssh" => e.push(Effect::RunsCode(
-            "`ssh` runs commands on another machine".into(),
-        )),
-        "aws" | "gcloud" | "az" => {
-            let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
-            let has = |pair: [&str; 2]| words.windows(2).any(|p| p == pair);
-            let credential = has(["configure", "get"])
-                || has(["configure", "export-credentials"])
-                || has(["sts", "get-session-token"])
-                || has(["ecr", "get-login-password"])
-                || words.iter().any(|w| {
-                    w.starts_with("print-access-token") || w.starts_with("print-identity-token")
-                })
-                || has(["account", "get-access-token"]);
-            if credential {
-                e.push(Effect::CredentialAccess(format!(
-                    "`{name}` prints cloud credentials"
-                )));
-            }
-        }
-        "gh" => {
-            let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
-            if words.windows(2).any(|p| p == ["auth", "token"]) || words.contains(&"--show-token") {
-                e.push(Effect::CredentialAccess(
-                    "`gh auth token` prints a GitHub token".into(),
-                ));
-            }
-        }
-        _ => {}
-    }
-    e
-}
-
 /// `make -n` with nothing else that runs or injects: `-f FILE`, `-C DIR`, targets and a few
 /// output flags. A `VAR=value` on the command line is left out: make evaluates it, so
 /// `make -n CC='$(shell id)'` runs `id`.
@@ -518,21 +219,61 @@ fn make_dry_run(args: &Args) -> Option<Effect> {
     dry.then_some(Effect::MakeDryRun { dir, file })
 }
 
+/// A program that runs project or toolchain code: what else it does besides (inline code, code
+/// from stdin, printing credentials, reaching package registries), or only a version or help
+/// text, or a `make -n` that may run nothing.
 pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
     if matches!(name, "make" | "gmake")
         && let Some(dry_run) = make_dry_run(args)
     {
         return vec![dry_run];
     }
-    let words: Vec<&str> = args.words.iter().filter_map(|w| w.as_lit()).collect();
-    // `X --version` and friends print a version and run nothing of the project.
+    if prints_version_or_help(args) {
+        return vec![];
+    }
+    if let Some(e) = inline_code(name, args) {
+        return e;
+    }
     if matches!(
+        name,
+        "python" | "python3" | "python2" | "node" | "ruby" | "perl" | "php" | "lua"
+    ) && args.positional().is_empty()
+        && !matches!(cmd.stdin, Stdin::Inherited)
+    {
+        return vec![Effect::StdinScript(format!(
+            "`{name}` runs code from its standard input"
+        ))];
+    }
+    if let Some(e) = prints_credentials(name, args) {
+        return e;
+    }
+    let sub = args
+        .positional()
+        .first()
+        .and_then(|w| lit(w))
+        .unwrap_or("")
+        .to_string();
+    let mut e = vec![Effect::RunsCode(if sub.is_empty() {
+        format!("runs `{name}`, which executes project or toolchain code")
+    } else {
+        format!("runs `{name} {sub}`, which executes project or toolchain code")
+    })];
+    e.extend(package_traffic(name, &sub, args));
+    e
+}
+
+/// `X --version` and friends print a version and run nothing of the project.
+fn prints_version_or_help(args: &Args) -> bool {
+    let words: Vec<&str> = args.words.iter().filter_map(|w| w.as_lit()).collect();
+    matches!(
         words.as_slice(),
         ["--version"] | ["-V"] | ["-v"] | ["version"] | ["--help"] | ["-h"] | ["help"]
     ) && args.words.len() == 1
-    {
-        return vec![];
-    }
+}
+
+/// An interpreter given code inline (`python -c`, `node -e`): the code is not analysed, but a
+/// path written in it is judged as read.
+fn inline_code(name: &str, args: &Args) -> Option<Vec<Effect>> {
     for (interp, flags) in INTERPRETERS_INLINE {
         if *interp == name
             && args
@@ -550,41 +291,31 @@ pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Eff
                         .map(Effect::Read),
                 );
             }
-            return e;
+            return Some(e);
         }
     }
-    if matches!(
-        name,
-        "python" | "python3" | "python2" | "node" | "ruby" | "perl" | "php" | "lua"
-    ) && args.positional().is_empty()
-        && !matches!(cmd.stdin, Stdin::Inherited)
-    {
-        return vec![Effect::StdinScript(format!(
-            "`{name}` runs code from its standard input"
-        ))];
-    }
+    None
+}
+
+/// Cluster and registry tools asked to print what they log in with.
+fn prints_credentials(name: &str, args: &Args) -> Option<Vec<Effect>> {
     let words: Vec<&str> = args.iter().filter_map(|w| w.as_lit()).collect();
     let credential = (name == "kubectl" && words.contains(&"view") && words.contains(&"--raw"))
         || (matches!(name, "npm" | "pnpm" | "yarn") && words.first() == Some(&"token"))
         || (name == "docker" && words.first().is_some_and(|w| w.starts_with("credential")));
-    if credential {
-        return vec![Effect::CredentialAccess(format!(
+    credential.then(|| {
+        vec![Effect::CredentialAccess(format!(
             "`{name}` prints stored credentials"
-        ))];
-    }
-    let sub = args
-        .positional()
-        .first()
-        .and_then(|w| lit(w))
-        .unwrap_or("")
-        .to_string();
-    let mut e = vec![Effect::RunsCode(if sub.is_empty() {
-        format!("runs `{name}`, which executes project or toolchain code")
-    } else {
-        format!("runs `{name} {sub}`, which executes project or toolchain code")
-    })];
+        ))]
+    })
+}
+
+/// What a package manager's subcommand sends or fetches: publishing, downloading, installing
+/// for the whole user.
+fn package_traffic(name: &str, sub: &str, args: &Args) -> Vec<Effect> {
+    let mut e = Vec::new();
     let publishes = matches!(
-        (name, sub.as_str()),
+        (name, sub),
         ("cargo", "publish" | "yank" | "owner" | "login")
             | (
                 "npm" | "pnpm" | "yarn" | "bun",
@@ -604,7 +335,7 @@ pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Eff
         )));
     }
     let network = matches!(
-        (name, sub.as_str()),
+        (name, sub),
         (
             "cargo",
             "install" | "update" | "fetch" | "search" | "add" | "generate-lockfile"
@@ -641,7 +372,7 @@ pub(super) fn runs_code(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Eff
         && matches!(name, "npm" | "pnpm" | "yarn" | "pip" | "pip3" | "bun");
     if global
         && matches!(
-            sub.as_str(),
+            sub,
             "install" | "i" | "add" | "uninstall" | "remove" | "link"
         )
     {

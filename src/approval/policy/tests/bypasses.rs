@@ -258,3 +258,29 @@ fn red_team_bypasses_are_never_allowed() {
         ],
     );
 }
+
+#[test]
+fn a_wrapper_under_xargs_is_judged_for_the_files_it_opens_and_where_it_runs() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            "echo a | xargs time -o ~/.bashrc true",
+            "echo a | xargs -I{} time -o ~/.bashrc true",
+            "echo a | xargs -I{} xargs -a ~/.ssh/id_rsa echo",
+            "echo a | xargs -I{} env -C /etc rm -f passwd",
+        ],
+    );
+}
+
+#[test]
+fn a_second_env_with_a_relative_directory_still_runs_where_the_first_went() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            "env -C /etc env -C . rm -f passwd",
+            "env -C ~ env -C .ssh cat id_rsa",
+        ],
+    );
+}

@@ -5,6 +5,7 @@ use tree_sitter::Node;
 
 use super::{Walker, named_children};
 use crate::approval::shell::unwrap::{self, Inner, SHELLS};
+use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::approval::shell::words::Word;
@@ -14,24 +15,114 @@ use crate::approval::shell::{
 
 use super::{Nested, analyze_into, lexical_normalize};
 
+/// The named children of one simple command, sorted by the role the grammar gives them.
+struct Parts<'t> {
+    /// The `NAME=value` settings before the command name.
+    env: Vec<(String, Word)>,
+    name: Option<Node<'t>>,
+    args: Vec<Node<'t>>,
+    redirects: Vec<Node<'t>>,
+    /// Every named child with its field name, in source order.
+    children: Vec<(Option<&'t str>, Node<'t>)>,
+}
+
+/// Where one simple command runs and with what: shared by the command and by the commands and
+/// files its wrappers start or name.
+struct Site {
+    span: Range<usize>,
+    text: String,
+    env: Vec<(String, Word)>,
+    cwd: Cwd,
+    stdin: Stdin,
+}
+
 impl Walker<'_, '_> {
+    /// One simple command: its words, then the command itself (unless a shell it names is
+    /// replaced by its script), what its wrappers run or name, its redirects, and what it
+    /// changes for the commands after it. The steps run in this order because the facts are
+    /// recorded in the order bash acts.
     pub(super) fn command(&mut self, node: Node) {
-        let mut env: Vec<(String, Word)> = Vec::new();
-        let mut name_node = None;
-        let mut arg_nodes = Vec::new();
-        let mut redirect_nodes = Vec::new();
+        let parts = self.command_parts(node);
+        // Substitutions and expansions inside the words run (or are read) before the command.
+        self.visit_words(&parts.children);
+        let stdin = self.command_stdin(&parts.redirects);
+        let Some(name_node) = parts.name else {
+            let after = self.facts.commands.len();
+            for r in parts.redirects {
+                self.redirect(r, None, after);
+            }
+            return;
+        };
+        let (argv, name_disguised) = self.command_argv(name_node, &parts.args);
+        let first_name = argv.first().and_then(unwrap::program_name);
+        let is_function = first_name
+            .as_deref()
+            .is_some_and(|n| self.functions.contains(n));
+
+        let unwrapped = if is_function {
+            unwrap::Unwrapped {
+                argv,
+                ..Default::default()
+            }
+        } else {
+            unwrap::unwrap(argv)
+        };
+        let mut cwd = self.cwd.clone();
+        if let Some(dir) = &unwrapped.chdir {
+            cwd = self.cd_target(Some(dir));
+        }
+        let mut env = parts.env;
+        env.extend(unwrapped.env.iter().cloned());
+        let site = Site {
+            span: self.span(node),
+            text: self.text(node).to_string(),
+            env,
+            cwd,
+            stdin,
+        };
+
+        let index = if unwrapped.replaced {
+            None
+        } else {
+            Some(self.record_command(node, &site, &unwrapped, name_disguised, is_function))
+        };
+        for problem in &unwrapped.problems {
+            self.opaque(node, index, problem.clone());
+        }
+        if unwrapped.replaced {
+            self.replaced_shell_settings(node, index, &site.env);
+        }
+        let after = index.unwrap_or(self.facts.commands.len());
+        self.wrapper_files(node, index, after, &site.cwd, &unwrapped);
+        self.wrapped_commands(node, &site, &unwrapped);
+        for r in parts.redirects {
+            self.redirect(r, index, after);
+        }
+        if let Some(index) = index {
+            self.changes_for_what_follows(node, index);
+        }
+    }
+
+    fn command_parts<'t>(&mut self, node: Node<'t>) -> Parts<'t> {
+        let mut parts = Parts {
+            env: Vec::new(),
+            name: None,
+            args: Vec::new(),
+            redirects: Vec::new(),
+            children: Vec::new(),
+        };
         let mut cursor = node.walk();
-        let children: Vec<(Option<&str>, Node)> = node
+        parts.children = node
             .children(&mut cursor)
             .enumerate()
             .filter(|(_, c)| c.is_named())
             .map(|(i, c)| (node.field_name_for_child(i as u32), c))
             .collect();
-        for (field, child) in &children {
+        for (field, child) in &parts.children {
             match (*field, child.kind()) {
-                (Some("name"), _) => name_node = Some(*child),
-                (Some("argument"), _) => arg_nodes.push(*child),
-                (Some("redirect"), _) => redirect_nodes.push(*child),
+                (Some("name"), _) => parts.name = Some(*child),
+                (Some("argument"), _) => parts.args.push(*child),
+                (Some("redirect"), _) => parts.redirects.push(*child),
                 (_, "variable_assignment") => {
                     if let (Some(n), v) = (
                         child.child_by_field_name("name"),
@@ -44,17 +135,21 @@ impl Walker<'_, '_> {
                             }
                             None => Word::lit(""),
                         };
-                        env.push((self.text(n).to_string(), value));
+                        parts.env.push((self.text(n).to_string(), value));
                     }
                 }
                 (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
-                    redirect_nodes.push(*child)
+                    parts.redirects.push(*child)
                 }
                 _ => {}
             }
         }
-        // Substitutions and expansions inside the words run (or are read) before the command.
-        for (field, child) in &children {
+        parts
+    }
+
+    /// Visits what the words and settings hold (substitutions, expansions), not the redirects.
+    fn visit_words(&mut self, children: &[(Option<&str>, Node)]) {
+        for (field, child) in children {
             if *field != Some("redirect") {
                 match child.kind() {
                     "variable_assignment" => {
@@ -67,23 +162,24 @@ impl Walker<'_, '_> {
                 }
             }
         }
-        // Here-strings attached directly to the command feed its stdin.
+    }
+
+    /// Here-strings and here-documents attached directly to the command feed its stdin;
+    /// otherwise it reads what the enclosing command gives it.
+    fn command_stdin(&mut self, redirects: &[Node]) -> Stdin {
         let mut stdin = self.stdin.clone();
-        for r in &redirect_nodes {
+        for r in redirects {
             if r.kind() == "herestring_redirect" || r.kind() == "heredoc_redirect" {
                 stdin = Stdin::Inline {
                     text: self.inline_text(*r),
                 };
             }
         }
+        stdin
+    }
 
-        let Some(name_node) = name_node else {
-            let after = self.facts.commands.len();
-            for r in redirect_nodes {
-                self.redirect(r, None, after);
-            }
-            return;
-        };
+    /// The command's words as bash splits them, and whether its name is disguised.
+    fn command_argv(&mut self, name_node: Node, arg_nodes: &[Node]) -> (Vec<Word>, bool) {
         let name_inner = named_children(name_node)
             .into_iter()
             .next()
@@ -114,91 +210,101 @@ impl Walker<'_, '_> {
             argv.extend(pieces.into_words(&self.src[first.start_byte()..end]));
             i += 1;
         }
-        let text = self.text(node).to_string();
-        let span = self.span(node);
-        let first_name = argv.first().and_then(unwrap::program_name);
-        let is_function = first_name
-            .as_deref()
-            .is_some_and(|n| self.functions.contains(n));
+        (argv, name_disguised)
+    }
 
-        let unwrapped = if is_function {
-            unwrap::Unwrapped {
-                argv,
-                ..Default::default()
-            }
-        } else {
-            unwrap::unwrap(argv)
-        };
-        let mut cwd = self.cwd.clone();
-        if let Some(dir) = &unwrapped.chdir {
-            cwd = self.cd_target(Some(dir));
+    /// Adds the command to the facts (its name plain, as the policy reads it), and analyses the
+    /// script a shell reads from a here-string. Returns its index.
+    fn record_command(
+        &mut self,
+        node: Node,
+        site: &Site,
+        unwrapped: &unwrap::Unwrapped,
+        name_disguised: bool,
+        is_function: bool,
+    ) -> usize {
+        let stdin = &site.stdin;
+        let mut argv = unwrapped.argv.clone();
+        if let Some(first) = argv.first_mut()
+            && let Some(n) = unwrap::program_name(first)
+            && let Word::Lit { value, .. } = first
+        {
+            *value = n;
         }
-        env.extend(unwrapped.env.iter().cloned());
+        let is_shell_reading_script = argv
+            .first()
+            .and_then(Word::as_lit)
+            .is_some_and(|p| SHELLS.contains(&p))
+            && argv.len() == 1
+            && matches!(stdin, Stdin::Inline { text: Some(_) });
+        self.facts.commands.push(SimpleCommand {
+            span: site.span.clone(),
+            text: site.text.clone(),
+            argv,
+            wrappers: unwrapped.wrappers.clone(),
+            env: site.env.clone(),
+            cwd: site.cwd.clone(),
+            stdin: stdin.clone(),
+            origin: if unwrapped.via_xargs {
+                Origin::Xargs
+            } else {
+                self.origin
+            },
+            name_disguised,
+            stdin_script_analyzed: is_shell_reading_script,
+            is_script_function: is_function,
+            order: Order {
+                anytime: self.anytime > 0 || unwrapped.wrappers.iter().any(|w| w == "coproc"),
+                ..self.order(self.facts.commands.len())
+            },
+        });
+        let index = self.facts.commands.len() - 1;
+        self.node_command.insert(node.id(), index);
+        if is_shell_reading_script && let Stdin::Inline { text: Some(script) } = stdin {
+            let script = script.clone();
+            self.nested(
+                node,
+                &script,
+                Vec::new(),
+                Origin::ShellString,
+                site.cwd.clone(),
+            );
+        }
+        index
+    }
 
-        let index = if unwrapped.replaced {
-            None
-        } else {
-            let mut argv = unwrapped.argv.clone();
-            if let Some(first) = argv.first_mut()
-                && let Some(n) = unwrap::program_name(first)
-                && let Word::Lit { value, .. } = first
-            {
-                *value = n;
-            }
-            let is_shell_reading_script = argv
-                .first()
-                .and_then(Word::as_lit)
-                .is_some_and(|p| SHELLS.contains(&p))
-                && argv.len() == 1
-                && matches!(stdin, Stdin::Inline { text: Some(_) });
-            self.facts.commands.push(SimpleCommand {
-                span: span.clone(),
-                text: text.clone(),
-                argv,
-                wrappers: unwrapped.wrappers.clone(),
-                env: env.clone(),
-                cwd: cwd.clone(),
-                stdin: stdin.clone(),
-                origin: if unwrapped.via_xargs {
-                    Origin::Xargs
-                } else {
-                    self.origin
-                },
-                name_disguised,
-                stdin_script_analyzed: is_shell_reading_script,
-                is_script_function: is_function,
-                order: Order {
-                    anytime: self.anytime > 0 || unwrapped.wrappers.iter().any(|w| w == "coproc"),
-                    ..self.order(self.facts.commands.len())
-                },
-            });
-            let index = self.facts.commands.len() - 1;
-            self.node_command.insert(node.id(), index);
-            if is_shell_reading_script && let Stdin::Inline { text: Some(script) } = &stdin {
-                let script = script.clone();
-                self.nested(node, &script, Vec::new(), Origin::ShellString, cwd.clone());
-            }
-            Some(index)
-        };
-        for problem in &unwrapped.problems {
-            self.opaque(node, index, problem.clone());
-        }
-        // `env BASH_ENV=x bash -c '…'`: the shell is replaced by its script, but the settings it
-        // starts with stay: a startup file it sources, a preload, an interpreter path. They are
-        // judged here, since no command is left to carry them.
-        if unwrapped.replaced {
-            for (name, value) in &env {
-                if !crate::approval::programs::benign_env_setting(name, value) {
-                    let why = crate::approval::envvars::loads_code(name)
-                        .unwrap_or("which can make it (or what it starts) load and run other code");
-                    self.opaque(
-                        node,
-                        index,
-                        format!("the shell runs with `{name}` set: {why}"),
-                    );
-                }
+    /// `env BASH_ENV=x bash -c '…'`: the shell is replaced by its script, but the settings it
+    /// starts with stay: a startup file it sources, a preload, an interpreter path. They are
+    /// judged here, since no command is left to carry them.
+    fn replaced_shell_settings(
+        &mut self,
+        node: Node,
+        index: Option<usize>,
+        env: &[(String, Word)],
+    ) {
+        for (name, value) in env {
+            if !crate::approval::programs::benign_env_setting(name, value) {
+                let why = crate::approval::envvars::loads_code(name)
+                    .unwrap_or("which can make it (or what it starts) load and run other code");
+                self.opaque(
+                    node,
+                    index,
+                    format!("the shell runs with `{name}` set: {why}"),
+                );
             }
         }
+    }
+
+    /// The files a wrapper itself reads or writes (`xargs -a FILE`, `time -o FILE`),
+    /// recorded as redirects of the command.
+    fn wrapper_files(
+        &mut self,
+        node: Node,
+        index: Option<usize>,
+        after: usize,
+        cwd: &Cwd,
+        unwrapped: &unwrap::Unwrapped,
+    ) {
         let wrapper_files = unwrapped
             .writes
             .iter()
@@ -209,7 +315,6 @@ impl Walker<'_, '_> {
                     .iter()
                     .map(|f| (f, crate::approval::shell::RedirectOp::Read)),
             );
-        let after = index.unwrap_or(self.facts.commands.len());
         for (file, op) in wrapper_files {
             let span = self.span(node);
             let order = self.order(after);
@@ -222,6 +327,11 @@ impl Walker<'_, '_> {
                 order,
             });
         }
+    }
+
+    /// What the command runs inside itself: shell strings (`bash -c`, `trap`) and `find -exec`.
+    fn wrapped_commands(&mut self, node: Node, site: &Site, unwrapped: &unwrap::Unwrapped) {
+        let cwd = &site.cwd;
         // A trap handler runs at exit or on a signal, after anything written later.
         let is_trap = unwrapped.argv.first().and_then(Word::as_lit) == Some("trap");
         for inner in &unwrapped.inner {
@@ -236,81 +346,82 @@ impl Walker<'_, '_> {
                         self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
                     }
                 }
-                Inner::FindExec(inner_argv) => {
-                    let u = unwrap::unwrap(inner_argv.clone());
-                    for problem in &u.problems {
-                        self.opaque(node, None, problem.clone());
-                    }
-                    for nested in &u.inner {
-                        if let Inner::Script { text, positional } = nested {
-                            let (text, positional) = (text.clone(), positional.clone());
-                            self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
-                        }
-                    }
-                    if !u.replaced {
-                        self.facts.commands.push(SimpleCommand {
-                            span: span.clone(),
-                            text: text.clone(),
-                            argv: u.argv,
-                            wrappers: [vec!["find".to_string()], u.wrappers].concat(),
-                            env: u.env,
-                            cwd: cwd.clone(),
-                            stdin: Stdin::Inherited,
-                            origin: Origin::FindExec,
-                            name_disguised: false,
-                            stdin_script_analyzed: false,
-                            is_script_function: false,
-                            order: Order {
-                                repeats: true,
-                                ..self.order(self.facts.commands.len())
-                            },
-                        });
-                    }
-                }
+                Inner::FindExec(inner_argv) => self.find_exec(node, site, inner_argv),
             }
         }
-        for r in redirect_nodes {
-            self.redirect(r, index, after);
+    }
+
+    /// `find -exec CMD {} ;`: the command runs once per file found, with the settings its own
+    /// wrappers give it.
+    fn find_exec(&mut self, node: Node, site: &Site, inner_argv: &[Word]) {
+        let cwd = &site.cwd;
+        let u = unwrap::unwrap(inner_argv.to_vec());
+        for problem in &u.problems {
+            self.opaque(node, None, problem.clone());
         }
-        // Directory changes and `read` targets affect what follows.
-        if let Some(index) = index {
-            let argv = self.facts.commands[index].argv.clone();
-            match argv.first().and_then(Word::as_lit) {
-                Some(program @ ("cd" | "pushd")) => {
-                    let target = argv[1..]
-                        .iter()
-                        .find(|w| !w.as_lit().is_some_and(|s| s.starts_with('-') && s != "-"));
-                    // `pushd` alone swaps, `pushd +N` / `-N` rotates the stack: airlock does not
-                    // keep a directory stack, so where it lands is unknown.
-                    let rotates = program == "pushd"
-                        && target.and_then(Word::as_lit).is_none_or(|t| {
-                            (t.starts_with('+') || t.starts_with('-'))
-                                && t[1..].chars().all(|c| c.is_ascii_digit())
-                        });
-                    self.cwd = match target.and_then(Word::as_lit) {
-                        _ if rotates => Cwd::Unknown,
-                        Some("-") => Cwd::Unknown,
-                        _ => self.cd_target(target),
-                    };
-                }
-                Some("popd") => self.cwd = Cwd::Unknown,
-                Some(
-                    builtin @ ("read" | "mapfile" | "readarray" | "getopts" | "printf" | "let"),
-                ) => {
-                    let targets = assigned_by_builtin(builtin, &argv[1..]);
-                    let span = self.span(node);
-                    for name in targets {
-                        self.locals.insert(name.clone());
-                        self.vars.assign(&name, None);
-                        self.facts.assignments.push(ShellAssignment {
-                            name,
-                            span: span.clone(),
-                            exported: false,
-                        });
-                    }
-                }
-                _ => {}
+        for nested in &u.inner {
+            if let Inner::Script { text, positional } = nested {
+                let (text, positional) = (text.clone(), positional.clone());
+                self.nested(node, &text, positional, Origin::ShellString, cwd.clone());
             }
+        }
+        if !u.replaced {
+            self.facts.commands.push(SimpleCommand {
+                span: site.span.clone(),
+                text: site.text.clone(),
+                argv: u.argv,
+                wrappers: [vec!["find".to_string()], u.wrappers].concat(),
+                env: u.env,
+                cwd: cwd.clone(),
+                stdin: Stdin::Inherited,
+                origin: Origin::FindExec,
+                name_disguised: false,
+                stdin_script_analyzed: false,
+                is_script_function: false,
+                order: Order {
+                    repeats: true,
+                    ..self.order(self.facts.commands.len())
+                },
+            });
+        }
+    }
+
+    /// Directory changes and `read` targets affect what follows.
+    fn changes_for_what_follows(&mut self, node: Node, index: usize) {
+        let argv = self.facts.commands[index].argv.clone();
+        match argv.first().and_then(Word::as_lit) {
+            Some(program @ ("cd" | "pushd")) => {
+                let target = argv[1..]
+                    .iter()
+                    .find(|w| !w.as_lit().is_some_and(|s| s.starts_with('-') && s != "-"));
+                // `pushd` alone swaps, `pushd +N` / `-N` rotates the stack: airlock does not
+                // keep a directory stack, so where it lands is unknown.
+                let rotates = program == "pushd"
+                    && target.and_then(Word::as_lit).is_none_or(|t| {
+                        (t.starts_with('+') || t.starts_with('-'))
+                            && t[1..].chars().all(|c| c.is_ascii_digit())
+                    });
+                self.cwd = match target.and_then(Word::as_lit) {
+                    _ if rotates => Cwd::Unknown,
+                    Some("-") => Cwd::Unknown,
+                    _ => self.cd_target(target),
+                };
+            }
+            Some("popd") => self.cwd = Cwd::Unknown,
+            Some(builtin @ ("read" | "mapfile" | "readarray" | "getopts" | "printf" | "let")) => {
+                let targets = assigned_by_builtin(builtin, &argv[1..]);
+                let span = self.span(node);
+                for name in targets {
+                    self.locals.insert(name.clone());
+                    self.vars.assign(&name, None);
+                    self.facts.assignments.push(ShellAssignment {
+                        name,
+                        span: span.clone(),
+                        exported: false,
+                    });
+                }
+            }
+            _ => {}
         }
     }
 

@@ -1,0 +1,96 @@
+//! Expanding a glob in a shell word against the real filesystem, as bash would, with bounds on
+//! how much it may look at: past them the word is unknown, which asks.
+
+use std::path::{Path, PathBuf};
+
+use crate::approval::paths::PathContext;
+use crate::approval::rules::glob_match;
+
+/// Most names a glob may expand to before airlock gives up and treats it as unknown.
+const MAX_GLOB_MATCHES: usize = 4096;
+
+/// Most directory entries one glob may look at; a glob over a huge tree is treated as unknown.
+const MAX_GLOB_SCAN: usize = 10_000;
+
+/// Expands a glob the way bash would, against the filesystem. A component that starts with `.`
+/// may match `..` in bash, so it also yields `.` and `..`. No match leaves the word as it is.
+pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Vec<String>> {
+    let (mut prefix, rest) = if let Some(rest) = pattern.strip_prefix("~/") {
+        (format!("{}/", ctx.home.display()), rest)
+    } else if let Some(rest) = pattern.strip_prefix('/') {
+        ("/".to_string(), rest)
+    } else {
+        (String::new(), pattern)
+    };
+    if pattern.starts_with('~') && !pattern.starts_with("~/") {
+        return Some(vec![pattern.to_string()]);
+    }
+    if prefix.ends_with("//") {
+        prefix.pop();
+    }
+    let mut candidates = vec![prefix];
+    let mut scanned = 0usize;
+    for component in rest.split('/') {
+        if component.is_empty() {
+            continue;
+        }
+        let has_glob = component.contains(['*', '?', '[']);
+        let mut next = Vec::new();
+        for candidate in &candidates {
+            if !has_glob {
+                next.push(format!("{candidate}{component}/"));
+                continue;
+            }
+            let dir: PathBuf = if candidate.is_empty() {
+                base.to_path_buf()
+            } else if candidate.starts_with('/') {
+                PathBuf::from(candidate)
+            } else {
+                base.join(candidate)
+            };
+            if component.starts_with('.') {
+                for special in [".", ".."] {
+                    if glob_match(component, special, true) {
+                        next.push(format!("{candidate}{special}/"));
+                    }
+                }
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                scanned += 1;
+                if scanned > MAX_GLOB_SCAN {
+                    return None;
+                }
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && !component.starts_with('.') {
+                    continue;
+                }
+                if glob_match(component, &name, true) {
+                    next.push(format!("{candidate}{name}/"));
+                    if next.len() > MAX_GLOB_MATCHES {
+                        return None;
+                    }
+                }
+            }
+        }
+        candidates = next;
+    }
+    let matched: Vec<String> = candidates
+        .into_iter()
+        .map(|c| {
+            let trimmed = c.trim_end_matches('/');
+            if trimmed.is_empty() {
+                "/".to_string()
+            } else {
+                trimmed.to_string()
+            }
+        })
+        .collect();
+    if matched.is_empty() {
+        Some(vec![pattern.to_string()])
+    } else {
+        Some(matched)
+    }
+}

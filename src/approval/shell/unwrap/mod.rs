@@ -1,0 +1,411 @@
+//! Taking wrappers off a simple command: `sudo`, `env`, `command`, `builtin`, `exec`, `nice`,
+//! `timeout`, `nohup`, `stdbuf`, `time`, `ionice`, `setsid`, `xargs`, and pulling the commands out
+//! of `find -exec` and `bash -c`. What a wrapper runs is what gets judged.
+
+mod env;
+mod runners;
+
+use super::words::Word;
+
+/// A command found inside another one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inner {
+    /// A shell string to parse (`bash -c STRING [ARG0 ARGS...]`, `eval WORDS`, `trap STRING`),
+    /// with the positional parameters it gets (`$0`, `$1`, ...).
+    Script { text: String, positional: Vec<Word> },
+    /// An argv run by `find -exec`.
+    FindExec(Vec<Word>),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unwrapped {
+    pub wrappers: Vec<String>,
+    pub env: Vec<(String, Word)>,
+    pub argv: Vec<Word>,
+    pub inner: Vec<Inner>,
+    /// The outer command is fully replaced by `inner` (a `bash -c` with a literal string).
+    pub replaced: bool,
+    pub via_xargs: bool,
+    /// `env -C DIR` / `--chdir`: the command runs somewhere else.
+    pub chdir: Option<Word>,
+    /// Files a wrapper itself writes (`time -o FILE`).
+    pub writes: Vec<Word>,
+    /// Files a wrapper itself reads (`xargs -a FILE`).
+    pub reads: Vec<Word>,
+    pub problems: Vec<String>,
+}
+
+pub const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"];
+
+/// Directories whose programs airlock knows by their base name (`/usr/bin/rm` is `rm`).
+const STANDARD_BIN_DIRS: &[&str] = &[
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+];
+
+/// The name a word calls, with standard bin directories taken off.
+pub fn program_name(word: &Word) -> Option<String> {
+    let Word::Lit { value, glob, .. } = word else {
+        return None;
+    };
+    if *glob {
+        return None;
+    }
+    if let Some((dir, base)) = value.rsplit_once('/') {
+        let dir = if dir.is_empty() { "/" } else { dir };
+        let dir = dir.trim_end_matches('/');
+        if STANDARD_BIN_DIRS.contains(&dir) && !base.is_empty() {
+            return Some(base.to_string());
+        }
+    }
+    Some(value.clone())
+}
+
+fn lit(word: &Word) -> Option<&str> {
+    word.as_lit()
+}
+
+/// Skips options of a wrapper. `with_value` lists the options that take a separate value.
+/// Returns the index of the first word that is not an option of the wrapper.
+fn skip_options(argv: &[Word], mut i: usize, with_value: &[&str], stop_at_number: bool) -> usize {
+    while i < argv.len() {
+        let Some(w) = lit(&argv[i]) else { return i };
+        if w == "--" {
+            return i + 1;
+        }
+        if !w.starts_with('-') || w == "-" {
+            return i;
+        }
+        if stop_at_number && w[1..].chars().all(|c| c.is_ascii_digit()) && w.len() > 1 {
+            // `nice -5 cmd`
+            i += 1;
+            continue;
+        }
+        let takes_value = with_value.contains(&w);
+        i += if takes_value { 2 } else { 1 };
+    }
+    i
+}
+
+pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
+    let mut out = Unwrapped {
+        argv,
+        ..Unwrapped::default()
+    };
+    for _ in 0..16 {
+        let Some(name) = out.argv.first().and_then(program_name) else {
+            return out;
+        };
+        let Some(rest_from) = take_off(&name, &mut out) else {
+            return out;
+        };
+        if rest_from >= out.argv.len() {
+            // The wrapper runs nothing else: it is the command itself (`env`, `sudo -v`, `exec >f`).
+            return out;
+        }
+        out.wrappers.push(name);
+        out.argv.drain(..rest_from);
+    }
+    out.problems
+        .push("more than 16 nested wrappers; airlock stopped unwrapping".into());
+    out
+}
+
+/// Takes the wrapper `name` off `out`: where the command it wraps starts, or `None` when
+/// unwrapping ends here (not a wrapper, or one whose inner commands are now in `out.inner`).
+fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
+    Some(match name {
+        "sudo" | "doas" => sudo(name, out),
+        "env" => {
+            let i = env::options(out);
+            env::settings(out, i)
+        }
+        "command" => command(out)?,
+        "builtin" | "nohup" | "setsid" | "coproc" => skip_options(&out.argv, 1, &[], false),
+        "time" => time(out),
+        "watch" => {
+            watch(out);
+            return None;
+        }
+        // The grammar reads `! { cmd; }` and `time { cmd; }` as a command named `{`.
+        "{" => 1,
+        "exec" => skip_options(&out.argv, 1, &["-a"], false),
+        "nice" => skip_options(&out.argv, 1, &["-n", "--adjustment"], true),
+        "ionice" => skip_options(&out.argv, 1, &["-c", "-n", "--class", "--classdata"], false),
+        "stdbuf" => skip_options(&out.argv, 1, &["-i", "-o", "-e"], false),
+        "timeout" => timeout(out),
+        "xargs" => {
+            *out = runners::xargs(std::mem::take(out));
+            return None;
+        }
+        "find" => {
+            runners::find_exec(out);
+            return None;
+        }
+        "eval" => {
+            eval(out);
+            return None;
+        }
+        "trap" => {
+            trap(out);
+            return None;
+        }
+        shell if SHELLS.contains(&shell) => {
+            runners::shell_c(out);
+            return None;
+        }
+        _ => return None,
+    })
+}
+
+/// `sudo` / `doas`: its options; a login or root shell with no command reads what airlock
+/// cannot see.
+fn sudo(name: &str, out: &mut Unwrapped) -> usize {
+    let i = skip_options(
+        &out.argv,
+        1,
+        &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-R",
+            "-t",
+            "-T",
+            "-U",
+            "--user",
+            "--group",
+            "--chdir",
+            "--chroot",
+            "--prompt",
+            "--host",
+            "--role",
+            "--type",
+            "--close-from",
+            "--other-user",
+            "--command-timeout",
+        ],
+        false,
+    );
+    let shell_flag = out.argv[1..i.min(out.argv.len())]
+        .iter()
+        .filter_map(lit)
+        .any(|w| matches!(w, "-s" | "-i" | "--shell" | "--login"));
+    if shell_flag && i >= out.argv.len() {
+        out.problems.push(format!(
+            "`{name}` opens a root shell reading commands airlock cannot see"
+        ));
+    }
+    i
+}
+
+/// `command -v` / `-V` only looks a name up: nothing is wrapped (`None`).
+fn command(out: &mut Unwrapped) -> Option<usize> {
+    let flags: Vec<&str> = out.argv[1..]
+        .iter()
+        .map_while(|w| lit(w).filter(|s| s.starts_with('-')))
+        .collect();
+    if flags.iter().any(|f| f.contains('v') || f.contains('V')) {
+        return None;
+    }
+    Some(skip_options(&out.argv, 1, &[], false))
+}
+
+/// GNU `time`, whose `-o FILE` is a file it writes.
+fn time(out: &mut Unwrapped) -> usize {
+    // GNU time: `-f FORMAT`, `-o FILE` (which it writes), `--format=`, `--output=`.
+    let i = skip_options(&out.argv, 1, &["-f", "-o", "--format", "--output"], false);
+    let mut j = 1;
+    while j < i.min(out.argv.len()) {
+        match out.argv[j].as_lit() {
+            Some("-o" | "--output") => {
+                if let Some(file) = out.argv.get(j + 1) {
+                    out.writes.push(file.clone());
+                }
+                j += 2;
+            }
+            Some(w) if w.starts_with("--o") && w.contains('=') => {
+                let value = w.split_once('=').map(|(_, v)| v).unwrap_or("");
+                out.writes.push(Word::lit(value));
+                j += 1;
+            }
+            Some(w) if w.starts_with("-o") && w.len() > 2 => {
+                out.writes.push(Word::lit(&w[2..]));
+                j += 1;
+            }
+            _ => j += 1,
+        }
+    }
+    i
+}
+
+/// `watch CMD...`: the words joined are a shell string it runs again and again.
+fn watch(out: &mut Unwrapped) {
+    // `watch` joins its arguments and runs them with `sh -c`.
+    let i = skip_options(
+        &out.argv,
+        1,
+        &["-n", "--interval", "-q", "--equexit"],
+        false,
+    );
+    let words: Option<Vec<&str>> = out.argv[i.min(out.argv.len())..].iter().map(lit).collect();
+    match words {
+        Some(words) if !words.is_empty() => {
+            out.inner.push(Inner::Script {
+                text: words.join(" "),
+                positional: Vec::new(),
+            });
+            out.replaced = true;
+        }
+        _ => out
+            .problems
+            .push("`watch` runs a command built at run time".into()),
+    }
+}
+
+fn timeout(out: &Unwrapped) -> usize {
+    let i = skip_options(
+        &out.argv,
+        1,
+        &["-s", "-k", "--signal", "--kill-after"],
+        false,
+    );
+    i + 1 // the duration
+}
+
+/// `eval WORDS`: the words joined are a shell string.
+fn eval(out: &mut Unwrapped) {
+    let words: Option<Vec<&str>> = out.argv[1..].iter().map(lit).collect();
+    match words {
+        Some(words) if !words.is_empty() => out.inner.push(Inner::Script {
+            text: words.join(" "),
+            positional: Vec::new(),
+        }),
+        Some(_) => {}
+        None => out
+            .problems
+            .push("`eval` runs a string built at run time".into()),
+    }
+}
+
+/// `trap ACTION SIGNALS`: the action is a shell string that runs later.
+fn trap(out: &mut Unwrapped) {
+    let first = skip_options(&out.argv, 1, &[], false);
+    if let Some(action) = out.argv.get(first).and_then(lit) {
+        if !action.starts_with('-') || first > 1 {
+            out.inner.push(Inner::Script {
+                text: action.to_string(),
+                positional: Vec::new(),
+            });
+        }
+    } else if out.argv.len() > first {
+        out.problems
+            .push("`trap` installs a handler built at run time".into());
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<Word> {
+        s.split_whitespace().map(Word::lit).collect()
+    }
+
+    fn names(u: &Unwrapped) -> Vec<&str> {
+        u.argv.iter().map(Word::display).collect()
+    }
+
+    #[test]
+    fn nested_wrappers_come_off_down_to_the_real_program() {
+        let u = unwrap(argv(
+            "sudo -u root env -i FOO=1 timeout -s KILL 5 nice -n 10 nohup rm -rf /",
+        ));
+        assert_eq!(names(&u), vec!["rm", "-rf", "/"]);
+        assert_eq!(u.wrappers, vec!["sudo", "env", "timeout", "nice", "nohup"]);
+        assert_eq!(u.env[0].0, "FOO");
+    }
+
+    #[test]
+    fn a_wrapper_with_nothing_to_run_is_the_command_itself() {
+        assert_eq!(names(&unwrap(argv("env"))), vec!["env"]);
+        assert_eq!(
+            names(&unwrap(argv("command -v rm"))),
+            vec!["command", "-v", "rm"]
+        );
+    }
+
+    #[test]
+    fn xargs_hands_its_input_to_the_inner_command() {
+        let u = unwrap(argv("xargs -0 -n 1 rm -f"));
+        assert_eq!(u.argv[0].display(), "rm");
+        assert!(u.argv.last().is_some_and(Word::is_dynamic));
+        let u = unwrap(argv("xargs -I % cp % /etc/"));
+        assert!(u.argv[1].is_dynamic());
+        assert_eq!(u.argv[2].display(), "/etc/");
+    }
+
+    #[test]
+    fn a_wrapper_under_xargs_keeps_its_files_and_directory() {
+        let u = unwrap(argv(
+            "xargs time -o out.txt env -C /etc xargs -a list rm -f passwd",
+        ));
+        assert_eq!(u.argv[0].display(), "rm");
+        assert_eq!(u.writes, vec![Word::lit("out.txt")]);
+        assert_eq!(u.reads, vec![Word::lit("list")]);
+        assert_eq!(u.chdir, Some(Word::lit("/etc")));
+    }
+
+    #[test]
+    fn a_relative_directory_change_after_another_is_taken_from_there() {
+        let u = unwrap(argv("env -C /etc env -C sub rm -f passwd"));
+        assert_eq!(u.chdir, Some(Word::lit("/etc/sub")));
+        let u = unwrap(argv("env -C /etc env -C /var rm -f x"));
+        assert_eq!(u.chdir, Some(Word::lit("/var")));
+    }
+
+    #[test]
+    fn find_exec_is_pulled_out_with_the_search_roots_in_place_of_braces() {
+        let u = unwrap(argv("find /etc -name x -exec rm {} ;"));
+        assert_eq!(names(&u), vec!["find", "/etc", "-name", "x"]);
+        assert_eq!(
+            u.inner,
+            vec![Inner::FindExec(vec![Word::lit("rm"), Word::lit("/etc")])]
+        );
+    }
+
+    #[test]
+    fn a_shell_with_dash_c_is_replaced_by_its_string() {
+        let u = unwrap(vec![
+            Word::lit("bash"),
+            Word::lit("-lc"),
+            Word::lit("rm -rf ~"),
+        ]);
+        assert!(u.replaced);
+        assert_eq!(
+            u.inner,
+            vec![Inner::Script {
+                text: "rm -rf ~".into(),
+                positional: vec![]
+            }]
+        );
+        assert_eq!(
+            program_name(&Word::lit("/usr/bin/env")).as_deref(),
+            Some("env")
+        );
+        assert_eq!(program_name(&Word::lit("./env")).as_deref(), Some("./env"));
+    }
+}
