@@ -19,8 +19,9 @@ use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use super::output::BoundedOutput;
 use super::output::Stream;
-use super::runlog::{LogLimits, RunLog};
+use super::runlog::{LogLimits, LogSummary, RunLog};
 use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
 
 /// Environment variables never handed to the commands an agent runs, whatever the config says:
@@ -81,7 +82,54 @@ fn kill_group(pgid: Option<u32>) {
     }
 }
 
+/// Runs the command to its end (or its timeout, or cancellation): output streamed to the sink
+/// and the log as it comes, the model's result made from what was kept.
 pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
+    let mut child = command(&spec)
+        .spawn()
+        .map_err(|e| ToolError::Io(format!("cannot start bash: {e}")))?;
+    let pgid = child.id();
+    let log = match open_log(spec.log.as_deref(), spec.log_limits) {
+        Ok(log) => log,
+        Err(e) => {
+            kill_group(pgid);
+            return Err(e);
+        }
+    };
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        kill_group(pgid);
+        return Err(ToolError::Io(
+            "bash started without its output pipes".into(),
+        ));
+    };
+    let mut reader = Reader {
+        sink: &spec.sink,
+        log,
+        output: Batched::new(),
+        carry: [Vec::new(), Vec::new()],
+    };
+    let (exit, status) = reader
+        .read_until_done(&mut child, pgid, (stdout, stderr), &spec)
+        .await;
+    let (output, logged) = reader.finish();
+    let code = exit.and_then(|s| s.code());
+    let status = if status == ToolStatus::Ok && code != Some(0) {
+        ToolStatus::Failed
+    } else {
+        status
+    };
+    Ok(ToolOutcome {
+        status,
+        exit_code: code,
+        content: result_text(&spec, status, code, &output, logged),
+        lines: output.total_lines(),
+        log: spec.log.clone(),
+    })
+}
+
+/// `bash -c` with the command, in the workspace, in its own process group, with the hidden
+/// variables removed: through the sandbox's launcher when the run is sandboxed.
+fn command(spec: &BashRun) -> tokio::process::Command {
     let mut command = match &spec.sandbox {
         Some(sandboxed) => {
             let mut command = tokio::process::Command::new(&sandboxed.launcher);
@@ -114,124 +162,151 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     for name in &spec.hidden_env {
         command.env_remove(name);
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| ToolError::Io(format!("cannot start bash: {e}")))?;
-    let pgid = child.id();
-    let mut log = match &spec.log {
-        Some(path) => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", dir.display())))?;
-            }
-            let file = std::fs::File::create(path)
-                .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
-            Some(RunLog::new(file, spec.log_limits))
-        }
-        None => None,
+    command
+}
+
+fn open_log(
+    path: Option<&std::path::Path>,
+    limits: LogLimits,
+) -> Result<Option<RunLog>, ToolError> {
+    let Some(path) = path else {
+        return Ok(None);
     };
-    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        kill_group(pgid);
-        return Err(ToolError::Io(
-            "bash started without its output pipes".into(),
-        ));
-    };
-    widen(&stdout);
-    widen(&stderr);
-    let mut output = Batched::new();
-    let mut out_buf = Buffer::take(BATCH_BYTES);
-    let mut err_buf = Buffer::take(ERR_BATCH_BYTES);
-    let (mut out_open, mut err_open) = (true, true);
-    let deadline = tokio::time::sleep(spec.timeout);
-    tokio::pin!(deadline);
-    let mut exit: Option<std::process::ExitStatus> = None;
-    let grace = tokio::time::sleep(Duration::MAX);
-    tokio::pin!(grace);
-    let mut status = ToolStatus::Ok;
-    // Live output goes out in whole UTF-8 characters: a character split across two reads waits.
-    let mut carry: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-    // The live view and the result's window get the same thinned pieces (one scan of the bytes).
-    let sink = &spec.sink;
-    let mut record = |stream: Stream, bytes: &[u8], output: &mut Batched| {
-        if let Some(log) = log.as_mut() {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let file = std::fs::File::create(path)
+        .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
+    Ok(Some(RunLog::new(file, limits)))
+}
+
+/// Where a run's output goes as it is read: the log (every byte, within its cap), the sink (the
+/// live view, in whole UTF-8 characters, thinned) and the model's window (the sink's pieces).
+struct Reader<'a> {
+    sink: &'a OutputSink,
+    log: Option<RunLog>,
+    output: Batched,
+    /// Per stream, the bytes of a character split across two reads, waiting for the rest.
+    carry: [Vec<u8>; 2],
+}
+
+impl Reader<'_> {
+    fn record(&mut self, stream: Stream, bytes: &[u8]) {
+        if let Some(log) = self.log.as_mut() {
             log.write(bytes);
         }
-        let pending = &mut carry[usize::from(stream == Stream::Stderr)];
+        let pending = &mut self.carry[usize::from(stream == Stream::Stderr)];
         if pending.is_empty() {
             // The usual case: nothing carried over, so the read goes out as it is (no copy).
             let ready = utf8_ready(bytes);
-            for piece in sink.send(stream, &bytes[..ready]) {
-                output.push(stream, piece);
+            for piece in self.sink.send(stream, &bytes[..ready]) {
+                self.output.push(stream, piece);
             }
             pending.extend_from_slice(&bytes[ready..]);
             return;
         }
         pending.extend_from_slice(bytes);
         let ready = utf8_ready(pending);
-        for piece in sink.send(stream, &pending[..ready]) {
-            output.push(stream, piece);
+        for piece in self.sink.send(stream, &pending[..ready]) {
+            self.output.push(stream, piece);
         }
         pending.drain(..ready);
-    };
-    let mut busy_since = std::time::Instant::now();
-    while out_open || err_open || exit.is_none() {
-        tokio::select! {
-            n = stdout.read(&mut out_buf), if out_open => match n {
-                Ok(0) | Err(_) => out_open = false,
-                Ok(n) => {
-                    let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
-                    record(Stream::Stdout, &out_buf[..filled], &mut output);
-                    out_open = !ended;
-                    yield_if_busy(&mut busy_since, filled == out_buf.len()).await;
+    }
+
+    /// Reads both pipes until the shell has exited and its pipes are closed (or the drain grace
+    /// after its exit ran out, or the timeout, or cancellation). Returns how it exited, if it
+    /// did, and the status so far.
+    async fn read_until_done(
+        &mut self,
+        child: &mut tokio::process::Child,
+        pgid: Option<u32>,
+        (mut stdout, mut stderr): (tokio::process::ChildStdout, tokio::process::ChildStderr),
+        spec: &BashRun,
+    ) -> (Option<std::process::ExitStatus>, ToolStatus) {
+        widen(&stdout);
+        widen(&stderr);
+        let mut out_buf = Buffer::take(BATCH_BYTES);
+        let mut err_buf = Buffer::take(ERR_BATCH_BYTES);
+        let (mut out_open, mut err_open) = (true, true);
+        let deadline = tokio::time::sleep(spec.timeout);
+        tokio::pin!(deadline);
+        let mut exit: Option<std::process::ExitStatus> = None;
+        let grace = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(grace);
+        let mut status = ToolStatus::Ok;
+        let mut busy_since = std::time::Instant::now();
+        while out_open || err_open || exit.is_none() {
+            tokio::select! {
+                n = stdout.read(&mut out_buf), if out_open => match n {
+                    Ok(0) | Err(_) => out_open = false,
+                    Ok(n) => {
+                        let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
+                        self.record(Stream::Stdout, &out_buf[..filled]);
+                        out_open = !ended;
+                        yield_if_busy(&mut busy_since, filled == out_buf.len()).await;
+                    }
+                },
+                n = stderr.read(&mut err_buf), if err_open => match n {
+                    Ok(0) | Err(_) => err_open = false,
+                    Ok(n) => {
+                        let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
+                        self.record(Stream::Stderr, &err_buf[..filled]);
+                        err_open = !ended;
+                        yield_if_busy(&mut busy_since, filled == err_buf.len()).await;
+                    }
+                },
+                status_now = child.wait(), if exit.is_none() => {
+                    exit = status_now.ok();
+                    if exit.is_none() {
+                        break;
+                    }
+                    grace.as_mut().reset(tokio::time::Instant::now() + DRAIN_GRACE);
                 }
-            },
-            n = stderr.read(&mut err_buf), if err_open => match n {
-                Ok(0) | Err(_) => err_open = false,
-                Ok(n) => {
-                    let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
-                    record(Stream::Stderr, &err_buf[..filled], &mut output);
-                    err_open = !ended;
-                    yield_if_busy(&mut busy_since, filled == err_buf.len()).await;
-                }
-            },
-            status_now = child.wait(), if exit.is_none() => {
-                exit = status_now.ok();
-                if exit.is_none() {
+                _ = &mut grace, if exit.is_some() => {
+                    // The shell is done; whatever it left running in the background goes with it.
+                    kill_group(pgid);
                     break;
                 }
-                grace.as_mut().reset(tokio::time::Instant::now() + DRAIN_GRACE);
-            }
-            _ = &mut grace, if exit.is_some() => {
-                // The shell is done; whatever it left running in the background goes with it.
-                kill_group(pgid);
-                break;
-            }
-            _ = &mut deadline => {
-                status = ToolStatus::TimedOut;
-                kill_group(pgid);
-                break;
-            }
-            _ = spec.cancel.cancelled() => {
-                status = ToolStatus::Cancelled;
-                kill_group(pgid);
-                break;
+                _ = &mut deadline => {
+                    status = ToolStatus::TimedOut;
+                    kill_group(pgid);
+                    break;
+                }
+                _ = spec.cancel.cancelled() => {
+                    status = ToolStatus::Cancelled;
+                    kill_group(pgid);
+                    break;
+                }
             }
         }
-    }
-    if exit.is_none() {
-        exit = child.wait().await.ok();
-    }
-    for (stream, pending) in [(Stream::Stdout, &carry[0]), (Stream::Stderr, &carry[1])] {
-        for piece in spec.sink.send(stream, pending) {
-            output.push(stream, piece);
+        if exit.is_none() {
+            exit = child.wait().await.ok();
         }
+        (exit, status)
     }
-    let output = output.finish();
-    let logged = log.map(RunLog::finish);
-    let code = exit.and_then(|s| s.code());
-    if status == ToolStatus::Ok && code != Some(0) {
-        status = ToolStatus::Failed;
+
+    /// What was still carried goes out as it is; the window and the log are closed.
+    fn finish(mut self) -> (BoundedOutput, Option<LogSummary>) {
+        for (stream, i) in [(Stream::Stdout, 0), (Stream::Stderr, 1)] {
+            let pending = std::mem::take(&mut self.carry[i]);
+            for piece in self.sink.send(stream, &pending) {
+                self.output.push(stream, piece);
+            }
+        }
+        (self.output.finish(), self.log.map(RunLog::finish))
     }
+}
+
+/// The model's result: how the command ended, the kept output, what the sandbox refused, and
+/// where the full output is (or why it is not all there).
+fn result_text(
+    spec: &BashRun,
+    status: ToolStatus,
+    code: Option<i32>,
+    output: &BoundedOutput,
+    logged: Option<LogSummary>,
+) -> String {
     let headline = match status {
         ToolStatus::Ok => "exit code 0".to_string(),
         ToolStatus::Failed => match code {
@@ -274,13 +349,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
             content.push_str(&format!("(full output: {})\n", path.display()));
         }
     }
-    Ok(ToolOutcome {
-        status,
-        exit_code: code,
-        content,
-        lines: output.total_lines(),
-        log: spec.log.clone(),
-    })
+    content
 }
 
 #[cfg(test)]
