@@ -284,3 +284,19 @@ fn a_second_env_with_a_relative_directory_still_runs_where_the_first_went() {
         ],
     );
 }
+
+#[test]
+fn sudo_with_a_directory_is_judged_where_it_runs() {
+    check_table(
+        &world(),
+        Ruling::Deny,
+        &[
+            "sudo -D /etc rm -f passwd",
+            "sudo --chdir /etc rm -f passwd",
+            "sudo --chdir=/etc rm -f passwd",
+            "sudo -D/etc rm -f passwd",
+            "sudo -u root -D ~/.ssh cat id_rsa",
+            "sudo -D /etc env -C . rm -f passwd",
+        ],
+    );
+}

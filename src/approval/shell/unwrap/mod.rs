@@ -164,6 +164,27 @@ fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
 
 /// `sudo` / `doas`: its options; a login or root shell with no command reads what airlock
 /// cannot see.
+/// `sudo -D DIR` / `--chdir DIR` / `--chdir=DIR` / `-DDIR` among sudo's options (before `end`):
+/// the command runs there, as with `env -C`.
+fn sudo_chdir(out: &mut Unwrapped, end: usize) {
+    let mut i = 1;
+    while i < end {
+        let dir = match lit(&out.argv[i]) {
+            Some("-D" | "--chdir") => {
+                i += 1;
+                Some(out.argv.get(i).cloned())
+            }
+            Some(w) if w.starts_with("--chdir=") => Some(Some(Word::lit(&w["--chdir=".len()..]))),
+            Some(w) if w.starts_with("-D") && w.len() > 2 => Some(Some(Word::lit(&w[2..]))),
+            _ => None,
+        };
+        if let Some(dir) = dir {
+            env::change_dir(out, dir);
+        }
+        i += 1;
+    }
+}
+
 fn sudo(name: &str, out: &mut Unwrapped) -> usize {
     let i = skip_options(
         &out.argv,
@@ -194,6 +215,7 @@ fn sudo(name: &str, out: &mut Unwrapped) -> usize {
         ],
         false,
     );
+    sudo_chdir(out, i.min(out.argv.len()));
     let shell_flag = out.argv[1..i.min(out.argv.len())]
         .iter()
         .filter_map(lit)
