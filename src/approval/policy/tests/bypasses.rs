@@ -297,6 +297,9 @@ fn sudo_with_a_directory_is_judged_where_it_runs() {
             "sudo -D/etc rm -f passwd",
             "sudo -u root -D ~/.ssh cat id_rsa",
             "sudo -D /etc env -C . rm -f passwd",
+            "sudo -nD /etc rm -f passwd",
+            "sudo -nD/etc rm -f passwd",
+            "sudo -n --chdir /etc -- rm -f passwd",
         ],
     );
 }

@@ -162,60 +162,76 @@ fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
     })
 }
 
-/// `sudo` / `doas`: its options; a login or root shell with no command reads what airlock
-/// cannot see.
-/// `sudo -D DIR` / `--chdir DIR` / `--chdir=DIR` / `-DDIR` among sudo's options (before `end`):
-/// the command runs there, as with `env -C`.
-fn sudo_chdir(out: &mut Unwrapped, end: usize) {
+/// sudo's short options that take a value (the rest of their cluster, or the next word).
+const SUDO_VALUE_LETTERS: &str = "ugCDhprRtTU";
+/// sudo's long options that take a value (after `=`, or the next word).
+const SUDO_LONG_WITH_VALUE: &[&str] = &[
+    "user",
+    "group",
+    "chdir",
+    "chroot",
+    "prompt",
+    "host",
+    "role",
+    "type",
+    "close-from",
+    "other-user",
+    "command-timeout",
+];
+
+/// Reads sudo's options, as its getopt does (clusters such as `-nD /etc` or `-nD/etc` included),
+/// recording a directory change (`-D DIR`, `--chdir DIR`, `--chdir=DIR`): the command runs there,
+/// as with `env -C`. Returns where the command starts.
+fn sudo_options(out: &mut Unwrapped) -> usize {
     let mut i = 1;
-    while i < end {
-        let dir = match lit(&out.argv[i]) {
-            Some("-D" | "--chdir") => {
-                i += 1;
-                Some(out.argv.get(i).cloned())
+    while i < out.argv.len() {
+        let Some(w) = lit(&out.argv[i]) else { return i };
+        if w == "--" {
+            return i + 1;
+        }
+        if !w.starts_with('-') || w == "-" {
+            return i;
+        }
+        let mut dir = None;
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(Word::lit(value))),
+                None if SUDO_LONG_WITH_VALUE.contains(&long) => {
+                    i += 1;
+                    (long, out.argv.get(i).cloned())
+                }
+                None => (long, None),
+            };
+            if name == "chdir" {
+                dir = value;
             }
-            Some(w) if w.starts_with("--chdir=") => Some(Some(Word::lit(&w["--chdir=".len()..]))),
-            Some(w) if w.starts_with("-D") && w.len() > 2 => Some(Some(Word::lit(&w[2..]))),
-            _ => None,
-        };
-        if let Some(dir) = dir {
+        } else if let Some((at, letter)) = w[1..]
+            .char_indices()
+            .find(|(_, c)| SUDO_VALUE_LETTERS.contains(*c))
+        {
+            let rest = &w[1 + at + 1..];
+            let value = if rest.is_empty() {
+                i += 1;
+                out.argv.get(i).cloned()
+            } else {
+                Some(Word::lit(rest))
+            };
+            if letter == 'D' {
+                dir = value;
+            }
+        }
+        if dir.is_some() {
             env::change_dir(out, dir);
         }
         i += 1;
     }
+    i
 }
 
+/// `sudo` / `doas`: its options; a login or root shell with no command reads what airlock
+/// cannot see.
 fn sudo(name: &str, out: &mut Unwrapped) -> usize {
-    let i = skip_options(
-        &out.argv,
-        1,
-        &[
-            "-u",
-            "-g",
-            "-C",
-            "-D",
-            "-h",
-            "-p",
-            "-r",
-            "-R",
-            "-t",
-            "-T",
-            "-U",
-            "--user",
-            "--group",
-            "--chdir",
-            "--chroot",
-            "--prompt",
-            "--host",
-            "--role",
-            "--type",
-            "--close-from",
-            "--other-user",
-            "--command-timeout",
-        ],
-        false,
-    );
-    sudo_chdir(out, i.min(out.argv.len()));
+    let i = sudo_options(out);
     let shell_flag = out.argv[1..i.min(out.argv.len())]
         .iter()
         .filter_map(lit)
