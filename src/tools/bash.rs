@@ -8,7 +8,7 @@ mod reading;
 pub mod tool;
 
 pub use reading::utf8_ready;
-use reading::{Batched, Buffer, top_up, widen, yield_if_busy};
+use reading::{Batched, Buffer, Pace, top_up, widen};
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -235,7 +235,7 @@ impl Reader<'_> {
         let grace = tokio::time::sleep(Duration::MAX);
         tokio::pin!(grace);
         let mut status = ToolStatus::Ok;
-        let mut busy_since = std::time::Instant::now();
+        let mut pace = Pace::new();
         while out_open || err_open || exit.is_none() {
             tokio::select! {
                 n = stdout.read(&mut out_buf), if out_open => match n {
@@ -244,7 +244,7 @@ impl Reader<'_> {
                         let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
                         self.record(Stream::Stdout, &out_buf[..filled]);
                         out_open = !ended;
-                        yield_if_busy(&mut busy_since, filled == out_buf.len()).await;
+                        pace.after_read(filled, out_buf.len()).await;
                     }
                 },
                 n = stderr.read(&mut err_buf), if err_open => match n {
@@ -253,7 +253,7 @@ impl Reader<'_> {
                         let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
                         self.record(Stream::Stderr, &err_buf[..filled]);
                         err_open = !ended;
-                        yield_if_busy(&mut busy_since, filled == err_buf.len()).await;
+                        pace.after_read(filled, err_buf.len()).await;
                     }
                 },
                 status_now = child.wait(), if exit.is_none() => {
@@ -483,6 +483,29 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(dir.path().join("run.log")).unwrap(),
             "first\nsecond\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_flood_written_in_small_pieces_is_read_in_few_big_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let deliveries = Arc::new(Mutex::new(0usize));
+        let counted = deliveries.clone();
+        let sink = OutputSink::new(move |_, _| *counted.lock().unwrap() += 1);
+        // Each `echo` is a write of its own: 20,000 small writes as fast as bash makes them.
+        let outcome = run(spec(
+            "for i in $(seq 20000); do echo \"line $i\"; done",
+            dir.path(),
+            Duration::from_secs(60),
+            sink,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(outcome.lines, 20_000);
+        let deliveries = *deliveries.lock().unwrap();
+        assert!(
+            deliveries < 2_000,
+            "{deliveries} deliveries for 20,000 writes: the reader did not wait for bigger reads"
         );
     }
 
