@@ -4,7 +4,9 @@ reports medians and the ratio, and writes one JSON per scenario to target/bench/
 
 Run through scripts/bench.sh (it builds the release binary first). BENCH_ROUNDS sets the rounds.
 BENCH_BASELINE=/path/to/another/airlock adds that build's cockpit and exec arms to S1 and S3,
-interleaved with the rest, so two builds are compared under the same load.
+interleaved with the rest, so two builds are compared under the same load. BENCH_BUSY=N keeps N
+cores busy (`yes > /dev/null`) for the whole run: S1's goal is stated for a machine that is
+doing something else too (load about 1.5 on two cores with BENCH_BUSY=1).
 """
 
 import json
@@ -23,6 +25,7 @@ AIRLOCK = ROOT / "target" / "release" / "airlock"
 OUT = ROOT / "target" / "bench"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 BASELINE = os.environ.get("BENCH_BASELINE")
+BUSY = int(os.environ.get("BENCH_BUSY", "0"))
 
 
 GNU_TIME = "/usr/bin/time"
@@ -142,6 +145,7 @@ def baseline_summary(samples, floor):
 def write(report):
     OUT.mkdir(parents=True, exist_ok=True)
     report["rounds"] = ROUNDS
+    report["busy_cores"] = BUSY
     report["loadavg"] = os.getloadavg()
     report["versions"] = versions()
     (OUT / f"{report['id']}.json").write_text(json.dumps(report, indent=2))
@@ -395,6 +399,16 @@ def main():
     if not AIRLOCK.exists():
         sys.exit(f"bench: {AIRLOCK} is missing; run scripts/bench.sh (it builds it)")
     chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7"]
+    busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(BUSY)]
+    try:
+        run_chosen(chosen)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+
+
+def run_chosen(chosen):
     with tempfile.TemporaryDirectory(prefix="airlock-bench-") as tmp:
         work = Path(tmp)
         (work / "ws").mkdir()

@@ -98,14 +98,18 @@ impl Write for CountingSink {
     }
 }
 
-type HeadlessTerminal = Terminal<CrosstermBackend<CountingSink>>;
+/// Buffered as the real cockpit's terminal is (`ui::FRAME_BUFFER`): a frame leaves in one write.
+type HeadlessTerminal = Terminal<CrosstermBackend<io::BufWriter<CountingSink>>>;
 
 fn terminal(args: &BenchArgs, written: Arc<AtomicU64>) -> Result<HeadlessTerminal> {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/null")
         .context("cannot open /dev/null")?;
-    let backend = CrosstermBackend::new(CountingSink { file, written });
+    let backend = CrosstermBackend::new(io::BufWriter::with_capacity(
+        crate::ui::FRAME_BUFFER,
+        CountingSink { file, written },
+    ));
     Ok(Terminal::with_options(
         backend,
         TerminalOptions {

@@ -34,13 +34,14 @@ mod snapshots_sessions;
 mod testing;
 pub mod words;
 
+use std::io;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::Backend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::layout::Rect;
 
 use crate::protocol::AgentHandle;
@@ -55,15 +56,27 @@ const FRAME: Duration = Duration::from_millis(16);
 /// never delays a key by more than one batch.
 const DRAIN: usize = 256;
 
+/// The real terminal, written through a buffer that holds a whole frame: ratatui flushes the
+/// backend once per frame, so a frame leaves in one write (std's stdout alone flushed every
+/// KiB, a dozen writes for a busy frame, each a chance for the terminal to show half of it).
+type CockpitTerminal = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
+
+/// Bytes of frame buffered before a write (a full 200x60 frame with colours fits).
+pub const FRAME_BUFFER: usize = 64 * 1024;
+
 /// Restores the terminal however the program ends: normally, on error, on panic (ratatui's hook),
 /// and on SIGTERM / SIGHUP.
 struct TerminalGuard;
 
 impl TerminalGuard {
-    fn enter() -> Result<(ratatui::DefaultTerminal, TerminalGuard)> {
-        let terminal = ratatui::try_init()?;
+    fn enter() -> Result<(CockpitTerminal, TerminalGuard)> {
+        // Raw mode, the alternate screen and the panic hook that restores them.
+        drop(ratatui::try_init()?);
+        let guard = TerminalGuard;
         crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)?;
-        Ok((terminal, TerminalGuard))
+        let backend =
+            CrosstermBackend::new(io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout()));
+        Ok((Terminal::new(backend)?, guard))
     }
 }
 
