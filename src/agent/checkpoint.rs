@@ -33,12 +33,74 @@ pub struct Checkpoint {
     pub idle: bool,
 }
 
+/// Where a turn stands apart from the conversation, borrowed from the agent for a journal: the
+/// conversation grows message by message and is kept as it grows; this is kept whole beside it.
+/// Serialized, it reads back as a `KeptStanding`.
+#[derive(Debug, Serialize)]
+pub struct Standing<'a> {
+    pub calls: &'a [ToolCall],
+    pub results: &'a [Option<Message>],
+    pub parked: usize,
+    pub model: serde_json::Value,
+    pub turn: u64,
+    pub started: &'a [usize],
+    pub idle: bool,
+}
+
+/// A `Standing` as a journal kept it: with the conversation kept beside it, a checkpoint again.
+#[derive(Debug, Deserialize)]
+pub struct KeptStanding {
+    calls: Vec<ToolCall>,
+    results: Vec<Option<Message>>,
+    parked: usize,
+    model: serde_json::Value,
+    turn: u64,
+    #[serde(default)]
+    started: Vec<usize>,
+    #[serde(default)]
+    idle: bool,
+}
+
+impl Standing<'_> {
+    /// A checkpoint of this standing with `conversation` (a copy of both).
+    pub fn checkpoint(&self, conversation: &[Message]) -> Checkpoint {
+        Checkpoint {
+            conversation: conversation.to_vec(),
+            calls: self.calls.to_vec(),
+            results: self.results.to_vec(),
+            parked: self.parked,
+            model: self.model.clone(),
+            turn: self.turn,
+            started: self.started.to_vec(),
+            idle: self.idle,
+        }
+    }
+}
+
+impl KeptStanding {
+    pub fn with_conversation(self, conversation: Vec<Message>) -> Checkpoint {
+        Checkpoint {
+            conversation,
+            calls: self.calls,
+            results: self.results,
+            parked: self.parked,
+            model: self.model,
+            turn: self.turn,
+            started: self.started,
+            idle: self.idle,
+        }
+    }
+}
+
 /// Keeps where the session stands, durably, as the turn moves: called on the agent task before
 /// the step it describes goes on (a call is recorded as started before it starts), so a process
 /// killed at any point can be resumed without running anything twice.
 pub trait Journal: Send + Sync {
-    /// Stores `checkpoint`; an error is told to the driver once and the session goes on.
-    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String>;
+    /// Stores `conversation` and `standing`; an error is told to the driver once and the session
+    /// goes on. Between two calls on one journal the conversation only grows: the agent appends
+    /// to it, and a resumed agent starts from the conversation this journal kept. So a journal
+    /// may write only the messages past those it has (and starts over if it ever got shorter).
+    fn save(&self, conversation: &[Message], standing: &Standing<'_>) -> Result<(), String>;
 }
 
 impl Checkpoint {
@@ -149,6 +211,40 @@ mod tests {
         assert_eq!((opened.turn, opened.started), (2, vec![0]));
         let kept = SavedCheckpoint::from_json(saved.json().to_string()).unwrap();
         assert_eq!(kept.json(), saved.json());
+    }
+
+    #[test]
+    fn a_standing_kept_as_json_reads_back_as_the_same_checkpoint() {
+        let call = ToolCall {
+            id: "c1".into(),
+            tool: "bash".into(),
+            args: serde_json::json!({ "command": "make" }),
+        };
+        let result = Message::Tool {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            result: CallResult::Ok,
+            content: "built".into(),
+        };
+        let conversation = vec![Message::User { text: "go".into() }];
+        let calls = [call.clone(), call];
+        let results = [Some(result), None];
+        let standing = Standing {
+            calls: &calls,
+            results: &results,
+            parked: 1,
+            model: serde_json::json!({ "step": 3 }),
+            turn: 2,
+            started: &[1],
+            idle: false,
+        };
+        let json = serde_json::to_string(&standing).unwrap();
+        let kept: KeptStanding = serde_json::from_str(&json).unwrap();
+        let whole = standing.checkpoint(&conversation);
+        assert_eq!(
+            serde_json::to_string(&kept.with_conversation(conversation)).unwrap(),
+            serde_json::to_string(&whole).unwrap()
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use crate::protocol::AgentHandle;
 pub use approver::ChannelApprover;
 use batch::tool_message;
 pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
-pub use checkpoint::{Checkpoint, Journal};
+pub use checkpoint::{Checkpoint, Journal, KeptStanding, Standing};
 pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
 
@@ -419,8 +419,16 @@ impl Agent {
         if self.control.closing.load(Ordering::SeqCst) {
             return;
         }
-        let checkpoint = self.checkpoint_of(calls, results, next, started, idle);
-        if let Err(e) = journal.save(&checkpoint)
+        let standing = Standing {
+            calls,
+            results,
+            parked: next,
+            model: self.model.save(),
+            turn: self.turn,
+            started,
+            idle,
+        };
+        if let Err(e) = journal.save(&self.conversation, &standing)
             && !self.journal_failed.swap(true, Ordering::SeqCst)
         {
             self.emit(AgentEvent::Error {

@@ -10,6 +10,7 @@
 pub mod audit_show;
 pub mod audit_verify;
 pub mod bench;
+pub mod cockpit_journal;
 pub mod codes;
 pub mod exec;
 pub mod exec_args;

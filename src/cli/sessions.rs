@@ -5,122 +5,22 @@
 //! running when the process stopped is reported to the model as interrupted, never run again.
 //!
 //! A session is owned by the process running it (`park::owner`); only a session whose owner is
-//! gone is reopened, by exactly one process. The spec is signed; one edited outside airlock is
-//! refused.
+//! gone is reopened, by exactly one process. The spec and the conversation are signed; a session
+//! edited outside airlock is refused (`cockpit_journal` keeps and reads them).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
+use super::cockpit_journal;
+pub use super::cockpit_journal::CockpitJournal;
 use super::exec_args::ExecArgs;
 use super::runs::{db_path, owner};
-use crate::agent::{Checkpoint, Journal, Resume};
+use crate::agent::Resume;
 use crate::approval::gate::now_ms;
 use crate::config::ConfigFlags;
 use crate::store::db::{SessionRow, Store};
 use crate::visible::visible_line;
-
-/// What a cockpit session is reopened from.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SessionSpec {
-    pub checkpoint: Checkpoint,
-    pub workspace: PathBuf,
-    /// The flags it was started with (the config files are read again when it reopens).
-    pub config: ConfigFlags,
-    pub scenario: Option<PathBuf>,
-}
-
-/// Keeps a cockpit session in the state database.
-pub struct CockpitJournal {
-    db: Mutex<Store>,
-    session: String,
-    workspace: PathBuf,
-    owner: String,
-    config: ConfigFlags,
-    scenario: Option<PathBuf>,
-}
-
-impl CockpitJournal {
-    /// The journal of `session`, recorded as open and owned by this process: a new session is
-    /// added; a reopened one must already have been taken over by this process.
-    pub fn open(args: &ExecArgs, session: &str, workspace: &Path) -> Result<CockpitJournal> {
-        let db = Store::open(&db_path())?;
-        db.journal_writes()?;
-        let me = owner::me();
-        let shown = workspace.display().to_string();
-        match db.session(session)? {
-            None => db.open_session(session, &shown, &me, now_ms())?,
-            Some(row) if row.owner.as_deref() == Some(me.as_str()) => {}
-            Some(_) => bail!(
-                "session {} is run by another process; nothing was reopened",
-                visible_line(session)
-            ),
-        }
-        let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let mut config = args.config.clone();
-        config.rules = config.rules.as_deref().map(absolute);
-        Ok(CockpitJournal {
-            db: Mutex::new(db),
-            session: session.to_string(),
-            workspace: workspace.to_path_buf(),
-            owner: me,
-            config,
-            scenario: args.scenario.as_deref().map(absolute),
-        })
-    }
-
-    /// A clean quit: the session stays, to be reopened.
-    pub fn close(&self) {
-        let db = self.db.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = db.close_session(&self.session, &self.owner, now_ms());
-    }
-}
-
-/// The first prompt of a conversation, on one line, for the listing.
-fn title_of(checkpoint: &Checkpoint) -> String {
-    checkpoint
-        .conversation
-        .iter()
-        .find_map(|m| match m {
-            crate::model::Message::User { text } => Some(text.lines().next().unwrap_or("")),
-            _ => None,
-        })
-        .unwrap_or("")
-        .chars()
-        .take(120)
-        .collect()
-}
-
-impl Journal for CockpitJournal {
-    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String> {
-        let spec = SessionSpec {
-            checkpoint: checkpoint.clone(),
-            workspace: self.workspace.clone(),
-            config: self.config.clone(),
-            scenario: self.scenario.clone(),
-        };
-        let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-        let db = self.db.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = db
-            .save_session(
-                &self.session,
-                &self.workspace.display().to_string(),
-                &self.owner,
-                &title_of(checkpoint),
-                checkpoint.turn,
-                &text,
-                now_ms(),
-            )
-            .map_err(|e| e.to_string())?;
-        if !kept {
-            return Err("another process has taken this session over".into());
-        }
-        Ok(())
-    }
-}
 
 /// A session taken over by this process, ready to start from.
 pub struct Reopened {
@@ -155,24 +55,7 @@ pub fn reopen(wanted: Option<&str>, flags: &ConfigFlags) -> Result<Reopened> {
             visible_line(owner::pid(row.owner.as_deref()))
         );
     }
-    if !row.signed {
-        bail!(
-            "refused: session {} was changed outside airlock (tampered): its signature does not verify; nothing was reopened",
-            visible_line(&id)
-        );
-    }
-    let Some(text) = row.spec.as_deref() else {
-        bail!(
-            "session {} stopped before anything was kept; there is nothing to reopen",
-            visible_line(&id)
-        );
-    };
-    let spec: SessionSpec = serde_json::from_str(text).with_context(|| {
-        format!(
-            "the kept state of session {} cannot be read (from another airlock version?)",
-            visible_line(&id)
-        )
-    })?;
+    let spec = cockpit_journal::read(&db, &row)?;
     if !spec.workspace.is_dir() {
         bail!(
             "the workspace of session {} is gone: {}",
@@ -243,11 +126,7 @@ fn standing(row: &SessionRow, waiting: usize) -> String {
     if owner::alive(row.owner.as_deref()) {
         return format!("open (process {})", owner::pid(row.owner.as_deref()));
     }
-    let spec: Option<SessionSpec> = row
-        .spec
-        .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok());
-    let idle = spec.as_ref().is_none_or(|s| s.checkpoint.idle);
+    let idle = cockpit_journal::idle(row).unwrap_or(true);
     let how = if row.state == "closed" {
         "quit"
     } else {

@@ -8,8 +8,8 @@ use super::*;
 struct Memory(Mutex<Vec<Checkpoint>>);
 
 impl Journal for Memory {
-    fn save(&self, checkpoint: &Checkpoint) -> Result<(), String> {
-        lock(&self.0).push(checkpoint.clone());
+    fn save(&self, conversation: &[Message], standing: &Standing<'_>) -> Result<(), String> {
+        lock(&self.0).push(standing.checkpoint(conversation));
         Ok(())
     }
 }
@@ -173,5 +173,51 @@ async fn a_session_reopened_between_turns_goes_on_from_its_conversation() {
         shown.len(),
         3,
         "the earlier turn is in the conversation: {shown:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_journal_is_only_ever_shown_a_conversation_that_grew_from_the_one_before() {
+    // A journal writes only the messages past those it has (the cockpit's keeps them as rows):
+    // every save must extend the conversation of the save before it, never rewrite it.
+    let scenario = json!({"name": "t", "steps": [
+        {"say": "looking", "calls": [bash("echo one"), bash("echo two")]},
+        {"calls": [bash("echo three")]},
+        {"say": "done"}
+    ]});
+    let (mut rig, memory) = journaled(scenario.clone(), Approvals::AllowAll);
+    rig.submit();
+    rig.until_turn_finished().await;
+    let saves = lock(&memory.0).clone();
+    assert!(saves.len() > 5, "{} saves", saves.len());
+    for pair in saves.windows(2) {
+        let (before, after) = (&pair[0].conversation, &pair[1].conversation);
+        assert!(after.len() >= before.len());
+        assert_eq!(
+            serde_json::to_string(before).unwrap(),
+            serde_json::to_string(&after[..before.len()]).unwrap()
+        );
+    }
+    // Resumed between turns from the last save, the next turn's saves extend it too.
+    let last = memory.last();
+    let (memory_again, conversation) = (Arc::new(Memory::default()), last.conversation.clone());
+    let mut again = rig_with(
+        scenario,
+        Approvals::AllowAll,
+        Extras {
+            resume: Some((rig.dir.clone(), last)),
+            journal: Some(memory_again.clone()),
+            ..Extras::default()
+        },
+    );
+    assert!(matches!(again.next().await, AgentEvent::Restored { .. }));
+    again.op(Op::Submit {
+        prompt: "more".into(),
+    });
+    again.until_turn_finished().await;
+    let first = lock(&memory_again.0).first().cloned().unwrap();
+    assert_eq!(
+        serde_json::to_string(&conversation).unwrap(),
+        serde_json::to_string(&first.conversation[..conversation.len()]).unwrap()
     );
 }

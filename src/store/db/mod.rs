@@ -27,7 +27,10 @@ mod anchors;
 pub use anchors::DbAnchor;
 
 mod sessions;
-pub use sessions::SessionRow;
+pub use sessions::{SessionRow, SessionSave};
+
+mod session_messages;
+pub use session_messages::MessageChain;
 
 mod mcp_pins;
 pub use mcp_pins::PinnedTool;
@@ -145,6 +148,19 @@ const MIGRATIONS: &[&str] = &[
         updated_ms INTEGER NOT NULL,
         PRIMARY KEY (server, tool)
     );",
+    // 8: a cockpit session's conversation as one row per message (see `session_messages`), so a
+    // checkpoint writes only the messages added since the last one; the session's signed row
+    // names how many there are and the hash chain over them. Rows written before keep their
+    // whole conversation in `spec` (`messages` NULL) and are read as before. (A rowid table,
+    // not WITHOUT ROWID: a message can be kilobytes.)
+    "CREATE TABLE session_messages (
+        session TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        json TEXT NOT NULL,
+        PRIMARY KEY (session, idx)
+    );
+    ALTER TABLE sessions ADD COLUMN messages INTEGER;
+    ALTER TABLE sessions ADD COLUMN chain TEXT;",
 ];
 
 pub struct Store {

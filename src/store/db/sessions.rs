@@ -1,14 +1,21 @@
 //! Cockpit sessions: what a cockpit needs to be reopened after it stopped (quit, crash,
-//! `kill -9`): its workspace and a spec (the conversation, where the turn stands, the settings it
-//! started with), kept current as the turn moves. A session is `open` while the process named by
-//! `owner` ("pid:start time") runs it, `closed` after a clean quit; a session whose owner is gone
-//! is taken over by exactly one `airlock --resume`.
+//! `kill -9`): its workspace, its conversation (one row per message, `session_messages`) and a
+//! spec (where the turn stands, the settings it started with), kept current as the turn moves. A
+//! session is `open` while the process named by `owner` ("pid:start time") runs it, `closed`
+//! after a clean quit; a session whose owner is gone is taken over by exactly one
+//! `airlock --resume`.
 //!
-//! The spec is signed with the state key like a run's checkpoint: a spec edited outside airlock
-//! is refused, never resumed. Title and turn count are for the listing only.
+//! The row is signed with the state key like a run's checkpoint, over the spec and the count and
+//! chain head of its messages: a spec or message edited outside airlock is refused, never
+//! resumed. A save is one transaction that writes only if the caller still owns the session, so
+//! a process that lost it adds no message either. Rows from before schema 8 hold the whole
+//! conversation in the spec (`messages` is `None`) and are signed under their own label, so
+//! neither kind of signature can pass for the other. Title and turn count are for the listing
+//! only.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
+use super::session_messages::MessageChain;
 use super::{Store, StoreError};
 
 /// A cockpit session as stored.
@@ -25,11 +32,31 @@ pub struct SessionRow {
     pub title: String,
     pub turns: u64,
     pub spec: Option<String>,
-    /// Its signature verifies: id, workspace and spec are as airlock wrote them.
+    /// Its conversation's messages as rows (read them with `session_messages`); `None` for a
+    /// session written before (its spec holds the whole conversation).
+    pub messages: Option<MessageChain>,
+    /// Its signature verifies: id, workspace, spec and the messages' chain are as airlock wrote
+    /// them.
     pub signed: bool,
 }
 
-fn session_fields<'a>(id: &'a str, workspace: &'a str, spec: Option<&'a str>) -> [&'a [u8]; 4] {
+/// One save of where an open session stands.
+pub struct SessionSave<'a> {
+    pub id: &'a str,
+    pub workspace: &'a str,
+    pub owner: &'a str,
+    pub title: &'a str,
+    pub turns: u64,
+    pub spec: &'a str,
+    /// The messages the session had kept, which stay.
+    pub kept: &'a MessageChain,
+    /// The messages that follow them, as JSON.
+    pub added: &'a [String],
+    pub now: u64,
+}
+
+/// The signed fields of a session written before schema 8 (whole conversation in the spec).
+fn whole_spec_fields<'a>(id: &'a str, workspace: &'a str, spec: Option<&'a str>) -> [&'a [u8]; 4] {
     [
         id.as_bytes(),
         workspace.as_bytes(),
@@ -38,8 +65,36 @@ fn session_fields<'a>(id: &'a str, workspace: &'a str, spec: Option<&'a str>) ->
     ]
 }
 
+const WHOLE_SPEC_LABEL: &str = "session";
+const SPLIT_LABEL: &str = "session-v2";
+
+impl Store {
+    fn session_mac(
+        &self,
+        id: &str,
+        workspace: &str,
+        spec: Option<&str>,
+        chain: &MessageChain,
+    ) -> String {
+        let [id, workspace, has_spec, spec] = whole_spec_fields(id, workspace, spec);
+        let count = chain.count.to_string();
+        let head = chain.head_hex();
+        self.key.mac(
+            SPLIT_LABEL,
+            &[
+                id,
+                workspace,
+                has_spec,
+                spec,
+                count.as_bytes(),
+                head.as_bytes(),
+            ],
+        )
+    }
+}
+
 const COLUMNS: &str =
-    "id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac";
+    "id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac, messages, chain";
 
 impl Store {
     /// For a connection that only keeps cockpit sessions: commits survive the process being
@@ -67,14 +122,35 @@ impl Store {
             title: r.get(6)?,
             turns: r.get::<_, i64>(7)? as u64,
             spec: r.get(8)?,
+            messages: None,
             signed: false,
         };
         let mac: Option<String> = r.get(9)?;
-        row.signed = self.key.verify(
-            "session",
-            &session_fields(&row.id, &row.workspace, row.spec.as_deref()),
-            mac.as_deref(),
-        );
+        let count: Option<i64> = r.get(10)?;
+        let head: Option<String> = r.get(11)?;
+        row.signed = match (count, head) {
+            (None, None) => self.key.verify(
+                WHOLE_SPEC_LABEL,
+                &whole_spec_fields(&row.id, &row.workspace, row.spec.as_deref()),
+                mac.as_deref(),
+            ),
+            (Some(count), Some(head)) => {
+                let chain = u64::try_from(count)
+                    .ok()
+                    .and_then(|count| MessageChain::stored(count, &head));
+                let signed = chain.as_ref().is_some_and(|chain| {
+                    mac.as_deref().is_some_and(|mac| {
+                        crate::store::key::same_text(
+                            &self.session_mac(&row.id, &row.workspace, row.spec.as_deref(), chain),
+                            mac,
+                        )
+                    })
+                });
+                row.messages = chain;
+                signed
+            }
+            _ => false,
+        };
         Ok(row)
     }
 
@@ -86,54 +162,59 @@ impl Store {
         owner: &str,
         now: u64,
     ) -> Result<(), StoreError> {
-        let mac = self
-            .key
-            .mac("session", &session_fields(id, workspace, None));
+        let chain = MessageChain::default();
+        let mac = self.session_mac(id, workspace, None, &chain);
         self.conn
             .execute(
-                "INSERT INTO sessions (id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac)
-                 VALUES (?1, ?2, 'open', ?3, ?4, ?4, '', 0, NULL, ?5)",
-                params![id, workspace, owner, now as i64, mac],
+                "INSERT INTO sessions (id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac, messages, chain)
+                 VALUES (?1, ?2, 'open', ?3, ?4, ?4, '', 0, NULL, ?5, 0, ?6)",
+                params![id, workspace, owner, now as i64, mac, chain.head_hex()],
             )
             .map(|_| ())
             .map_err(|e| self.sqlite(e))
     }
 
-    /// Keeps where an open session stands: `false` (nothing written) when `owner` no longer owns
-    /// it (another process took it over).
-    #[allow(clippy::too_many_arguments)]
-    pub fn save_session(
-        &self,
-        id: &str,
-        workspace: &str,
-        owner: &str,
-        title: &str,
-        turns: u64,
-        spec: &str,
-        now: u64,
-    ) -> Result<bool, StoreError> {
-        let mac = self
-            .key
-            .mac("session", &session_fields(id, workspace, Some(spec)));
-        let n = self
-            .conn
-            .execute(
+    /// Keeps where an open session stands: adds `save.added` after the `save.kept` messages
+    /// (dropping any row past those) and signs the spec with the new chain, in one transaction
+    /// that writes nothing when `save.owner` no longer owns the session (another process took
+    /// it over): then `None`, else the chain now kept.
+    pub fn save_session(&self, save: &SessionSave<'_>) -> Result<Option<MessageChain>, StoreError> {
+        let sqlite = |e| self.sqlite(e);
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let chain = save
+            .added
+            .iter()
+            .fold(save.kept.clone(), |chain, json| chain.then(json));
+        let mac = self.session_mac(save.id, save.workspace, Some(save.spec), &chain);
+        let updated = tx
+            .prepare_cached(
                 "UPDATE sessions SET workspace = ?2, title = ?4, turns = ?5, spec = ?6, mac = ?7,
-                    updated_ms = ?8
+                    messages = ?8, chain = ?9, updated_ms = ?10
                  WHERE id = ?1 AND owner IS ?3",
-                params![
-                    id,
-                    workspace,
-                    owner,
-                    title,
-                    turns as i64,
-                    spec,
-                    mac,
-                    now as i64
-                ],
             )
-            .map_err(|e| self.sqlite(e))?;
-        Ok(n == 1)
+            .and_then(|mut s| {
+                s.execute(params![
+                    save.id,
+                    save.workspace,
+                    save.owner,
+                    save.title,
+                    save.turns as i64,
+                    save.spec,
+                    mac,
+                    chain.count as i64,
+                    chain.head_hex(),
+                    save.now as i64
+                ])
+            })
+            .map_err(sqlite)?;
+        if updated != 1 {
+            // Dropping the transaction rolls it back: nothing was written.
+            return Ok(None);
+        }
+        Store::append_messages(&tx, save.id, save.kept, save.added).map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        Ok(Some(chain))
     }
 
     /// Marks a session `owner` runs as closed (a clean quit); nobody owns it any more.
@@ -238,7 +319,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use crate::approval::frozen::FrozenCall;
-    use crate::store::db::Store;
+    use crate::store::db::{MessageChain, SessionSave, Store};
 
     fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
@@ -246,14 +327,28 @@ mod tests {
         (dir, store)
     }
 
+    /// Saves `spec` with no messages as `owner`: whether it was written.
+    fn save_spec(db: &Store, owner: &str, title: &str, turns: u64, spec: &str, now: u64) -> bool {
+        db.save_session(&SessionSave {
+            id: "s1",
+            workspace: "/w",
+            owner,
+            title,
+            turns,
+            spec,
+            kept: &MessageChain::default(),
+            added: &[],
+            now,
+        })
+        .unwrap()
+        .is_some()
+    }
+
     #[test]
     fn a_session_keeps_its_latest_spec_and_verifies() {
         let (_dir, db) = store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
-        assert!(
-            db.save_session("s1", "/w", "1:1", "fix it", 1, "{\"a\":1}", 20)
-                .unwrap()
-        );
+        assert!(save_spec(&db, "1:1", "fix it", 1, "{\"a\":1}", 20));
         let row = db.session("s1").unwrap().unwrap();
         assert_eq!(row.spec.as_deref(), Some("{\"a\":1}"));
         assert_eq!((row.title.as_str(), row.turns), ("fix it", 1));
@@ -265,8 +360,7 @@ mod tests {
     fn a_spec_edited_outside_airlock_no_longer_verifies() {
         let (_dir, db) = store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
-        db.save_session("s1", "/w", "1:1", "t", 1, "{\"a\":1}", 20)
-            .unwrap();
+        assert!(save_spec(&db, "1:1", "t", 1, "{\"a\":1}", 20));
         db.conn
             .execute("UPDATE sessions SET spec = '{\"a\":2}'", [])
             .unwrap();
@@ -278,15 +372,68 @@ mod tests {
         let (_dir, db) = store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(db.take_session("s1", Some("1:1"), "2:2", 20).unwrap());
-        assert!(
-            !db.save_session("s1", "/w", "1:1", "t", 1, "{}", 30)
-                .unwrap()
-        );
+        assert!(!save_spec(&db, "1:1", "t", 1, "{}", 30));
         assert!(!db.close_session("s1", "1:1", 30).unwrap());
         assert_eq!(
             db.session("s1").unwrap().unwrap().owner.as_deref(),
             Some("2:2")
         );
+    }
+
+    /// A state database as airlock left it before messages had rows of their own (schema 7),
+    /// with one cockpit session `old` whose spec is `spec`.
+    fn schema_7_with_a_whole_spec_session(spec: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join("airlock.db")).unwrap();
+        for migration in &crate::store::db::MIGRATIONS[..7] {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        let key = crate::store::key::StateKey::load_or_create(dir.path()).unwrap();
+        let mac = key.mac(
+            super::WHOLE_SPEC_LABEL,
+            &super::whole_spec_fields("old", "/w", Some(spec)),
+        );
+        conn.execute(
+            "INSERT INTO sessions (id, workspace, state, owner, created_ms, updated_ms, title, turns, spec, mac)
+             VALUES ('old', '/w', 'closed', NULL, 1, 1, 'fix it', 1, ?1, ?2)",
+            rusqlite::params![spec, mac],
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_session_kept_whole_before_the_upgrade_still_opens_and_verifies() {
+        let dir = schema_7_with_a_whole_spec_session("{\"checkpoint\":1}");
+        let db = Store::open(&dir.path().join("airlock.db")).unwrap();
+        let row = db.session("old").unwrap().unwrap();
+        assert!(row.signed);
+        assert_eq!(row.messages, None);
+        assert_eq!(row.spec.as_deref(), Some("{\"checkpoint\":1}"));
+        // Given a message count and chain by hand, it no longer verifies.
+        db.conn
+            .execute(
+                "UPDATE sessions SET messages = 0, chain = ?1",
+                rusqlite::params![MessageChain::default().head_hex()],
+            )
+            .unwrap();
+        assert!(!db.session("old").unwrap().unwrap().signed);
+    }
+
+    #[test]
+    fn a_session_with_message_rows_cannot_pass_for_one_kept_whole() {
+        let (_dir, db) = store();
+        db.open_session("s1", "/w", "1:1", 10).unwrap();
+        assert!(save_spec(&db, "1:1", "t", 1, "{\"a\":1}", 20));
+        db.conn
+            .execute("UPDATE sessions SET messages = NULL, chain = NULL", [])
+            .unwrap();
+        assert!(!db.session("s1").unwrap().unwrap().signed);
+        db.conn
+            .execute("UPDATE sessions SET chain = 'x'", [])
+            .unwrap();
+        assert!(!db.session("s1").unwrap().unwrap().signed);
     }
 
     #[test]
