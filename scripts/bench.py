@@ -62,7 +62,9 @@ def run(argv, env, rss=False, ok=(0,)):
 def settle(env):
     """Before a sample: drop the run logs earlier samples left (a 10M-line run leaves 79 MB) and
     flush dirty pages, so no sample pays for an earlier one's writeback."""
-    shutil.rmtree(Path(env["AIRLOCK_HOME"]) / "runs", ignore_errors=True)
+    home = Path(env["AIRLOCK_HOME"])
+    for state in (home, home.parent / "state-baseline"):
+        shutil.rmtree(state / "runs", ignore_errors=True)
     os.sync()
 
 
@@ -130,8 +132,10 @@ def baseline_arms(work, scenario_path):
     if not BASELINE:
         return {}
     cockpit, headless = cockpit_argv(work, "flood", scenario_path), exec_argv(work, scenario_path)
-    return {"baseline_cockpit": [BASELINE, *cockpit[1:]],
-            "baseline_headless": [BASELINE, *headless[1:]]}
+    # Its own state directory: builds of different schema versions cannot share one.
+    own = ["env", f"AIRLOCK_HOME={work / 'state-baseline'}", BASELINE]
+    return {"baseline_cockpit": [*own, *cockpit[1:]],
+            "baseline_headless": [*own, *headless[1:]]}
 
 
 def baseline_summary(samples, floor):
