@@ -8,7 +8,7 @@ mod reading;
 pub mod tool;
 
 pub use reading::utf8_ready;
-use reading::{Batched, Buffer, Pace, top_up, widen};
+use reading::{Batched, Buffer, top_up, widen, yield_if_busy};
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -235,7 +235,7 @@ impl Reader<'_> {
         let grace = tokio::time::sleep(Duration::MAX);
         tokio::pin!(grace);
         let mut status = ToolStatus::Ok;
-        let mut pace = Pace::new();
+        let mut busy_since = std::time::Instant::now();
         while out_open || err_open || exit.is_none() {
             tokio::select! {
                 n = stdout.read(&mut out_buf), if out_open => match n {
@@ -244,7 +244,7 @@ impl Reader<'_> {
                         let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
                         self.record(Stream::Stdout, &out_buf[..filled]);
                         out_open = !ended;
-                        pace.after_read(filled, out_buf.len()).await;
+                        yield_if_busy(&mut busy_since, filled == out_buf.len()).await;
                     }
                 },
                 n = stderr.read(&mut err_buf), if err_open => match n {
@@ -253,7 +253,7 @@ impl Reader<'_> {
                         let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
                         self.record(Stream::Stderr, &err_buf[..filled]);
                         err_open = !ended;
-                        pace.after_read(filled, err_buf.len()).await;
+                        yield_if_busy(&mut busy_since, filled == err_buf.len()).await;
                     }
                 },
                 status_now = child.wait(), if exit.is_none() => {

@@ -10,6 +10,7 @@
 //! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
 pub mod app;
+mod coalesce;
 pub mod conversation;
 pub mod keys;
 #[cfg(test)]
@@ -287,13 +288,35 @@ fn apply_burst(
     let mut done = false;
     let mut urgent = false;
     let mut next = Some(first);
+    // Output waits here while more output of the same run follows (see `coalesce`).
+    let mut held: Option<AgentEvent> = None;
     for _ in 0..DRAIN {
         let Some(event) = next.take().or_else(|| events.try_recv().ok()) else {
             break;
         };
         done |= matches!(event, AgentEvent::ShutdownComplete);
         urgent |= !streams(&event);
-        app.on_agent_event(event);
+        let event = match held.take() {
+            Some(earlier) => match coalesce::merge(app, earlier, event) {
+                Ok(merged) => {
+                    held = Some(merged);
+                    continue;
+                }
+                Err((earlier, event)) => {
+                    app.on_agent_event(earlier);
+                    event
+                }
+            },
+            None => event,
+        };
+        if matches!(event, AgentEvent::ToolOutput { .. }) {
+            held = Some(event);
+        } else {
+            app.on_agent_event(event);
+        }
+    }
+    if let Some(earlier) = held {
+        app.on_agent_event(earlier);
     }
     (done, urgent)
 }

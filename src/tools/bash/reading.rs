@@ -3,7 +3,7 @@
 //! characters for the live view, and the result's copy filed in big batches from what the live
 //! view was sent.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 
@@ -147,52 +147,14 @@ impl std::ops::DerefMut for Buffer {
 /// the cockpit waits to draw a key. A tool that has worked this long lets others run.
 const BUSY_SLICE: Duration = Duration::from_millis(2);
 
-/// A read that comes this soon after the previous one ended is part of a flood written in small
-/// pieces (the reader keeps up with the command).
-const FLOOD_GAP: Duration = Duration::from_millis(1);
-
-/// How long the reader waits, in such a flood, before it reads again: what the command writes
-/// meanwhile (a fraction of the 1 MiB pipe) is then read, thinned, sent and filed as one piece.
-/// Read piece by piece, `seq 1 10000000` woke the reader for every 4 KiB it wrote, and the
-/// cockpit filed every line of it (each read's last 400 lines are all its lines); the wait costs
-/// a live view a millisecond or two, which no frame shows.
-const LINGER: Duration = Duration::from_millis(1);
-
-/// How the reader paces itself between reads.
-pub(super) struct Pace {
-    busy_since: Instant,
-    last_read: Option<Instant>,
-}
-
-impl Pace {
-    pub(super) fn new() -> Pace {
-        Pace {
-            busy_since: Instant::now(),
-            last_read: None,
-        }
-    }
-
-    /// After a read that filled `filled` bytes of a buffer of `capacity`: a full buffer means
-    /// the reader is behind, so it reads on (giving its worker up every [`BUSY_SLICE`]); a small
-    /// read right after the previous one means a flood in small pieces, so it waits [`LINGER`]
-    /// for a bigger one; a read after a pause (a trickle) is followed by the next read at once.
-    pub(super) async fn after_read(&mut self, filled: usize, capacity: usize) {
-        let now = Instant::now();
-        let back_to_back = self
-            .last_read
-            .is_some_and(|last| now.duration_since(last) < FLOOD_GAP);
-        if filled >= capacity {
-            if now.duration_since(self.busy_since) >= BUSY_SLICE {
-                tokio::task::yield_now().await;
-                self.busy_since = Instant::now();
-            }
-        } else {
-            if back_to_back {
-                tokio::time::sleep(LINGER).await;
-            }
-            self.busy_since = Instant::now();
-        }
-        self.last_read = Some(Instant::now());
+/// `flooding`: the batch filled its buffer, so the pipe is likely ready again at once; after a
+/// batch that emptied the pipe the next read waits anyway, and the clock starts over.
+pub(super) async fn yield_if_busy(since: &mut std::time::Instant, flooding: bool) {
+    if !flooding {
+        *since = std::time::Instant::now();
+    } else if since.elapsed() >= BUSY_SLICE {
+        tokio::task::yield_now().await;
+        *since = std::time::Instant::now();
     }
 }
 

@@ -130,29 +130,6 @@ async fn output_streams_while_the_command_is_still_running() {
 }
 
 #[tokio::test]
-async fn a_flood_written_in_small_pieces_is_read_in_few_big_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let deliveries = Arc::new(Mutex::new(0usize));
-    let counted = deliveries.clone();
-    let sink = OutputSink::new(move |_, _| *counted.lock().unwrap() += 1);
-    // Each `echo` is a write of its own: 20,000 small writes as fast as bash makes them.
-    let outcome = run(spec(
-        "for i in $(seq 20000); do echo \"line $i\"; done",
-        dir.path(),
-        Duration::from_secs(60),
-        sink,
-    ))
-    .await
-    .unwrap();
-    assert_eq!(outcome.lines, 20_000);
-    let deliveries = *deliveries.lock().unwrap();
-    assert!(
-        deliveries < 2_000,
-        "{deliveries} deliveries for 20,000 writes: the reader did not wait for bigger reads"
-    );
-}
-
-#[tokio::test]
 async fn a_timeout_kills_the_whole_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let seen = Arc::new(Mutex::new(String::new()));
