@@ -10,57 +10,46 @@ use super::app::App;
 
 /// Merges `next` into `held` when both are output of the same call and stream: text after text
 /// is one text; a skip after held text (once that run's head is full) pushes the held text out
-/// of the tail, so its lines are counted with the skip. Otherwise both come back, unmerged.
-pub(super) fn merge(
-    app: &App,
-    held: AgentEvent,
-    next: AgentEvent,
-) -> Result<AgentEvent, (AgentEvent, AgentEvent)> {
-    match (held, next) {
-        (
-            AgentEvent::ToolOutput {
-                call_id,
-                stream,
-                mut text,
-                mut skipped,
-            },
-            AgentEvent::ToolOutput {
-                call_id: next_call,
-                stream: next_stream,
-                text: next_text,
-                skipped: next_skipped,
-            },
-        ) if call_id == next_call && stream == next_stream => {
-            if next_skipped == 0 {
-                text.push_str(&next_text);
-            } else if head_is_full(app, &call_id) {
-                skipped +=
-                    memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64 + next_skipped;
-                text = next_text;
-            } else {
-                let held = AgentEvent::ToolOutput {
-                    call_id,
-                    stream,
-                    text,
-                    skipped,
-                };
-                let next = AgentEvent::ToolOutput {
-                    call_id: next_call,
-                    stream: next_stream,
-                    text: next_text,
-                    skipped: next_skipped,
-                };
-                return Err((held, next));
-            }
-            Ok(AgentEvent::ToolOutput {
-                call_id,
-                stream,
-                text,
-                skipped,
-            })
-        }
-        (held, next) => Err((held, next)),
+/// of the tail, so its lines are counted with the skip. Gives `next` back when it cannot.
+pub(super) fn merge(app: &App, held: &mut AgentEvent, next: AgentEvent) -> Option<AgentEvent> {
+    let AgentEvent::ToolOutput {
+        call_id,
+        stream,
+        text,
+        skipped,
+    } = held
+    else {
+        return Some(next);
+    };
+    let AgentEvent::ToolOutput {
+        call_id: next_call,
+        stream: next_stream,
+        text: next_text,
+        skipped: next_skipped,
+    } = next
+    else {
+        return Some(next);
+    };
+    let unmerged = |text, skipped| {
+        Some(AgentEvent::ToolOutput {
+            call_id: next_call.clone(),
+            stream: next_stream,
+            text,
+            skipped,
+        })
+    };
+    if *call_id != next_call || *stream != next_stream {
+        return unmerged(next_text, next_skipped);
     }
+    if next_skipped == 0 {
+        text.push_str(&next_text);
+    } else if head_is_full(app, call_id) {
+        *skipped += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64 + next_skipped;
+        *text = next_text;
+    } else {
+        return unmerged(next_text, next_skipped);
+    }
+    None
 }
 
 fn head_is_full(app: &App, call_id: &str) -> bool {

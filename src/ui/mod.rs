@@ -296,14 +296,13 @@ fn apply_burst(
         };
         done |= matches!(event, AgentEvent::ShutdownComplete);
         urgent |= !streams(&event);
-        let event = match held.take() {
+        let event = match held.as_mut() {
             Some(earlier) => match coalesce::merge(app, earlier, event) {
-                Ok(merged) => {
-                    held = Some(merged);
-                    continue;
-                }
-                Err((earlier, event)) => {
-                    app.on_agent_event(earlier);
+                None => continue,
+                Some(event) => {
+                    if let Some(earlier) = held.take() {
+                        app.on_agent_event(earlier);
+                    }
                     event
                 }
             },
