@@ -168,7 +168,7 @@ fn command(spec: &BashRun) -> tokio::process::Command {
 fn open_log(
     path: Option<&std::path::Path>,
     limits: LogLimits,
-) -> Result<Option<RunLog>, ToolError> {
+) -> Result<Option<RunLog<Buffer>>, ToolError> {
     let Some(path) = path else {
         return Ok(None);
     };
@@ -185,17 +185,35 @@ fn open_log(
 /// live view, in whole UTF-8 characters, thinned) and the model's window (the sink's pieces).
 struct Reader<'a> {
     sink: &'a OutputSink,
-    log: Option<RunLog>,
+    log: Option<RunLog<Buffer>>,
     output: Batched,
     /// Per stream, the bytes of a character split across two reads, waiting for the rest.
     carry: [Vec<u8>; 2],
 }
 
 impl Reader<'_> {
+    /// A read of stderr: logged (copied), shown, filed.
     fn record(&mut self, stream: Stream, bytes: &[u8]) {
         if let Some(log) = self.log.as_mut() {
             log.write(bytes);
         }
+        self.show(stream, bytes);
+    }
+
+    /// A read of stdout into `buf`: shown and filed, then logged by lending `buf` to the log's
+    /// tail when it can keep it. Returns the buffer to read into next.
+    fn record_lending(&mut self, buf: Buffer, filled: usize) -> Buffer {
+        self.show(Stream::Stdout, &buf[..filled]);
+        match self.log.as_mut() {
+            Some(log) => log
+                .write_lent(buf, filled)
+                .unwrap_or_else(|| Buffer::take(BATCH_BYTES)),
+            None => buf,
+        }
+    }
+
+    /// To the live view (whole UTF-8 characters, thinned) and the model's window.
+    fn show(&mut self, stream: Stream, bytes: &[u8]) {
         let pending = &mut self.carry[usize::from(stream == Stream::Stderr)];
         if pending.is_empty() {
             // The usual case: nothing carried over, so the read goes out as it is (no copy).
@@ -242,9 +260,10 @@ impl Reader<'_> {
                     Ok(0) | Err(_) => out_open = false,
                     Ok(n) => {
                         let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
-                        self.record(Stream::Stdout, &out_buf[..filled]);
+                        let full = filled == out_buf.len();
+                        out_buf = self.record_lending(out_buf, filled);
                         out_open = !ended;
-                        yield_if_busy(&mut busy_since, filled == out_buf.len()).await;
+                        yield_if_busy(&mut busy_since, full).await;
                     }
                 },
                 n = stderr.read(&mut err_buf), if err_open => match n {

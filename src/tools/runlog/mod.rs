@@ -6,6 +6,7 @@
 //! a line saying how many bytes were left out between them, then the tail. The beginning shows how
 //! the command started, the end how it ended, which is what a person reads a log for.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 
@@ -50,7 +51,9 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-pub struct RunLog {
+/// A command's log being written. `B` is the read buffer a reader may lend it
+/// ([`RunLog::write_lent`]).
+pub struct RunLog<B = Vec<u8>> {
     file: File,
     limits: LogLimits,
     written: u64,
@@ -59,6 +62,11 @@ pub struct RunLog {
     ring: Vec<u8>,
     next: usize,
     held: usize,
+    /// Read buffers lent to the tail, oldest first, with the part of each past the head: the
+    /// newest bytes, newer than everything in the ring. Each holds at least half a tail, so
+    /// there are never more than three.
+    lent: VecDeque<(B, std::ops::Range<usize>)>,
+    lent_bytes: usize,
     /// Bytes that went through the tail and fell out of it.
     dropped: u64,
     /// Set by the first write that fails (disk full): the log stops, the command goes on.
@@ -72,8 +80,8 @@ pub struct LogSummary {
     pub failed: bool,
 }
 
-impl RunLog {
-    pub fn new(file: File, limits: LogLimits) -> RunLog {
+impl<B: std::ops::Deref<Target = [u8]>> RunLog<B> {
+    pub fn new(file: File, limits: LogLimits) -> RunLog<B> {
         RunLog {
             file,
             limits,
@@ -81,20 +89,78 @@ impl RunLog {
             ring: Vec::new(),
             next: 0,
             held: 0,
+            lent: VecDeque::new(),
+            lent_bytes: 0,
             dropped: 0,
             failed: false,
         }
     }
 
-    pub fn write(&mut self, mut bytes: &[u8]) {
-        if self.written < self.limits.head {
-            let room = (self.limits.head - self.written).min(bytes.len() as u64) as usize;
-            if !self.failed && self.file.write_all(&bytes[..room]).is_err() {
-                self.failed = true;
-            }
-            self.written += room as u64;
-            bytes = &bytes[room..];
+    pub fn write(&mut self, bytes: &[u8]) {
+        let rest = self.write_head(bytes);
+        if !rest.is_empty() {
+            self.return_lent();
+            self.write_tail(rest);
         }
+    }
+
+    /// Writes `buf[..len]` as [`RunLog::write`] does, but may keep `buf` instead of copying it
+    /// into the tail: past the head, every byte of a flood went through the tail's ring, only
+    /// for nearly all of them to be pushed out again (63 MB copied for S1's 79). A big read is
+    /// lent instead, and dropped uncopied once the reads after it fill the tail. Gives back a
+    /// buffer to read into next (this one, or one no longer needed), or `None`.
+    pub fn write_lent(&mut self, buf: B, len: usize) -> Option<B> {
+        let past_head = len - self.write_head(&buf[..len]).len();
+        let part = len - past_head;
+        let cap = self.limits.tail;
+        if part == 0 {
+            return Some(buf);
+        }
+        if part * 2 < cap {
+            self.return_lent();
+            self.write_tail(&buf[past_head..len]);
+            return Some(buf);
+        }
+        self.lent.push_back((buf, past_head..len));
+        self.lent_bytes += part;
+        let mut freed = None;
+        while let Some((_, range)) = self.lent.front() {
+            let older = range.len();
+            if self.lent_bytes - older < cap {
+                break;
+            }
+            // What came after it fills the tail: it, and all the ring holds, fall out unread.
+            self.dropped += (self.held + older) as u64;
+            self.held = 0;
+            self.next = 0;
+            self.lent_bytes -= older;
+            freed = self.lent.pop_front().map(|(buf, _)| buf);
+        }
+        freed
+    }
+
+    /// Writes what fits of `bytes` into the head; returns the rest.
+    fn write_head<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        if self.written >= self.limits.head {
+            return bytes;
+        }
+        let room = (self.limits.head - self.written).min(bytes.len() as u64) as usize;
+        if !self.failed && self.file.write_all(&bytes[..room]).is_err() {
+            self.failed = true;
+        }
+        self.written += room as u64;
+        &bytes[room..]
+    }
+
+    /// Copies what is lent into the ring, oldest first (before anything newer goes in).
+    fn return_lent(&mut self) {
+        while let Some((buf, range)) = self.lent.pop_front() {
+            self.lent_bytes -= range.len();
+            self.write_tail(&buf[range]);
+        }
+    }
+
+    fn write_tail(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -124,6 +190,7 @@ impl RunLog {
 
     /// Writes the marker and the kept tail. Returns what the log left out.
     pub fn finish(mut self) -> LogSummary {
+        self.return_lent();
         if self.dropped > 0 && !self.failed {
             let marker = format!(
                 "\n[airlock: {} bytes of output were left out of this log here; a log keeps {} of a command's output]\n",
@@ -157,7 +224,7 @@ mod tests {
     fn log_of(chunks: &[&[u8]], limits: LogLimits) -> (Vec<u8>, LogSummary) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.log");
-        let mut log = RunLog::new(File::create(&path).unwrap(), limits);
+        let mut log: RunLog = RunLog::new(File::create(&path).unwrap(), limits);
         for chunk in chunks {
             log.write(chunk);
         }
@@ -199,5 +266,53 @@ mod tests {
             LogLimits::DEFAULT.describe(),
             "the first 16 MiB and the last 1 MiB"
         );
+    }
+
+    #[test]
+    fn a_log_lent_its_big_reads_holds_exactly_what_copying_every_read_gives() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let dir = tempfile::tempdir().unwrap();
+        for case in 0..200 {
+            let limits = LogLimits {
+                head: next(3000),
+                tail: [1, 7, 64, 500, 1024][next(5) as usize],
+            };
+            let (copied, lent) = (dir.path().join("copied"), dir.path().join("lent"));
+            let mut by_copy: RunLog = RunLog::new(File::create(&copied).unwrap(), limits);
+            let mut by_lending: RunLog = RunLog::new(File::create(&lent).unwrap(), limits);
+            let mut at = 0u8;
+            let mut most_lent = 0;
+            for _ in 0..next(60) {
+                // Reads of every size, some bigger than the tail, some written the plain way.
+                let len = [0, 1, 5, 300, 512, 700, 2048][next(7) as usize];
+                let read: Vec<u8> = (0..len)
+                    .map(|_| {
+                        at = at.wrapping_add(1);
+                        at
+                    })
+                    .collect();
+                by_copy.write(&read);
+                if next(4) == 0 {
+                    by_lending.write(&read);
+                } else {
+                    let _ = by_lending.write_lent(read, len);
+                }
+                most_lent = most_lent.max(by_lending.lent.len());
+            }
+            let (a, b) = (by_copy.finish(), by_lending.finish());
+            assert_eq!(a, b, "case {case}, {limits:?}");
+            assert_eq!(
+                std::fs::read(&copied).unwrap(),
+                std::fs::read(&lent).unwrap(),
+                "case {case}"
+            );
+            assert!(most_lent <= 3, "{most_lent} buffers lent at once");
+        }
     }
 }
