@@ -113,6 +113,20 @@ pub struct Binding {
     pub does: &'static str,
 }
 
+/// `j k ↑ ↓`: a line (or an item) down and up, in every list and pane that scrolls.
+pub(crate) const LINES: &[(Press, Action)] = &[
+    (plain('j'), Action::Down(1)),
+    (key(KeyCode::Down), Action::Down(1)),
+    (plain('k'), Action::Up(1)),
+    (key(KeyCode::Up), Action::Up(1)),
+];
+
+/// The mouse wheel: three lines a notch.
+pub(crate) const WHEEL: &[(Press, Action)] = &[
+    (Press::WheelUp, Action::Up(3)),
+    (Press::WheelDown, Action::Down(3)),
+];
+
 mod panes;
 
 /// The key table of `place`: the one its dispatcher looks keys up in and the help lists.

@@ -98,10 +98,7 @@ pub const CONVERSATION: &[Binding] = &[
     },
     Binding {
         keys: "mouse wheel",
-        presses: &[
-            (Press::WheelUp, Action::Up(3)),
-            (Press::WheelDown, Action::Down(3)),
-        ],
+        presses: super::WHEEL,
         does: "over the conversation: scroll it",
     },
 ];
@@ -110,12 +107,7 @@ pub const CONVERSATION: &[Binding] = &[
 pub const RESULTS: &[Binding] = &[
     Binding {
         keys: "j k ↑ ↓",
-        presses: &[
-            (plain('j'), Action::Down(1)),
-            (key(KeyCode::Down), Action::Down(1)),
-            (plain('k'), Action::Up(1)),
-            (key(KeyCode::Up), Action::Up(1)),
-        ],
+        presses: super::LINES,
         does: "select a run",
     },
     Binding {
@@ -160,10 +152,7 @@ pub const RESULTS: &[Binding] = &[
     },
     Binding {
         keys: "mouse wheel",
-        presses: &[
-            (Press::WheelUp, Action::Up(3)),
-            (Press::WheelDown, Action::Down(3)),
-        ],
+        presses: super::WHEEL,
         does: "over the results: scroll the selected run's output",
     },
 ];

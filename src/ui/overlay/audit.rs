@@ -18,12 +18,7 @@ use crate::ui::render::{centered, dim, visible_line};
 pub const KEYS: &[Binding] = &[
     Binding {
         keys: "k ↑ / j ↓",
-        presses: &[
-            (plain('k'), Action::Up(1)),
-            (key(KeyCode::Up), Action::Up(1)),
-            (plain('j'), Action::Down(1)),
-            (key(KeyCode::Down), Action::Down(1)),
-        ],
+        presses: keys::LINES,
         does: "older / newer decisions",
     },
     Binding {

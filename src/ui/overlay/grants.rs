@@ -19,12 +19,7 @@ use crate::ui::render::{centered, dim, visible_line};
 pub const KEYS: &[Binding] = &[
     Binding {
         keys: "j k ↑ ↓",
-        presses: &[
-            (plain('j'), Action::Down(1)),
-            (key(KeyCode::Down), Action::Down(1)),
-            (plain('k'), Action::Up(1)),
-            (key(KeyCode::Up), Action::Up(1)),
-        ],
+        presses: keys::LINES,
         does: "select a grant",
     },
     Binding {

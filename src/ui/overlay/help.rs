@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::Outcome;
-use crate::ui::keys::{self, Action, Binding, Place, Press, key, plain};
+use crate::ui::keys::{self, Action, Binding, Place, key, plain};
 use crate::ui::preview::wrap::text_width;
 use crate::ui::words::wrap_words;
 
@@ -19,12 +19,7 @@ use crate::ui::words::wrap_words;
 pub const KEYS: &[Binding] = &[
     Binding {
         keys: "j k ↑ ↓",
-        presses: &[
-            (plain('j'), Action::Down(1)),
-            (key(KeyCode::Down), Action::Down(1)),
-            (plain('k'), Action::Up(1)),
-            (key(KeyCode::Up), Action::Up(1)),
-        ],
+        presses: keys::LINES,
         does: "scroll by a line",
     },
     Binding {
@@ -45,10 +40,7 @@ pub const KEYS: &[Binding] = &[
     },
     Binding {
         keys: "mouse wheel",
-        presses: &[
-            (Press::WheelUp, Action::Up(3)),
-            (Press::WheelDown, Action::Down(3)),
-        ],
+        presses: keys::WHEEL,
         does: "scroll",
     },
     Binding {

@@ -86,10 +86,7 @@ pub const KEYS: &[Binding] = &[
     },
     Binding {
         keys: "mouse wheel",
-        presses: &[
-            (Press::WheelUp, Action::Up(3)),
-            (Press::WheelDown, Action::Down(3)),
-        ],
+        presses: keys::WHEEL,
         does: "scroll the preview",
     },
     Binding {
