@@ -23,6 +23,8 @@ use tokio::sync::mpsc;
 
 pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview};
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
+#[cfg(test)]
+pub use output::xorshift;
 pub use output::{
     BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, Thinned, Thinner,
     unseen_lines,

@@ -421,5 +421,17 @@ impl BoundedOutput {
     }
 }
 
+/// For tests here and elsewhere: a xorshift generator, `next(n)` in `0..n`, the same "random"
+/// sequence on every run.
+#[cfg(test)]
+pub fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -78,13 +78,7 @@ mod tests {
 
     #[test]
     fn output_merged_in_a_burst_leaves_each_run_exactly_as_applying_every_event_would() {
-        let mut seed: u64 = 0x853c_49e6_748f_ea9b;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::protocol::xorshift(0x853c_49e6_748f_ea9b);
         // Two runs flooding at once, on both streams, in reads of every size: thinned as the
         // tools' sink thins them (one thinner per run).
         let mut thinners = [Thinner::new(), Thinner::new()];

@@ -75,13 +75,7 @@ fn byte_by_byte(pushes: &[(Stream, Vec<u8>)]) -> BoundedOutput {
 #[test]
 fn skipping_the_middle_of_a_big_chunk_keeps_exactly_what_line_by_line_filing_keeps() {
     // Pseudo-random chunk sizes and streams, lines of varying length, some overlong.
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     let mut text = Vec::new();
     for i in 0..20_000u64 {
         let len = if i % 997 == 0 {
@@ -154,16 +148,6 @@ fn lines_split_across_chunks_are_joined_and_streams_stay_apart() {
     assert_eq!(out.render(), "[stderr] oops\nhello\n");
 }
 
-/// A xorshift generator: the same "random" output on every run.
-fn generator(mut seed: u64) -> impl FnMut(u64) -> u64 {
-    move |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    }
-}
-
 /// What `unseen_lines` must answer, the plain way: a search per newline from the end.
 fn unseen_lines_plainly(bytes: &[u8]) -> Option<(u64, usize)> {
     let last_skipped = memchr::memrchr_iter(b'\n', bytes).nth(OUTPUT_TAIL_LINES)?;
@@ -173,7 +157,7 @@ fn unseen_lines_plainly(bytes: &[u8]) -> Option<(u64, usize)> {
 
 #[test]
 fn the_lines_a_tail_can_never_show_are_found_by_blocks_exactly_as_by_searching_each_newline() {
-    let mut next = generator(0x9e37_79b9_7f4a_7c15);
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for case in 0..300u64 {
         // Short lines (many a block), long ones (several blocks a line), empty ones, and counts
         // around the tail's size.
@@ -195,7 +179,7 @@ fn the_lines_a_tail_can_never_show_are_found_by_blocks_exactly_as_by_searching_e
 
 #[test]
 fn a_viewer_fed_thinned_output_keeps_exactly_what_every_byte_would_have_given_it() {
-    let mut next = generator(0x2545_f491_4f6c_dd1d);
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     let mut text = Vec::new();
     for i in 0..30_000u64 {
         text.extend((0..next(30)).map(|k| b'a' + ((i + k) % 26) as u8));

@@ -270,13 +270,7 @@ mod tests {
 
     #[test]
     fn a_log_lent_its_big_reads_holds_exactly_what_copying_every_read_gives() {
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::protocol::xorshift(0x9e37_79b9_7f4a_7c15);
         let dir = tempfile::tempdir().unwrap();
         for case in 0..200 {
             let limits = LogLimits {
