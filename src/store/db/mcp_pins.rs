@@ -150,13 +150,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("state.db")).unwrap();
-        (dir, store)
-    }
+    use crate::store::db::scratch_store;
 
     fn listing(items: &[(&str, &str)]) -> Vec<(String, String)> {
         items
@@ -167,7 +161,7 @@ mod tests {
 
     #[test]
     fn the_first_listing_is_accepted_and_a_changed_one_is_kept_aside_until_accepted() {
-        let (_dir, store) = store();
+        let (_dir, store) = scratch_store();
         assert_eq!(store.mcp_pins("fs").unwrap(), None);
         store
             .record_mcp_listing("fs", &listing(&[("read", "v1")]), 1)
@@ -194,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_listing_back_to_the_accepted_definition_clears_what_was_seen() {
-        let (_dir, store) = store();
+        let (_dir, store) = scratch_store();
         store
             .record_mcp_listing("s", &listing(&[("t", "v1")]), 1)
             .unwrap();
@@ -210,7 +204,7 @@ mod tests {
 
     #[test]
     fn a_pin_edited_outside_airlock_does_not_verify() {
-        let (_dir, store) = store();
+        let (_dir, store) = scratch_store();
         store
             .record_mcp_listing("s", &listing(&[("t", "v1")]), 1)
             .unwrap();

@@ -461,3 +461,11 @@ fn run_fields<'a>(
 
 #[cfg(test)]
 mod tests;
+
+/// For tests: a store in a database of its own, in a directory removed when the guard drops.
+#[cfg(test)]
+pub(crate) fn scratch_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("airlock.db")).unwrap();
+    (dir, store)
+}

@@ -146,12 +146,6 @@ mod tests {
     use super::*;
     use crate::store::db::{SessionSave, StoreError};
 
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("airlock.db")).unwrap();
-        (dir, store)
-    }
-
     /// Adds `added` after `kept` in session `id`, owned by "1:1": the chain now kept.
     fn save(db: &Store, id: &str, kept: &MessageChain, added: &[&str]) -> Option<MessageChain> {
         let added: Vec<String> = added.iter().map(|m| m.to_string()).collect();
@@ -171,7 +165,7 @@ mod tests {
 
     /// A session "s1" with three messages saved over two checkpoints.
     fn three_messages() -> (tempfile::TempDir, Store, MessageChain) {
-        let (dir, db) = store();
+        let (dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         let first = save(&db, "s1", &MessageChain::default(), &["\"a\"", "\"b\""]).unwrap();
         let chain = save(&db, "s1", &first, &["\"c\""]).unwrap();

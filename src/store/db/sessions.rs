@@ -321,12 +321,6 @@ mod tests {
     use crate::approval::frozen::FrozenCall;
     use crate::store::db::{MessageChain, SessionSave, Store};
 
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("airlock.db")).unwrap();
-        (dir, store)
-    }
-
     /// Saves `spec` with no messages as `owner`: whether it was written.
     fn save_spec(db: &Store, owner: &str, title: &str, turns: u64, spec: &str, now: u64) -> bool {
         db.save_session(&SessionSave {
@@ -346,7 +340,7 @@ mod tests {
 
     #[test]
     fn a_session_keeps_its_latest_spec_and_verifies() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(save_spec(&db, "1:1", "fix it", 1, "{\"a\":1}", 20));
         let row = db.session("s1").unwrap().unwrap();
@@ -358,7 +352,7 @@ mod tests {
 
     #[test]
     fn a_spec_edited_outside_airlock_no_longer_verifies() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(save_spec(&db, "1:1", "t", 1, "{\"a\":1}", 20));
         db.conn
@@ -369,7 +363,7 @@ mod tests {
 
     #[test]
     fn a_process_that_lost_the_session_to_another_writes_nothing() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(db.take_session("s1", Some("1:1"), "2:2", 20).unwrap());
         assert!(!save_spec(&db, "1:1", "t", 1, "{}", 30));
@@ -423,7 +417,7 @@ mod tests {
 
     #[test]
     fn a_session_with_message_rows_cannot_pass_for_one_kept_whole() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(save_spec(&db, "1:1", "t", 1, "{\"a\":1}", 20));
         db.conn
@@ -438,7 +432,7 @@ mod tests {
 
     #[test]
     fn only_one_of_two_resumes_takes_a_session_over() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(db.take_session("s1", Some("1:1"), "2:2", 20).unwrap());
         assert!(!db.take_session("s1", Some("1:1"), "3:3", 20).unwrap());
@@ -446,7 +440,7 @@ mod tests {
 
     #[test]
     fn a_closed_session_is_taken_over_from_nobody() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("s1", "/w", "1:1", 10).unwrap();
         assert!(db.close_session("s1", "1:1", 20).unwrap());
         let row = db.session("s1").unwrap().unwrap();
@@ -456,7 +450,7 @@ mod tests {
 
     #[test]
     fn sessions_are_listed_most_recent_first() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         db.open_session("old", "/w", "1:1", 10).unwrap();
         db.open_session("new", "/w", "1:1", 20).unwrap();
         let ids: Vec<String> = db.sessions(10).unwrap().into_iter().map(|r| r.id).collect();
@@ -475,7 +469,7 @@ mod tests {
 
     #[test]
     fn the_code_of_a_request_asked_again_is_the_one_printed_before() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         let (code, frozen) = ask(&db, "c1", serde_json::json!({"command": "ls"}));
         assert_eq!(
             db.reusable_code("s1", "c1", &frozen.digest, 2).unwrap(),
@@ -491,7 +485,7 @@ mod tests {
 
     #[test]
     fn no_code_is_reused_for_other_arguments_an_expired_request_or_a_used_answer() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         let (code, frozen) = ask(&db, "c1", serde_json::json!({"command": "ls"}));
         let other = FrozenCall::freeze("bash", &serde_json::json!({"command": "rm -rf /"}));
         assert_eq!(
@@ -516,7 +510,7 @@ mod tests {
 
     #[test]
     fn a_sealed_code_swapped_for_another_rows_is_not_reused() {
-        let (_dir, db) = store();
+        let (_dir, db) = crate::store::db::scratch_store();
         let (_, first) = ask(&db, "c1", serde_json::json!({"command": "ls"}));
         let (_, _) = ask(&db, "c2", serde_json::json!({"command": "rm -rf build"}));
         // Move c2's sealed code onto c1: it was sealed for c2's hash, so it does not unseal.

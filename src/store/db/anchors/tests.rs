@@ -11,15 +11,9 @@ fn h(c: char) -> String {
     c.to_string().repeat(64)
 }
 
-fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("state.db")).unwrap();
-    (dir, store)
-}
-
 #[test]
 fn an_intended_end_is_pending_until_confirmed() {
-    let (_dir, s) = store();
+    let (_dir, s) = crate::store::db::scratch_store();
     assert_eq!(s.audit_anchor("s1").unwrap(), None);
     s.anchor_intend("s1", &end(0, None), &end(1, Some(&h('a'))), 1)
         .unwrap();
@@ -42,7 +36,7 @@ fn an_intended_end_is_pending_until_confirmed() {
 
 #[test]
 fn an_intent_from_an_end_the_anchor_does_not_hold_is_refused() {
-    let (_dir, s) = store();
+    let (_dir, s) = crate::store::db::scratch_store();
     s.anchor_intend("s1", &end(0, None), &end(1, Some(&h('a'))), 1)
         .unwrap();
     s.anchor_confirm("s1", &end(1, Some(&h('a'))), 1).unwrap();
@@ -61,7 +55,7 @@ fn an_intent_from_an_end_the_anchor_does_not_hold_is_refused() {
 
 #[test]
 fn an_intent_from_an_unconfirmed_pending_end_is_taken() {
-    let (_dir, s) = store();
+    let (_dir, s) = crate::store::db::scratch_store();
     s.anchor_intend("s1", &end(0, None), &end(1, Some(&h('a'))), 1)
         .unwrap();
     // The confirmation never came; the line was written, so the next writer goes on from it.
@@ -74,7 +68,7 @@ fn an_intent_from_an_unconfirmed_pending_end_is_taken() {
 
 #[test]
 fn confirming_an_end_that_is_not_pending_is_refused() {
-    let (_dir, s) = store();
+    let (_dir, s) = crate::store::db::scratch_store();
     s.anchor_intend("s1", &end(0, None), &end(1, Some(&h('a'))), 1)
         .unwrap();
     assert!(s.anchor_confirm("s1", &end(1, Some(&h('b'))), 2).is_err());
@@ -83,7 +77,7 @@ fn confirming_an_end_that_is_not_pending_is_refused() {
 
 #[test]
 fn an_anchor_edited_into_nonsense_is_reported_not_trusted() {
-    let (_dir, s) = store();
+    let (_dir, s) = crate::store::db::scratch_store();
     s.conn
         .execute(
             "INSERT INTO audit_anchors (session, records, last_hash, updated_ms)
