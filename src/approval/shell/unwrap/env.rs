@@ -1,7 +1,7 @@
 //! `env [OPTIONS] [NAME=VALUE...] CMD`: the settings it gives the command, the directory it runs
 //! it in (`-C`), and the `-S` string it splits into a command line airlock does not re-parse.
 
-use super::{Unwrapped, is_name, lit};
+use super::{Unwrapped, cluster_value, is_name, lit};
 use crate::approval::shell::words::Word;
 
 /// Reads `env`'s options into `out`; returns where its settings start.
@@ -33,27 +33,12 @@ pub(super) fn options(out: &mut Unwrapped) -> usize {
         } else if w.starts_with('-') && !w.starts_with("--") && w.len() > 1 {
             // A cluster such as `-iC/dir` or `-iu NAME`: the first of C, u, S takes
             // the rest of the cluster, or the next word, as its value.
-            let cluster = &w[1..];
-            if let Some((at, letter)) = cluster
-                .char_indices()
-                .find(|(_, c)| matches!(c, 'C' | 'u' | 'S'))
-            {
-                {
-                    let rest = &cluster[at + 1..];
-                    let value = if rest.is_empty() {
-                        i += 1;
-                        out.argv.get(i).cloned()
-                    } else {
-                        Some(Word::lit(rest))
-                    };
-                    match letter {
-                            'C' => change_dir(out, value),
-                            'S' => out.problems.push(
-                                "`env -S` splits a string into a command line airlock does not re-parse".into(),
-                            ),
-                            _ => {}
-                        }
-                }
+            match cluster_value(&out.argv, &mut i, &w[1..], |c| matches!(c, 'C' | 'u' | 'S')) {
+                Some(('C', value)) => change_dir(out, value),
+                Some(('S', _)) => out.problems.push(
+                    "`env -S` splits a string into a command line airlock does not re-parse".into(),
+                ),
+                _ => {}
             }
             i += 1;
         } else if w.starts_with('-') && w != "-" {

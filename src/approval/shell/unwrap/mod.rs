@@ -162,6 +162,26 @@ fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
     })
 }
 
+/// In a cluster of short options (`-nD/etc`, `-iu NAME`; `cluster` is the word without its
+/// `-`), the first option that `takes_value`, with its value: the rest of the cluster, or the
+/// next word (then `i` moves onto it).
+fn cluster_value(
+    argv: &[Word],
+    i: &mut usize,
+    cluster: &str,
+    takes_value: impl Fn(char) -> bool,
+) -> Option<(char, Option<Word>)> {
+    let (at, letter) = cluster.char_indices().find(|(_, c)| takes_value(*c))?;
+    let rest = &cluster[at + letter.len_utf8()..];
+    let value = if rest.is_empty() {
+        *i += 1;
+        argv.get(*i).cloned()
+    } else {
+        Some(Word::lit(rest))
+    };
+    Some((letter, value))
+}
+
 /// sudo's short options that take a value (the rest of their cluster, or the next word).
 const SUDO_VALUE_LETTERS: &str = "ugCDhprRtTU";
 /// sudo's long options that take a value (after `=`, or the next word).
@@ -205,20 +225,10 @@ fn sudo_options(out: &mut Unwrapped) -> usize {
             if name == "chdir" {
                 dir = value;
             }
-        } else if let Some((at, letter)) = w[1..]
-            .char_indices()
-            .find(|(_, c)| SUDO_VALUE_LETTERS.contains(*c))
-        {
-            let rest = &w[1 + at + 1..];
-            let value = if rest.is_empty() {
-                i += 1;
-                out.argv.get(i).cloned()
-            } else {
-                Some(Word::lit(rest))
-            };
-            if letter == 'D' {
-                dir = value;
-            }
+        } else if let Some(('D', value)) = cluster_value(&out.argv, &mut i, &w[1..], |c| {
+            SUDO_VALUE_LETTERS.contains(c)
+        }) {
+            dir = value;
         }
         if dir.is_some() {
             env::change_dir(out, dir);
