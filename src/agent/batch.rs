@@ -97,8 +97,12 @@ impl Agent {
                     started.push(index);
                     self.checkpoint(calls, &results, index + 1, &started);
                     let tools = self.tools.clone();
-                    running
-                        .spawn(async move { (index, tools.execute(approved, token, sink).await) });
+                    running.spawn(async move {
+                        let outcome = tools.execute(approved, token, sink.clone()).await;
+                        // Output a tool had paced goes out before the call is reported done.
+                        sink.flush();
+                        (index, outcome)
+                    });
                 }
             }
         }

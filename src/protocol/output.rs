@@ -72,6 +72,11 @@ impl Thinner {
         Self::default()
     }
 
+    /// Whether the viewer's head is full: from here on a piece may skip lines.
+    pub fn head_is_full(&self) -> bool {
+        self.lines >= OUTPUT_HEAD_LINES
+    }
+
     /// What of `bytes` a viewer needs, as one or two pieces (head lines whole, then a skip).
     pub fn thin<'a>(&mut self, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
         let mut rest = bytes;

@@ -218,7 +218,7 @@ impl Reader<'_> {
         if pending.is_empty() {
             // The usual case: nothing carried over, so the read goes out as it is (no copy).
             let ready = utf8_ready(bytes);
-            for piece in self.sink.send(stream, &bytes[..ready]) {
+            for piece in self.sink.send_paced(stream, &bytes[..ready]) {
                 self.output.push(stream, piece);
             }
             pending.extend_from_slice(&bytes[ready..]);
@@ -226,7 +226,7 @@ impl Reader<'_> {
         }
         pending.extend_from_slice(bytes);
         let ready = utf8_ready(pending);
-        for piece in self.sink.send(stream, &pending[..ready]) {
+        for piece in self.sink.send_paced(stream, &pending[..ready]) {
             self.output.push(stream, piece);
         }
         pending.drain(..ready);
@@ -254,8 +254,20 @@ impl Reader<'_> {
         tokio::pin!(grace);
         let mut status = ToolStatus::Ok;
         let mut busy_since = std::time::Instant::now();
+        // Paced live output waiting to go out (see `OutputSink::send_paced`).
+        let flush = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(flush);
+        let mut flush_at = None;
         while out_open || err_open || exit.is_none() {
+            let due = self.sink.due();
+            if let Some(at) = due
+                && flush_at != due
+            {
+                flush.as_mut().reset(tokio::time::Instant::from_std(at));
+            }
+            flush_at = due;
             tokio::select! {
+                _ = &mut flush, if flush_at.is_some() => self.sink.flush(),
                 n = stdout.read(&mut out_buf), if out_open => match n {
                     Ok(0) | Err(_) => out_open = false,
                     Ok(n) => {
@@ -307,6 +319,7 @@ impl Reader<'_> {
 
     /// What was still carried goes out as it is; the window and the log are closed.
     fn finish(mut self) -> (BoundedOutput, Option<LogSummary>) {
+        self.sink.flush();
         for (stream, i) in [(Stream::Stdout, 0), (Stream::Stderr, 1)] {
             let pending = std::mem::take(&mut self.carry[i]);
             for piece in self.sink.send(stream, &pending) {

@@ -3,25 +3,105 @@
 //! what a head-and-tail view can still show, whichever tool printed it. The pieces go back to the
 //! sender too: a tool that keeps its own window of the same output (bash, for the model's result)
 //! files them without looking at every byte a second time.
+//!
+//! A tool that reads a flood in many small reads can also have it *paced* ([`OutputSink::send_paced`]):
+//! past the head, what it sends is held and merged, and goes out at most once every [`PACE`] (a
+//! frame of the cockpit), instead of as one event per read. `seq 1 10000000` was read in 3,000 to
+//! 6,000 reads, and each became an event the cockpit woke up for and filed.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use crate::protocol::{Stream, Thinned, Thinner};
+use crate::protocol::{OUTPUT_TAIL_LINES, Stream, Thinned, Thinner, unseen_lines};
 
 type Deliver = dyn Fn(Stream, Thinned<'_>) + Send + Sync;
+
+/// The most often paced output goes out while a tool keeps sending: one frame of the cockpit,
+/// which draws output no more often than that anyway.
+pub const PACE: Duration = Duration::from_millis(16);
 
 /// A call's live output: thinned, then handed to `deliver` (the agent turns each piece into an
 /// `AgentEvent::ToolOutput`).
 #[derive(Clone)]
 pub struct OutputSink {
-    thinner: Arc<Mutex<Thinner>>,
+    state: Arc<Mutex<State>>,
     deliver: Arc<Deliver>,
+}
+
+#[derive(Default)]
+struct State {
+    thinner: Thinner,
+    held: Option<Held>,
+    /// When output last went out.
+    sent: Option<Instant>,
+}
+
+/// Paced output waiting to go out, merged the way a viewer applies pieces: drop `skipped` lines,
+/// then take `text`. Only output past the head is held, so a skip pushes every held line out of
+/// the viewer's tail (they are counted with it), and no more than a tail's worth of complete
+/// lines is kept (more could never be shown).
+struct Held {
+    stream: Stream,
+    skipped: u64,
+    text: Vec<u8>,
+    /// Newlines in `text`.
+    lines: usize,
+}
+
+impl Held {
+    fn add(&mut self, piece: Thinned<'_>) {
+        if piece.skipped > 0 {
+            self.skipped += self.lines as u64 + piece.skipped;
+            self.text.clear();
+            self.lines = 0;
+        }
+        self.text.extend_from_slice(piece.text);
+        self.lines += memchr::memchr_iter(b'\n', piece.text).count();
+        if self.lines > OUTPUT_TAIL_LINES
+            && let Some((unseen, kept)) = unseen_lines(&self.text)
+        {
+            self.skipped += unseen;
+            self.lines -= unseen as usize;
+            self.text.drain(..kept);
+        }
+    }
+}
+
+impl State {
+    /// Sends what is held, if anything.
+    fn flush(&mut self, deliver: &Deliver, now: Instant) {
+        if let Some(held) = self.held.take() {
+            deliver(
+                held.stream,
+                Thinned {
+                    skipped: held.skipped,
+                    text: &held.text,
+                },
+            );
+            self.sent = Some(now);
+        }
+    }
+
+    /// Holds `piece` with what is held; output of the other stream first goes out.
+    fn hold(&mut self, stream: Stream, piece: Thinned<'_>, deliver: &Deliver, now: Instant) {
+        if self.held.as_ref().is_some_and(|h| h.stream != stream) {
+            self.flush(deliver, now);
+        }
+        self.held
+            .get_or_insert_with(|| Held {
+                stream,
+                skipped: 0,
+                text: Vec::new(),
+                lines: 0,
+            })
+            .add(piece);
+    }
 }
 
 impl OutputSink {
     pub fn new(deliver: impl Fn(Stream, Thinned<'_>) + Send + Sync + 'static) -> OutputSink {
         OutputSink {
-            thinner: Arc::new(Mutex::new(Thinner::new())),
+            state: Arc::new(Mutex::new(State::default())),
             deliver: Arc::new(deliver),
         }
     }
@@ -31,17 +111,71 @@ impl OutputSink {
         OutputSink::new(|_, _| {})
     }
 
-    /// Sends `bytes` of `stream`, thinned; returns the pieces as they were delivered.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends `bytes` of `stream`, thinned, at once (after anything held); returns the pieces as
+    /// they were delivered.
     pub fn send<'a>(&self, stream: Stream, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
-        let pieces = self
-            .thinner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .thin(bytes);
+        self.send_now(&mut self.state(), stream, bytes, Instant::now())
+    }
+
+    fn send_now<'a>(
+        &self,
+        state: &mut State,
+        stream: Stream,
+        bytes: &'a [u8],
+        now: Instant,
+    ) -> Vec<Thinned<'a>> {
+        state.flush(&*self.deliver, now);
+        let pieces = state.thinner.thin(bytes);
         for piece in &pieces {
             (self.deliver)(stream, *piece);
         }
+        if !pieces.is_empty() {
+            state.sent = Some(now);
+        }
         pieces
+    }
+
+    /// Like [`send`](Self::send), but once the head is full the pieces are held and go out at
+    /// most once every [`PACE`]. The caller flushes ([`flush`](Self::flush)) when [`due`](Self::due)
+    /// says, and the agent flushes when the call ends, so nothing held is lost. The pieces are
+    /// returned as thinned, whether they went out now or not.
+    pub fn send_paced<'a>(&self, stream: Stream, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
+        self.send_paced_at(stream, bytes, Instant::now())
+    }
+
+    fn send_paced_at<'a>(&self, stream: Stream, bytes: &'a [u8], now: Instant) -> Vec<Thinned<'a>> {
+        let mut state = self.state();
+        if !state.thinner.head_is_full() {
+            return self.send_now(&mut state, stream, bytes, now);
+        }
+        let pieces = state.thinner.thin(bytes);
+        for piece in &pieces {
+            state.hold(stream, *piece, &*self.deliver, now);
+        }
+        if state.sent.is_none_or(|sent| now >= sent + PACE) {
+            state.flush(&*self.deliver, now);
+        }
+        pieces
+    }
+
+    /// When what is held should go out, if anything is.
+    pub fn due(&self) -> Option<Instant> {
+        let state = self.state();
+        state.held.as_ref()?;
+        Some(state.sent.map_or_else(Instant::now, |sent| sent + PACE))
+    }
+
+    /// Sends what is held now.
+    pub fn flush(&self) {
+        self.flush_at(Instant::now());
+    }
+
+    fn flush_at(&self, now: Instant) {
+        self.state().flush(&*self.deliver, now);
     }
 }
 
@@ -86,5 +220,127 @@ mod tests {
             seen.1,
             text.len()
         );
+    }
+
+    /// A sink that files what it delivers into a viewer, and counts the deliveries.
+    fn watched() -> (OutputSink, Arc<Mutex<(BoundedOutput, usize)>>) {
+        let seen = Arc::new(Mutex::new((BoundedOutput::new(), 0usize)));
+        let into = seen.clone();
+        let sink = OutputSink::new(move |stream, piece| {
+            let mut seen = into.lock().unwrap();
+            seen.0.skip(stream, piece.skipped);
+            seen.0.push(stream, piece.text);
+            seen.1 += 1;
+        });
+        (sink, seen)
+    }
+
+    #[test]
+    fn paced_output_leaves_a_viewer_exactly_as_every_byte_would_whatever_the_reads_and_timing() {
+        let mut next = crate::protocol::xorshift(0x5eed_cafe);
+        for case in 0..60 {
+            let (sink, seen) = watched();
+            let mut whole = BoundedOutput::new();
+            let mut now = Instant::now();
+            let mut line = 0u64;
+            for _ in 0..(20 + next(200)) {
+                let stream = if next(5) == 0 {
+                    Stream::Stderr
+                } else {
+                    Stream::Stdout
+                };
+                let mut chunk = String::new();
+                let most = if next(3) == 0 { 2000 } else { 40 };
+                for _ in 0..next(most) {
+                    line += 1;
+                    chunk.push_str(&format!("{case}-{line}\n"));
+                }
+                if next(4) == 0 {
+                    chunk.push_str("partial ");
+                }
+                whole.push(stream, chunk.as_bytes());
+                sink.send_paced_at(stream, chunk.as_bytes(), now);
+                now += Duration::from_micros(next(9000));
+                if next(10) == 0 && sink.due().is_some() {
+                    sink.flush_at(now);
+                }
+            }
+            sink.flush_at(now);
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.0.lines(), whole.lines(), "case {case}");
+            assert_eq!(seen.0.total_lines(), whole.total_lines(), "case {case}");
+            assert_eq!(seen.0.omitted_lines(), whole.omitted_lines(), "case {case}");
+        }
+    }
+
+    #[test]
+    fn a_flood_read_in_many_small_reads_goes_out_once_a_pace_not_once_a_read() {
+        let (sink, seen) = watched();
+        let start = Instant::now();
+        let head: String = (0..OUTPUT_HEAD_LINES).map(|i| format!("{i}\n")).collect();
+        sink.send_paced_at(Stream::Stdout, head.as_bytes(), start);
+        let after_head = seen.lock().unwrap().1;
+        // 1,000 reads of 1,000 lines, one every 40 µs: 40 ms of flood.
+        for read in 0..1_000u64 {
+            let chunk: String = (0..1_000).map(|i| format!("{read}:{i}\n")).collect();
+            sink.send_paced_at(
+                Stream::Stdout,
+                chunk.as_bytes(),
+                start + Duration::from_micros(40 * (read + 1)),
+            );
+        }
+        let during = seen.lock().unwrap().1 - after_head;
+        assert!(during <= 3, "{during} deliveries in 40 ms of flood");
+        let due = sink.due().expect("the last reads are held");
+        assert!(due <= start + Duration::from_millis(40) + PACE);
+        sink.flush_at(due);
+        assert_eq!(sink.due(), None);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.0.total_lines(), (OUTPUT_HEAD_LINES + 1_000_000) as u64);
+        assert_eq!(seen.0.lines().last().unwrap().0, "999:999");
+    }
+
+    #[test]
+    fn output_that_trickles_goes_out_at_once_and_held_output_says_when_it_is_due() {
+        let (sink, seen) = watched();
+        let start = Instant::now();
+        let head: String = (0..OUTPUT_HEAD_LINES).map(|i| format!("{i}\n")).collect();
+        sink.send_paced_at(Stream::Stdout, head.as_bytes(), start);
+        let mut at = start;
+        for i in 0..5 {
+            at += PACE;
+            sink.send_paced_at(Stream::Stdout, format!("tick {i}\n").as_bytes(), at);
+            assert_eq!(sink.due(), None, "a line a frame apart went out at once");
+        }
+        let delivered = seen.lock().unwrap().1;
+        sink.send_paced_at(
+            Stream::Stdout,
+            b"soon after\n",
+            at + Duration::from_millis(1),
+        );
+        assert_eq!(seen.lock().unwrap().1, delivered, "held");
+        assert_eq!(sink.due(), Some(at + PACE));
+        sink.flush_at(at + PACE);
+        assert_eq!(
+            seen.lock().unwrap().0.lines().last().unwrap().0,
+            "soon after"
+        );
+    }
+
+    #[test]
+    fn output_sent_unpaced_goes_out_after_whatever_was_held() {
+        let (sink, seen) = watched();
+        let start = Instant::now();
+        let head: String = (0..OUTPUT_HEAD_LINES).map(|i| format!("{i}\n")).collect();
+        sink.send_paced_at(Stream::Stdout, head.as_bytes(), start);
+        sink.send_paced_at(Stream::Stdout, b"held\n", start);
+        sink.send(Stream::Stderr, b"progress\n");
+        assert_eq!(sink.due(), None);
+        let lines = seen.lock().unwrap().0.lines();
+        let last: Vec<&str> = lines[lines.len() - 2..]
+            .iter()
+            .map(|l| l.0.as_str())
+            .collect();
+        assert_eq!(last, ["held", "progress"]);
     }
 }

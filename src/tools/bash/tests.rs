@@ -130,6 +130,35 @@ async fn output_streams_while_the_command_is_still_running() {
 }
 
 #[tokio::test]
+async fn output_held_back_to_pace_a_flood_still_reaches_the_viewer_while_the_command_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let sink = OutputSink::new(move |_, piece| {
+        let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
+    });
+    // Past the head, the second burst comes a moment after the first went out, so it is held
+    // for pacing: it must go out on the pace's timer, not when the command ends.
+    let run = tokio::spawn(run(spec(
+        "seq 1 300; sleep 0.002; seq 301 310; echo marker; \
+         while [ ! -e go ]; do sleep 0.01; done; echo done",
+        dir.path(),
+        Duration::from_secs(20),
+        sink,
+    )));
+    let mut seen = String::new();
+    while !seen.contains("marker\n") {
+        seen.push_str(&rx.recv().await.unwrap());
+    }
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(outcome.status, ToolStatus::Ok);
+    while let Ok(more) = rx.try_recv() {
+        seen.push_str(&more);
+    }
+    assert!(seen.ends_with("marker\ndone\n"), "{seen}");
+}
+
+#[tokio::test]
 async fn a_timeout_kills_the_whole_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let seen = Arc::new(Mutex::new(String::new()));
