@@ -33,7 +33,7 @@ pub fn unseen_lines(bytes: &[u8]) -> Option<(u64, usize)> {
         let block = &bytes[start..end];
         let here = memchr::memchr_iter(b'\n', block).count();
         if here >= wanted {
-            let last_skipped = start + memchr::memrchr_iter(b'\n', block).nth(wanted - 1)?;
+            let last_skipped = start + nth_newline_from_end(block, wanted)?;
             let before = memchr::memchr_iter(b'\n', &bytes[..start]).count();
             let within = here - (wanted - 1);
             return Some(((before + within) as u64, last_skipped + 1));
@@ -42,6 +42,25 @@ pub fn unseen_lines(bytes: &[u8]) -> Option<(u64, usize)> {
         end = start;
     }
     None
+}
+
+/// Where the `nth` newline from the end of `block` is (`nth` from 1). The block is halved by
+/// counting newlines (vectorised) until a small part is left, then searched newline by newline:
+/// a tail of short lines would otherwise cost one search per line, 400 per read of a flood.
+fn nth_newline_from_end(block: &[u8], mut nth: usize) -> Option<usize> {
+    const SEARCHED: usize = 256;
+    let (mut start, mut end) = (0, block.len());
+    while end - start > SEARCHED {
+        let mid = start + (end - start) / 2;
+        let upper = memchr::memchr_iter(b'\n', &block[mid..end]).count();
+        if upper >= nth {
+            start = mid;
+        } else {
+            nth -= upper;
+            end = mid;
+        }
+    }
+    Some(start + memchr::memrchr_iter(b'\n', &block[start..end]).nth(nth.checked_sub(1)?)?)
 }
 
 /// Thins a live output stream for a viewer that keeps head and tail windows (a [`BoundedOutput`]):

@@ -103,10 +103,12 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         ));
     };
     let mut reader = Reader {
-        sink: &spec.sink,
         log,
-        output: Batched::new(),
-        carry: [Vec::new(), Vec::new()],
+        view: View {
+            sink: &spec.sink,
+            output: Batched::new(),
+            carry: [Vec::new(), Vec::new()],
+        },
     };
     let (exit, status) = reader
         .read_until_done(&mut child, pgid, (stdout, stderr), &spec)
@@ -168,7 +170,7 @@ fn command(spec: &BashRun) -> tokio::process::Command {
 fn open_log(
     path: Option<&std::path::Path>,
     limits: LogLimits,
-) -> Result<Option<RunLog<Buffer>>, ToolError> {
+) -> Result<Option<RunLog>, ToolError> {
     let Some(path) = path else {
         return Ok(None);
     };
@@ -181,14 +183,28 @@ fn open_log(
     Ok(Some(RunLog::new(file, limits)))
 }
 
-/// Where a run's output goes as it is read: the log (every byte, within its cap), the sink (the
-/// live view, in whole UTF-8 characters, thinned) and the model's window (the sink's pieces).
+/// Where a run's output goes as it is read: the log (every byte, within its cap), and the view.
 struct Reader<'a> {
+    log: Option<RunLog>,
+    view: View<'a>,
+}
+
+/// The sink (the live view, in whole UTF-8 characters, thinned) and the model's window (the
+/// sink's pieces).
+struct View<'a> {
     sink: &'a OutputSink,
-    log: Option<RunLog<Buffer>>,
     output: Batched,
     /// Per stream, the bytes of a character split across two reads, waiting for the rest.
     carry: [Vec<u8>; 2],
+}
+
+/// Where the next read of stdout goes: straight into the log's tail once the head is full (see
+/// [`RunLog::read_space`]), else into `buf`. The same place until something is logged.
+fn read_target<'b>(log: &'b mut Option<RunLog>, buf: &'b mut [u8]) -> &'b mut [u8] {
+    match log.as_mut().and_then(|log| log.read_space(BATCH_BYTES)) {
+        Some(space) => space,
+        None => buf,
+    }
 }
 
 impl Reader<'_> {
@@ -197,21 +213,26 @@ impl Reader<'_> {
         if let Some(log) = self.log.as_mut() {
             log.write(bytes);
         }
-        self.show(stream, bytes);
+        self.view.show(stream, bytes);
     }
 
-    /// A read of stdout into `buf`: shown and filed, then logged by lending `buf` to the log's
-    /// tail when it can keep it. Returns the buffer to read into next.
-    fn record_lending(&mut self, buf: Buffer, filled: usize) -> Buffer {
-        self.show(Stream::Stdout, &buf[..filled]);
+    /// A read of `filled` bytes of stdout into [`read_target`]: logged (taken into the tail
+    /// where it was read into it, copied otherwise), shown, filed.
+    fn record_stdout(&mut self, buf: &[u8], filled: usize) {
         match self.log.as_mut() {
-            Some(log) => log
-                .write_lent(buf, filled)
-                .unwrap_or_else(|| Buffer::take(BATCH_BYTES)),
-            None => buf,
+            Some(log) if log.reads_into_tail() => {
+                self.view.show(Stream::Stdout, log.commit(filled));
+            }
+            Some(log) => {
+                log.write(&buf[..filled]);
+                self.view.show(Stream::Stdout, &buf[..filled]);
+            }
+            None => self.view.show(Stream::Stdout, &buf[..filled]),
         }
     }
+}
 
+impl View<'_> {
     /// To the live view (whole UTF-8 characters, thinned) and the model's window.
     fn show(&mut self, stream: Stream, bytes: &[u8]) {
         let pending = &mut self.carry[usize::from(stream == Stream::Stderr)];
@@ -231,7 +252,9 @@ impl Reader<'_> {
         }
         pending.drain(..ready);
     }
+}
 
+impl Reader<'_> {
     /// Reads both pipes until the shell has exited and its pipes are closed (or the drain grace
     /// after its exit ran out, or the timeout, or cancellation). Returns how it exited, if it
     /// did, and the status so far.
@@ -259,7 +282,7 @@ impl Reader<'_> {
         tokio::pin!(flush);
         let mut flush_at = None;
         while out_open || err_open || exit.is_none() {
-            let due = self.sink.due();
+            let due = self.view.sink.due();
             if let Some(at) = due
                 && flush_at != due
             {
@@ -267,13 +290,14 @@ impl Reader<'_> {
             }
             flush_at = due;
             tokio::select! {
-                _ = &mut flush, if flush_at.is_some() => self.sink.flush(),
-                n = stdout.read(&mut out_buf), if out_open => match n {
+                _ = &mut flush, if flush_at.is_some() => self.view.sink.flush(),
+                n = stdout.read(read_target(&mut self.log, &mut out_buf)), if out_open => match n {
                     Ok(0) | Err(_) => out_open = false,
                     Ok(n) => {
-                        let (filled, ended) = top_up(&mut stdout, &mut out_buf, n);
-                        let full = filled == out_buf.len();
-                        out_buf = self.record_lending(out_buf, filled);
+                        let target = read_target(&mut self.log, &mut out_buf);
+                        let (filled, ended) = top_up(&mut stdout, target, n);
+                        let full = filled == target.len();
+                        self.record_stdout(&out_buf, filled);
                         out_open = !ended;
                         yield_if_busy(&mut busy_since, full).await;
                     }
@@ -318,15 +342,16 @@ impl Reader<'_> {
     }
 
     /// What was still carried goes out as it is; the window and the log are closed.
-    fn finish(mut self) -> (BoundedOutput, Option<LogSummary>) {
-        self.sink.flush();
+    fn finish(self) -> (BoundedOutput, Option<LogSummary>) {
+        let mut view = self.view;
+        view.sink.flush();
         for (stream, i) in [(Stream::Stdout, 0), (Stream::Stderr, 1)] {
-            let pending = std::mem::take(&mut self.carry[i]);
-            for piece in self.sink.send(stream, &pending) {
-                self.output.push(stream, piece);
+            let pending = std::mem::take(&mut view.carry[i]);
+            for piece in view.sink.send(stream, &pending) {
+                view.output.push(stream, piece);
             }
         }
-        (self.output.finish(), self.log.map(RunLog::finish))
+        (view.output.finish(), self.log.map(RunLog::finish))
     }
 }
 

@@ -211,3 +211,26 @@ fn a_viewer_fed_thinned_output_keeps_exactly_what_every_byte_would_have_given_it
     assert_eq!(thinned.omitted_lines(), whole.omitted_lines());
     assert!(sent < text.len() / 4, "sent {sent} of {} bytes", text.len());
 }
+
+#[test]
+fn the_nth_newline_from_the_end_is_found_by_halving_exactly_where_a_plain_search_finds_it() {
+    let mut next = xorshift(0x0dd_ba11);
+    for case in 0..500 {
+        let len = next(9000) as usize;
+        let density = 1 + next(40);
+        let block: Vec<u8> = (0..len)
+            .map(|_| if next(density) == 0 { b'\n' } else { b'x' })
+            .collect();
+        let newlines = memchr::memchr_iter(b'\n', &block).count();
+        for nth in [0, 1, 2, newlines / 2, newlines, newlines + 1] {
+            let plainly = nth
+                .checked_sub(1)
+                .and_then(|i| memchr::memrchr_iter(b'\n', &block).nth(i));
+            assert_eq!(
+                super::nth_newline_from_end(&block, nth),
+                plainly,
+                "case {case}: newline {nth} of {newlines}"
+            );
+        }
+    }
+}

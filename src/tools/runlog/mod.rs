@@ -6,7 +6,6 @@
 //! a line saying how many bytes were left out between them, then the tail. The beginning shows how
 //! the command started, the end how it ended, which is what a person reads a log for.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 
@@ -51,9 +50,8 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// A command's log being written. `B` is the read buffer a reader may lend it
-/// ([`RunLog::write_lent`]).
-pub struct RunLog<B = Vec<u8>> {
+/// A command's log being written.
+pub struct RunLog {
     file: File,
     limits: LogLimits,
     written: u64,
@@ -62,11 +60,6 @@ pub struct RunLog<B = Vec<u8>> {
     ring: Vec<u8>,
     next: usize,
     held: usize,
-    /// Read buffers lent to the tail, oldest first, with the part of each past the head: the
-    /// newest bytes, newer than everything in the ring. Each holds at least half a tail, so
-    /// there are never more than three.
-    lent: VecDeque<(B, std::ops::Range<usize>)>,
-    lent_bytes: usize,
     /// Bytes that went through the tail and fell out of it.
     dropped: u64,
     /// Set by the first write that fails (disk full): the log stops, the command goes on.
@@ -80,8 +73,12 @@ pub struct LogSummary {
     pub failed: bool,
 }
 
-impl<B: std::ops::Deref<Target = [u8]>> RunLog<B> {
-    pub fn new(file: File, limits: LogLimits) -> RunLog<B> {
+/// The smallest tail a reader reads straight into ([`RunLog::read_space`]); a smaller one would
+/// make every read small.
+const READ_INTO_TAIL: usize = 64 * 1024;
+
+impl RunLog {
+    pub fn new(file: File, limits: LogLimits) -> RunLog {
         RunLog {
             file,
             limits,
@@ -89,8 +86,6 @@ impl<B: std::ops::Deref<Target = [u8]>> RunLog<B> {
             ring: Vec::new(),
             next: 0,
             held: 0,
-            lent: VecDeque::new(),
-            lent_bytes: 0,
             dropped: 0,
             failed: false,
         }
@@ -98,45 +93,40 @@ impl<B: std::ops::Deref<Target = [u8]>> RunLog<B> {
 
     pub fn write(&mut self, bytes: &[u8]) {
         let rest = self.write_head(bytes);
-        if !rest.is_empty() {
-            self.return_lent();
-            self.write_tail(rest);
-        }
+        self.write_tail(rest);
     }
 
-    /// Writes `buf[..len]` as [`RunLog::write`] does, but may keep `buf` instead of copying it
-    /// into the tail: past the head, every byte of a flood went through the tail's ring, only
-    /// for nearly all of them to be pushed out again (63 MB copied for S1's 79). A big read is
-    /// lent instead, and dropped uncopied once the reads after it fill the tail. Gives back a
-    /// buffer to read into next (this one, or one no longer needed), or `None`.
-    pub fn write_lent(&mut self, buf: B, len: usize) -> Option<B> {
-        let past_head = len - self.write_head(&buf[..len]).len();
-        let part = len - past_head;
+    /// Once the head is full, where the next read can go straight into the tail, up to `most`
+    /// bytes: the ring's next free (or oldest) bytes. Past the head, every byte of a flood went
+    /// through the tail only for nearly all of them to be pushed out again: 63 MB copied into
+    /// the ring for S1's 79 MB. Read into it instead, that copy is gone. Follow a read with
+    /// [`RunLog::commit`]; until then this gives the same place again.
+    pub fn read_space(&mut self, most: usize) -> Option<&mut [u8]> {
+        if !self.reads_into_tail() {
+            return None;
+        }
         let cap = self.limits.tail;
-        if part == 0 {
-            return Some(buf);
+        if self.ring.is_empty() {
+            self.ring = vec![0; cap];
         }
-        if part * 2 < cap {
-            self.return_lent();
-            self.write_tail(&buf[past_head..len]);
-            return Some(buf);
-        }
-        self.lent.push_back((buf, past_head..len));
-        self.lent_bytes += part;
-        let mut freed = None;
-        while let Some((_, range)) = self.lent.front() {
-            let older = range.len();
-            if self.lent_bytes - older < cap {
-                break;
-            }
-            // What came after it fills the tail: it, and all the ring holds, fall out unread.
-            self.dropped += (self.held + older) as u64;
-            self.held = 0;
-            self.next = 0;
-            self.lent_bytes -= older;
-            freed = self.lent.pop_front().map(|(buf, _)| buf);
-        }
-        freed
+        let end = cap.min(self.next + most);
+        Some(&mut self.ring[self.next..end])
+    }
+
+    /// Whether reads go straight into the tail now ([`RunLog::read_space`]).
+    pub fn reads_into_tail(&self) -> bool {
+        self.written >= self.limits.head && self.limits.tail >= READ_INTO_TAIL
+    }
+
+    /// Takes the first `len` bytes of [`RunLog::read_space`] into the tail; returns them.
+    pub fn commit(&mut self, len: usize) -> &[u8] {
+        let cap = self.ring.len();
+        let start = self.next;
+        let len = len.min(cap - start);
+        self.dropped += (self.held + len).saturating_sub(cap) as u64;
+        self.held = (self.held + len).min(cap);
+        self.next = (start + len) % cap.max(1);
+        &self.ring[start..start + len]
     }
 
     /// Writes what fits of `bytes` into the head; returns the rest.
@@ -150,14 +140,6 @@ impl<B: std::ops::Deref<Target = [u8]>> RunLog<B> {
         }
         self.written += room as u64;
         &bytes[room..]
-    }
-
-    /// Copies what is lent into the ring, oldest first (before anything newer goes in).
-    fn return_lent(&mut self) {
-        while let Some((buf, range)) = self.lent.pop_front() {
-            self.lent_bytes -= range.len();
-            self.write_tail(&buf[range]);
-        }
     }
 
     fn write_tail(&mut self, bytes: &[u8]) {
@@ -190,7 +172,6 @@ impl<B: std::ops::Deref<Target = [u8]>> RunLog<B> {
 
     /// Writes the marker and the kept tail. Returns what the log left out.
     pub fn finish(mut self) -> LogSummary {
-        self.return_lent();
         if self.dropped > 0 && !self.failed {
             let marker = format!(
                 "\n[airlock: {} bytes of output were left out of this log here; a log keeps {} of a command's output]\n",
@@ -269,44 +250,63 @@ mod tests {
     }
 
     #[test]
-    fn a_log_lent_its_big_reads_holds_exactly_what_copying_every_read_gives() {
+    fn a_log_read_straight_into_holds_exactly_what_copying_every_read_gives() {
         let mut next = crate::protocol::xorshift(0x9e37_79b9_7f4a_7c15);
         let dir = tempfile::tempdir().unwrap();
         for case in 0..200 {
             let limits = LogLimits {
-                head: next(3000),
-                tail: [1, 7, 64, 500, 1024][next(5) as usize],
+                head: next(300_000),
+                tail: [1, 7, READ_INTO_TAIL, READ_INTO_TAIL + 999, 200_000][next(5) as usize],
             };
-            let (copied, lent) = (dir.path().join("copied"), dir.path().join("lent"));
-            let mut by_copy: RunLog = RunLog::new(File::create(&copied).unwrap(), limits);
-            let mut by_lending: RunLog = RunLog::new(File::create(&lent).unwrap(), limits);
+            let (copied, direct) = (dir.path().join("copied"), dir.path().join("direct"));
+            let mut by_copy = RunLog::new(File::create(&copied).unwrap(), limits);
+            let mut by_reading = RunLog::new(File::create(&direct).unwrap(), limits);
             let mut at = 0u8;
-            let mut most_lent = 0;
+            let mut byte = || {
+                at = at.wrapping_add(1);
+                at
+            };
             for _ in 0..next(60) {
                 // Reads of every size, some bigger than the tail, some written the plain way.
-                let len = [0, 1, 5, 300, 512, 700, 2048][next(7) as usize];
-                let read: Vec<u8> = (0..len)
-                    .map(|_| {
-                        at = at.wrapping_add(1);
-                        at
-                    })
-                    .collect();
-                by_copy.write(&read);
-                if next(4) == 0 {
-                    by_lending.write(&read);
-                } else {
-                    let _ = by_lending.write_lent(read, len);
+                let len = [0, 1, 5, 300, 4096, 70_000, 300_000][next(7) as usize];
+                match by_reading.read_space(len) {
+                    Some(space) if next(4) != 0 => {
+                        let n = space.len().min(len);
+                        let read: Vec<u8> = (0..n).map(|_| byte()).collect();
+                        space[..n].copy_from_slice(&read);
+                        assert_eq!(by_reading.commit(n), read);
+                        by_copy.write(&read);
+                    }
+                    _ => {
+                        let read: Vec<u8> = (0..len).map(|_| byte()).collect();
+                        by_copy.write(&read);
+                        by_reading.write(&read);
+                    }
                 }
-                most_lent = most_lent.max(by_lending.lent.len());
             }
-            let (a, b) = (by_copy.finish(), by_lending.finish());
+            let (a, b) = (by_copy.finish(), by_reading.finish());
             assert_eq!(a, b, "case {case}, {limits:?}");
             assert_eq!(
                 std::fs::read(&copied).unwrap(),
-                std::fs::read(&lent).unwrap(),
+                std::fs::read(&direct).unwrap(),
                 "case {case}"
             );
-            assert!(most_lent <= 3, "{most_lent} buffers lent at once");
         }
+    }
+
+    #[test]
+    fn a_log_is_read_straight_into_only_once_its_head_is_full_and_its_tail_is_big_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = LogLimits {
+            head: 10,
+            tail: READ_INTO_TAIL,
+        };
+        let mut log = RunLog::new(File::create(dir.path().join("a")).unwrap(), limits);
+        assert!(log.read_space(100).is_none());
+        log.write(b"0123456789");
+        assert_eq!(log.read_space(100).map(|s| s.len()), Some(100));
+        let small = LogLimits { head: 0, tail: 3 };
+        let mut log = RunLog::new(File::create(dir.path().join("b")).unwrap(), small);
+        assert!(log.read_space(100).is_none());
     }
 }
