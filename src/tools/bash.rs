@@ -4,11 +4,12 @@
 //! airlock's launcher (`crate::sandbox`), which confines bash and everything it starts; what the
 //! sandbox refused is told at the end of the result.
 
+mod pump;
 mod reading;
 pub mod tool;
 
 pub use reading::utf8_ready;
-use reading::{Batched, Buffer, top_up, widen, yield_if_busy};
+use reading::{Batched, widen};
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -16,7 +17,6 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::output::BoundedOutput;
@@ -102,17 +102,17 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
             "bash started without its output pipes".into(),
         ));
     };
-    let mut reader = Reader {
+    let reader = Reader {
         log,
         view: View {
-            sink: &spec.sink,
+            sink: spec.sink.clone(),
             output: Batched::new(),
             carry: [Vec::new(), Vec::new()],
         },
     };
-    let (exit, status) = reader
+    let (reader, exit, status) = reader
         .read_until_done(&mut child, pgid, (stdout, stderr), &spec)
-        .await;
+        .await?;
     let (output, logged) = reader.finish();
     let code = exit.and_then(|s| s.code());
     let status = if status == ToolStatus::Ok && code != Some(0) {
@@ -127,6 +127,15 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         lines: output.total_lines(),
         log: spec.log.clone(),
     })
+}
+
+/// `fd` with `O_NONBLOCK` set: tokio hands its pipes back blocking, and the pump must be able
+/// to take what a pipe holds without waiting for more.
+fn non_blocking(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let flags = OFlag::from_bits_truncate(fcntl(&fd, FcntlArg::F_GETFL)?);
+    fcntl(&fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(fd)
 }
 
 /// `bash -c` with the command, in the workspace, in its own process group, with the hidden
@@ -184,15 +193,16 @@ fn open_log(
 }
 
 /// Where a run's output goes as it is read: the log (every byte, within its cap), and the view.
-struct Reader<'a> {
+/// Its pump (`pump.rs`) reads on a thread of its own.
+struct Reader {
     log: Option<RunLog>,
-    view: View<'a>,
+    view: View,
 }
 
 /// The sink (the live view, in whole UTF-8 characters, thinned) and the model's window (the
 /// sink's pieces).
-struct View<'a> {
-    sink: &'a OutputSink,
+struct View {
+    sink: OutputSink,
     output: Batched,
     /// Per stream, the bytes of a character split across two reads, waiting for the rest.
     carry: [Vec<u8>; 2],
@@ -207,7 +217,7 @@ fn read_target<'b>(log: &'b mut Option<RunLog>, buf: &'b mut [u8]) -> &'b mut [u
     }
 }
 
-impl Reader<'_> {
+impl Reader {
     /// A read of stderr: logged (copied), shown, filed.
     fn record(&mut self, stream: Stream, bytes: &[u8]) {
         if let Some(log) = self.log.as_mut() {
@@ -232,7 +242,7 @@ impl Reader<'_> {
     }
 }
 
-impl View<'_> {
+impl View {
     /// To the live view (whole UTF-8 characters, thinned) and the model's window.
     fn show(&mut self, stream: Stream, bytes: &[u8]) {
         let pending = &mut self.carry[usize::from(stream == Stream::Stderr)];
@@ -254,66 +264,51 @@ impl View<'_> {
     }
 }
 
-impl Reader<'_> {
-    /// Reads both pipes until the shell has exited and its pipes are closed (or the drain grace
-    /// after its exit ran out, or the timeout, or cancellation). Returns how it exited, if it
-    /// did, and the status so far.
+impl Reader {
+    /// Reads both pipes (on a thread of its own, see [`Reader::pump`]) until the shell has exited
+    /// and its pipes are closed (or the drain grace after its exit ran out, or the timeout, or
+    /// cancellation). Returns the reader, how the shell exited, if it did, and the status so far.
     async fn read_until_done(
-        &mut self,
+        self,
         child: &mut tokio::process::Child,
         pgid: Option<u32>,
-        (mut stdout, mut stderr): (tokio::process::ChildStdout, tokio::process::ChildStderr),
+        (stdout, stderr): (tokio::process::ChildStdout, tokio::process::ChildStderr),
         spec: &BashRun,
-    ) -> (Option<std::process::ExitStatus>, ToolStatus) {
+    ) -> Result<(Reader, Option<std::process::ExitStatus>, ToolStatus), ToolError> {
         widen(&stdout);
         widen(&stderr);
-        let mut out_buf = Buffer::take(BATCH_BYTES);
-        let mut err_buf = Buffer::take(ERR_BATCH_BYTES);
-        let (mut out_open, mut err_open) = (true, true);
+        let pipes = stdout
+            .into_owned_fd()
+            .and_then(|out| Ok((non_blocking(out)?, non_blocking(stderr.into_owned_fd()?)?)));
+        let stop = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+        let ((stdout, stderr), (stop_read, stop_write)) = match (pipes, stop) {
+            (Ok(pipes), Ok(stop)) => (pipes, stop),
+            (Err(e), _) | (_, Err(e)) => {
+                kill_group(pgid);
+                return Err(ToolError::Io(format!(
+                    "cannot read the command's output: {e}"
+                )));
+            }
+        };
+        let mut pump = tokio::task::spawn_blocking(move || self.pump(&stdout, &stderr, &stop_read));
         let deadline = tokio::time::sleep(spec.timeout);
         tokio::pin!(deadline);
-        let mut exit: Option<std::process::ExitStatus> = None;
         let grace = tokio::time::sleep(Duration::MAX);
         tokio::pin!(grace);
+        let mut exit: Option<std::process::ExitStatus> = None;
+        let mut pumped = None;
         let mut status = ToolStatus::Ok;
-        let mut busy_since = std::time::Instant::now();
-        // Paced live output waiting to go out (see `OutputSink::send_paced`).
-        let flush = tokio::time::sleep(Duration::MAX);
-        tokio::pin!(flush);
-        let mut flush_at = None;
-        while out_open || err_open || exit.is_none() {
-            let due = self.view.sink.due();
-            if let Some(at) = due
-                && flush_at != due
-            {
-                flush.as_mut().reset(tokio::time::Instant::from_std(at));
-            }
-            flush_at = due;
+        loop {
             tokio::select! {
-                _ = &mut flush, if flush_at.is_some() => self.view.sink.flush(),
-                n = stdout.read(read_target(&mut self.log, &mut out_buf)), if out_open => match n {
-                    Ok(0) | Err(_) => out_open = false,
-                    Ok(n) => {
-                        let target = read_target(&mut self.log, &mut out_buf);
-                        let (filled, ended) = top_up(&mut stdout, target, n);
-                        let full = filled == target.len();
-                        self.record_stdout(&out_buf, filled);
-                        out_open = !ended;
-                        yield_if_busy(&mut busy_since, full).await;
+                joined = &mut pump, if pumped.is_none() => {
+                    pumped = Some(joined);
+                    if exit.is_some() {
+                        break;
                     }
-                },
-                n = stderr.read(&mut err_buf), if err_open => match n {
-                    Ok(0) | Err(_) => err_open = false,
-                    Ok(n) => {
-                        let (filled, ended) = top_up(&mut stderr, &mut err_buf, n);
-                        self.record(Stream::Stderr, &err_buf[..filled]);
-                        err_open = !ended;
-                        yield_if_busy(&mut busy_since, filled == err_buf.len()).await;
-                    }
-                },
+                }
                 status_now = child.wait(), if exit.is_none() => {
                     exit = status_now.ok();
-                    if exit.is_none() {
+                    if exit.is_none() || pumped.is_some() {
                         break;
                     }
                     grace.as_mut().reset(tokio::time::Instant::now() + DRAIN_GRACE);
@@ -335,10 +330,21 @@ impl Reader<'_> {
                 }
             }
         }
+        // Closing the stop pipe ends the pump at its next look; it hands the reader back.
+        drop(stop_write);
+        let joined = match pumped {
+            Some(joined) => joined,
+            None => pump.await,
+        };
         if exit.is_none() {
             exit = child.wait().await.ok();
         }
-        (exit, status)
+        match joined {
+            Ok(reader) => Ok((reader, exit, status)),
+            Err(e) => Err(ToolError::Failed(format!(
+                "reading the command's output failed: {e}"
+            ))),
+        }
     }
 
     /// What was still carried goes out as it is; the window and the log are closed.

@@ -1,11 +1,8 @@
-//! Reading a command's output: the pipes widened, read buffers from a pool, what else the pipe
-//! holds taken without waiting, a busy reader giving its worker up now and then, whole UTF-8
-//! characters for the live view, and the result's copy filed in big batches from what the live
-//! view was sent.
+//! Reading a command's output: the pipes widened, read buffers from a pool, what the pipe holds
+//! taken in one batch, a flood read in big batches, whole UTF-8 characters for the live view,
+//! and the result's copy filed in big batches from what the live view was sent.
 
 use std::time::Duration;
-
-use tokio::io::AsyncReadExt;
 
 use crate::protocol::Thinned;
 use crate::tools::output::{BoundedOutput, Stream};
@@ -142,37 +139,30 @@ impl std::ops::DerefMut for Buffer {
     }
 }
 
-/// Work on a worker without giving it up: a flooding pipe is always ready, so without this a
-/// tool would keep its worker for tokio's whole budget (tens of milliseconds of batches) while
-/// the cockpit waits to draw a key. A tool that has worked this long lets others run.
-const BUSY_SLICE: Duration = Duration::from_millis(2);
+/// After a read wakes the pump with `first` bytes in a batch this big or bigger, it waits
+/// [`LINGER`] before reading again (see [`read_batch`]).
+pub(super) const FLOOD_READ: usize = 8 * 1024;
 
-/// `flooding`: the batch filled its buffer, so the pipe is likely ready again at once; after a
-/// batch that emptied the pipe the next read waits anyway, and the clock starts over.
-pub(super) async fn yield_if_busy(since: &mut std::time::Instant, flooding: bool) {
-    if !flooding {
-        *since = std::time::Instant::now();
-    } else if since.elapsed() >= BUSY_SLICE {
-        tokio::task::yield_now().await;
-        *since = std::time::Instant::now();
-    }
-}
+/// How long the pump waits between reads of a flood. A reader that keeps up with a flooding
+/// command is woken for every 4 KiB it writes: `seq 1 10000000` cost 4,000-6,000 wake-ups, and
+/// waking, not reading, was most of what airlock spent on it with another core busy. Waiting
+/// this long lets a read take hundreds of kilobytes at once; even at 1 GB/s, far less than the
+/// 1 MiB pipe fills meanwhile, so the command never blocks on it. A trickle (small reads) is
+/// never held.
+pub(super) const LINGER: Duration = Duration::from_micros(200);
 
-/// After a read of `filled` bytes into `buf`, takes what else the pipe already holds, never
-/// waiting for more. Returns the bytes now in `buf` and whether the pipe has ended.
-pub(super) fn top_up<R: tokio::io::AsyncRead + Unpin>(
-    pipe: &mut R,
-    buf: &mut [u8],
-    mut filled: usize,
-) -> (usize, bool) {
-    use futures_util::FutureExt;
+/// Reads what the non-blocking pipe `fd` holds into `buf`, until it is empty or `buf` is full.
+/// Returns the bytes read and whether the pipe has ended (or failed).
+pub(super) fn read_batch(fd: std::os::fd::BorrowedFd<'_>, buf: &mut [u8]) -> (usize, bool) {
+    use nix::errno::Errno;
+    let mut filled = 0;
     while filled < buf.len() {
-        // A read that is not ready is dropped unfinished, which is safe: tokio's read is
-        // cancel-safe (nothing is consumed unless it returns data).
-        match pipe.read(&mut buf[filled..]).now_or_never() {
-            Some(Ok(0)) | Some(Err(_)) => return (filled, true),
-            Some(Ok(n)) => filled += n,
-            None => break,
+        match nix::unistd::read(fd, &mut buf[filled..]) {
+            Ok(0) => return (filled, true),
+            Ok(n) => filled += n,
+            Err(Errno::EINTR) => {}
+            Err(Errno::EAGAIN) => break,
+            Err(_) => return (filled, true),
         }
     }
     (filled, false)

@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex};
 
 use super::*;
 use crate::tools::output::BoundedOutput;
-use reading::{FILE_BATCH, PIPE_BYTES};
+use reading::{Buffer, FILE_BATCH, PIPE_BYTES};
 
 fn spec(command: &str, dir: &std::path::Path, timeout: Duration, sink: OutputSink) -> BashRun {
     BashRun {
@@ -255,4 +255,21 @@ async fn a_command_never_sees_a_hidden_variable_the_config_names() {
     run_spec.hidden_env = vec!["HOME".into()];
     let outcome = run(run_spec).await.unwrap();
     assert_eq!(outcome.content, "exit code 0\n[] [path] [unset]\n");
+}
+
+#[tokio::test]
+async fn a_shell_that_exits_leaving_a_child_on_its_pipe_ends_after_the_grace_not_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // The background `sleep` keeps stdout open after the shell exits: the reader must be
+    // stopped when the drain grace runs out, and the group killed.
+    let outcome = run(spec(
+        "sleep 30 & echo started",
+        dir.path(),
+        Duration::from_secs(20),
+        OutputSink::discard(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(outcome.status, ToolStatus::Ok);
+    assert_eq!(outcome.content, "exit code 0\nstarted\n");
 }

@@ -1,0 +1,82 @@
+//! The pump: a command's two pipes read on a thread of its own, with `poll`. A runtime worker
+//! woken for every 4 KiB a flooding command writes spent more on waking than on reading, and
+//! tokio's timers cannot wait less than a millisecond, which is long enough for a flood to fill
+//! the pipe and stop. Here a flood is read in big batches ([`LINGER`] between them), a trickle
+//! as it comes, and paced live output goes out when it is due.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Instant;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+use super::reading::{Buffer, FLOOD_READ, LINGER, read_batch};
+use super::{BATCH_BYTES, ERR_BATCH_BYTES, Reader, Stream, read_target};
+
+impl Reader {
+    /// Reads `stdout` and `stderr` (non-blocking) until both have ended, or until `stop` is
+    /// readable or closed; returns the reader with everything read so far recorded.
+    pub(super) fn pump(mut self, stdout: &OwnedFd, stderr: &OwnedFd, stop: &OwnedFd) -> Reader {
+        let mut out_buf = Buffer::take(BATCH_BYTES);
+        let mut err_buf = Buffer::take(ERR_BATCH_BYTES);
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            let (out_ready, err_ready) = {
+                let mut fds = vec![PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
+                let out_at = out_open.then(|| {
+                    fds.push(PollFd::new(stdout.as_fd(), PollFlags::POLLIN));
+                    fds.len() - 1
+                });
+                let err_at = err_open.then(|| {
+                    fds.push(PollFd::new(stderr.as_fd(), PollFlags::POLLIN));
+                    fds.len() - 1
+                });
+                match poll(&mut fds, self.flush_timeout()) {
+                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                    // Polling itself failed: nothing more can be read.
+                    Err(_) => break,
+                }
+                let ready = |at: Option<usize>| at.is_some_and(|i| fds[i].any() == Some(true));
+                if ready(Some(0)) {
+                    break;
+                }
+                (ready(out_at), ready(err_at))
+            };
+            if out_ready {
+                let target = read_target(&mut self.log, &mut out_buf);
+                let (filled, ended) = read_batch(stdout.as_fd(), target);
+                let flooding = filled >= FLOOD_READ && filled < target.len();
+                if filled > 0 {
+                    self.record_stdout(&out_buf, filled);
+                }
+                out_open = !ended;
+                if flooding && !ended {
+                    std::thread::sleep(LINGER);
+                }
+            }
+            if err_ready {
+                let (filled, ended) = read_batch(stderr.as_fd(), &mut err_buf);
+                if filled > 0 {
+                    self.record(Stream::Stderr, &err_buf[..filled]);
+                }
+                err_open = !ended;
+            }
+            if self.view.sink.due().is_some_and(|at| at <= Instant::now()) {
+                self.view.sink.flush();
+            }
+        }
+        self
+    }
+
+    /// How long `poll` may wait: until paced output is due, or for as long as it takes.
+    fn flush_timeout(&self) -> PollTimeout {
+        match self.view.sink.due() {
+            None => PollTimeout::NONE,
+            Some(at) => {
+                let wait = at.saturating_duration_since(Instant::now());
+                // Rounded up: a wait rounded down to 0 ms would spin until the moment comes.
+                let ms = wait.as_micros().div_ceil(1000);
+                PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+            }
+        }
+    }
+}
