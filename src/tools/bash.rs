@@ -301,6 +301,11 @@ impl Reader {
         loop {
             tokio::select! {
                 joined = &mut pump, if pumped.is_none() => {
+                    // A pump that stopped before both pipes ended (it panicked, or could not
+                    // poll) can read no more: the command is ended rather than left running.
+                    if !joined.as_ref().is_ok_and(|(_, ended)| *ended) {
+                        kill_group(pgid);
+                    }
                     pumped = Some(joined);
                     if exit.is_some() {
                         break;
@@ -340,7 +345,7 @@ impl Reader {
             exit = child.wait().await.ok();
         }
         match joined {
-            Ok(reader) => Ok((reader, exit, status)),
+            Ok((reader, _)) => Ok((reader, exit, status)),
             Err(e) => Err(ToolError::Failed(format!(
                 "reading the command's output failed: {e}"
             ))),

@@ -14,8 +14,14 @@ use super::{BATCH_BYTES, ERR_BATCH_BYTES, Reader, Stream, read_target};
 
 impl Reader {
     /// Reads `stdout` and `stderr` (non-blocking) until both have ended, or until `stop` is
-    /// readable or closed; returns the reader with everything read so far recorded.
-    pub(super) fn pump(mut self, stdout: &OwnedFd, stderr: &OwnedFd, stop: &OwnedFd) -> Reader {
+    /// readable or closed (then what the pipes still hold is taken, one batch each); returns
+    /// the reader with everything read recorded and sent, and whether both pipes ended.
+    pub(super) fn pump(
+        mut self,
+        stdout: &OwnedFd,
+        stderr: &OwnedFd,
+        stop: &OwnedFd,
+    ) -> (Reader, bool) {
         let mut out_buf = Buffer::take(BATCH_BYTES);
         let mut err_buf = Buffer::take(ERR_BATCH_BYTES);
         let (mut out_open, mut err_open) = (true, true);
@@ -32,11 +38,19 @@ impl Reader {
                 });
                 match poll(&mut fds, self.flush_timeout()) {
                     Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                    // Polling itself failed: nothing more can be read.
+                    // Polling itself failed: nothing more can be read (the caller ends the
+                    // command, since its pipes did not end).
                     Err(_) => break,
                 }
                 let ready = |at: Option<usize>| at.is_some_and(|i| fds[i].any() == Some(true));
                 if ready(Some(0)) {
+                    // Stopped (the command was ended): what its pipes still hold is its last
+                    // word, so it is taken, one batch each (a writer outside the group cannot
+                    // keep the pump going).
+                    (out_open, err_open) = (
+                        out_open && !self.last_batch(stdout, Stream::Stdout, &mut out_buf),
+                        err_open && !self.last_batch(stderr, Stream::Stderr, &mut err_buf),
+                    );
                     break;
                 }
                 (ready(out_at), ready(err_at))
@@ -64,7 +78,28 @@ impl Reader {
                 self.view.sink.flush();
             }
         }
-        self
+        // Whatever paced output is held goes out now, not when the shell ends: the pipes may
+        // end long before it does (`exec >&-`).
+        self.view.sink.flush();
+        (self, !out_open && !err_open)
+    }
+
+    /// One batch of what `pipe` holds, recorded; returns whether the pipe ended.
+    fn last_batch(&mut self, pipe: &OwnedFd, stream: Stream, buf: &mut [u8]) -> bool {
+        let (filled, ended) = match stream {
+            Stream::Stdout => {
+                let target = read_target(&mut self.log, buf);
+                read_batch(pipe.as_fd(), target)
+            }
+            Stream::Stderr => read_batch(pipe.as_fd(), buf),
+        };
+        if filled > 0 {
+            match stream {
+                Stream::Stdout => self.record_stdout(buf, filled),
+                Stream::Stderr => self.record(Stream::Stderr, &buf[..filled]),
+            }
+        }
+        ended
     }
 
     /// How long `poll` may wait: until paced output is due, or for as long as it takes.

@@ -273,3 +273,28 @@ async fn a_shell_that_exits_leaving_a_child_on_its_pipe_ends_after_the_grace_not
     assert_eq!(outcome.status, ToolStatus::Ok);
     assert_eq!(outcome.content, "exit code 0\nstarted\n");
 }
+
+#[tokio::test]
+async fn output_held_for_pacing_goes_out_when_the_pipes_end_even_if_the_shell_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let sink = OutputSink::new(move |_, piece| {
+        let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
+    });
+    // The shell closes its output and waits: the last lines must reach the viewer now, not
+    // when the shell ends.
+    let run = tokio::spawn(run(spec(
+        "seq 1 50000; exec >&- 2>&-; while [ ! -e go ]; do sleep 0.01; done",
+        dir.path(),
+        Duration::from_secs(20),
+        sink,
+    )));
+    let mut seen = String::new();
+    while !seen.ends_with("\n50000\n") {
+        let piece = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await;
+        seen.push_str(&piece.expect("the last lines never came").unwrap());
+    }
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(outcome.status, ToolStatus::Ok);
+}
