@@ -2,10 +2,24 @@
 //! they run concurrently, results handed back in the order the model asked.
 
 use super::*;
+use futures_util::FutureExt;
+
+use crate::approval::gate::Approved;
 use crate::protocol::QueuedCall;
 pub use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
 pub use crate::tools::registry::title_of_canonical;
 use crate::tools::{ToolError, ToolOutcome};
+
+/// An approved call on record as started, about to be run.
+pub(super) struct Ready {
+    index: usize,
+    approved: Approved,
+    token: CancellationToken,
+    sink: OutputSink,
+}
+
+/// What a call's task gives back: its place in the batch, and how it ended.
+type Joined = (usize, Result<ToolOutcome, ToolError>);
 
 impl Agent {
     /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
@@ -26,6 +40,10 @@ impl Agent {
             self.announce(&calls[open..], cancel).await;
         }
         let mut running = JoinSet::new();
+        // Approved calls not started yet: they start together once the gate has decided what
+        // it can decide at once, so the first to wait for its audit record commits all of their
+        // decisions in one group commit (one call at a time made a second, later commit).
+        let mut ready: Vec<Ready> = Vec::new();
         let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
         // Where the batch stands, for checkpoints: the next call to gate, and calls running.
         let mut next = from;
@@ -44,12 +62,20 @@ impl Agent {
                 // is reported the moment it ends, not when the last question is answered.
                 let check = self.gate.check(call.clone(), cancel);
                 tokio::pin!(check);
-                loop {
-                    tokio::select! {
-                        outcome = &mut check => break Some(outcome),
-                        Some(joined) = running.join_next(), if !running.is_empty() => {
-                            self.finish(calls, joined, &mut results, &mut started);
-                            self.checkpoint(calls, &results, next, &started);
+                match check.as_mut().now_or_never() {
+                    // Decided at once (the policy, a grant): on to the next call.
+                    Some(outcome) => Some(outcome),
+                    None => {
+                        // The gate waits (a person, a server): what it approved so far starts.
+                        self.launch(&mut ready, &mut running);
+                        loop {
+                            tokio::select! {
+                                outcome = &mut check => break Some(outcome),
+                                Some(joined) = running.join_next(), if !running.is_empty() => {
+                                    self.finish(calls, joined, &mut results, &mut started);
+                                    self.checkpoint(calls, &results, next, &started);
+                                }
+                            }
                         }
                     }
                 }
@@ -96,16 +122,16 @@ impl Agent {
                     // a resume reports it interrupted and never runs it again.
                     started.push(index);
                     self.checkpoint(calls, &results, index + 1, &started);
-                    let tools = self.tools.clone();
-                    running.spawn(async move {
-                        let outcome = tools.execute(approved, token, sink.clone()).await;
-                        // Output a tool had paced goes out before the call is reported done.
-                        sink.flush();
-                        (index, outcome)
+                    ready.push(Ready {
+                        index,
+                        approved,
+                        token,
+                        sink,
                     });
                 }
             }
         }
+        self.launch(&mut ready, &mut running);
         if parked.is_none() {
             next = calls.len();
         }
@@ -124,6 +150,25 @@ impl Agent {
             };
         }
         BatchEnd::Done(filled(calls, results))
+    }
+
+    /// Starts the approved calls that wait in `ready`, in model order.
+    fn launch(&self, ready: &mut Vec<Ready>, running: &mut JoinSet<Joined>) {
+        for Ready {
+            index,
+            approved,
+            token,
+            sink,
+        } in ready.drain(..)
+        {
+            let tools = self.tools.clone();
+            running.spawn(async move {
+                let outcome = tools.execute(approved, token, sink.clone()).await;
+                // Output a tool had paced goes out before the call is reported done.
+                sink.flush();
+                (index, outcome)
+            });
+        }
     }
 
     /// Tells the driver which calls the gate takes next. An MCP server still starting (a

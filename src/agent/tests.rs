@@ -83,6 +83,8 @@ struct Extras {
     journal: Option<Arc<dyn Journal>>,
     /// Start from this checkpoint, in this world (another process going on with a session).
     resume: Option<(Arc<tempfile::TempDir>, Checkpoint)>,
+    /// The gate's audit log.
+    audit: Option<Arc<crate::approval::audit::AuditLog>>,
 }
 
 fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -> Rig {
@@ -136,7 +138,7 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
                 policy,
                 Arc::new(GrantStore::new()),
                 approver,
-                None,
+                extras.audit,
                 GateConfig {
                     session: "t".into(),
                     approval_timeout: None,

@@ -173,3 +173,85 @@ async fn a_call_refused_by_policy_is_reported_with_the_whole_command_it_refused(
         )]
     );
 }
+
+/// The state database's anchor, noting where each commit ends (`intend` comes once a commit).
+struct CommitEnds {
+    inner: crate::store::db::DbAnchor,
+    ends: Arc<Mutex<Vec<u64>>>,
+}
+
+impl crate::approval::audit::ChainAnchor for CommitEnds {
+    fn place(&self) -> String {
+        self.inner.place()
+    }
+    fn load(&mut self, session: &str) -> Result<Option<crate::approval::audit::Anchor>, String> {
+        self.inner.load(session)
+    }
+    fn intend(
+        &mut self,
+        session: &str,
+        now: &crate::approval::audit::ChainEnd,
+        next: &crate::approval::audit::ChainEnd,
+    ) -> Result<(), String> {
+        lock(&self.ends).push(next.records);
+        self.inner.intend(session, now, next)
+    }
+    fn confirm(
+        &mut self,
+        session: &str,
+        end: &crate::approval::audit::ChainEnd,
+    ) -> Result<(), String> {
+        self.inner.confirm(session, end)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_calls_a_turn_approves_at_once_have_their_decisions_made_durable_by_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let ends = Arc::new(Mutex::new(Vec::new()));
+    let anchor = CommitEnds {
+        inner: crate::store::db::DbAnchor::open(&dir.path().join("airlock.db")).unwrap(),
+        ends: ends.clone(),
+    };
+    let audit = Arc::new(
+        crate::approval::audit::AuditLog::open_anchored(
+            &dir.path().join("audit"),
+            "t",
+            Box::new(anchor),
+        )
+        .unwrap(),
+    );
+    let read = json!({"tool": "read_file", "args": {"path": "notes.txt"}});
+    let mut rig = rig_with(
+        json!({"name": "t", "steps": [
+            {"calls": [read.clone(), read.clone(), read.clone(), read.clone(), read]},
+            {"say": "done"}
+        ]}),
+        Approvals::DenyAll,
+        Extras {
+            audit: Some(audit.clone()),
+            ..Extras::default()
+        },
+    );
+    rig.submit();
+    let (events, _) = rig.until_turn_finished().await;
+    assert_eq!(finished(&events).len(), 5);
+    // Which commit made each decision durable: the first commit whose end is past it.
+    let log = std::fs::read_to_string(audit.path()).unwrap();
+    let decisions: Vec<u64> = log
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|record| record["kind"] == "decision")
+        .map(|record| record["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(decisions.len(), 5);
+    let ends = lock(&ends).clone();
+    let commit_of = |seq: u64| ends.iter().position(|end| *end > seq).unwrap();
+    let commits: std::collections::BTreeSet<usize> =
+        decisions.iter().map(|seq| commit_of(*seq)).collect();
+    assert_eq!(
+        commits.len(),
+        1,
+        "decisions {decisions:?}, commit ends {ends:?}"
+    );
+}
