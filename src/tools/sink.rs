@@ -190,16 +190,26 @@ mod tests {
     use super::*;
     use crate::protocol::{BoundedOutput, OUTPUT_HEAD_LINES};
 
-    #[test]
-    fn a_flood_sent_through_a_sink_arrives_thinned_and_a_window_fed_either_way_keeps_the_same() {
-        let delivered = Arc::new(Mutex::new((BoundedOutput::new(), 0usize)));
-        let into = delivered.clone();
+    /// What a watched sink delivered: filed into a viewer, how many deliveries, how many bytes.
+    type Seen = Arc<Mutex<(BoundedOutput, usize, usize)>>;
+
+    /// A sink that files what it delivers into a viewer, and counts deliveries and bytes.
+    fn watched() -> (OutputSink, Seen) {
+        let seen: Seen = Arc::new(Mutex::new((BoundedOutput::new(), 0, 0)));
+        let into = seen.clone();
         let sink = OutputSink::new(move |stream, piece| {
             let mut seen = into.lock().unwrap();
             seen.0.skip(stream, piece.skipped);
             seen.0.push(stream, piece.text);
-            seen.1 += piece.text.len();
+            seen.1 += 1;
+            seen.2 += piece.text.len();
         });
+        (sink, seen)
+    }
+
+    #[test]
+    fn a_flood_sent_through_a_sink_arrives_thinned_and_a_window_fed_either_way_keeps_the_same() {
+        let (sink, delivered) = watched();
         let (mut whole, mut from_pieces) = (BoundedOutput::new(), BoundedOutput::new());
         let text: String = (0..100_000).map(|i| format!("{i}\n")).collect();
         for chunk in text.as_bytes().chunks(64 * 1024) {
@@ -215,24 +225,11 @@ mod tests {
         assert_eq!(seen.0.total_lines(), 100_000);
         assert!(whole.lines().len() > OUTPUT_HEAD_LINES);
         assert!(
-            seen.1 < text.len() / 10,
+            seen.2 < text.len() / 10,
             "{} of {} bytes crossed",
-            seen.1,
+            seen.2,
             text.len()
         );
-    }
-
-    /// A sink that files what it delivers into a viewer, and counts the deliveries.
-    fn watched() -> (OutputSink, Arc<Mutex<(BoundedOutput, usize)>>) {
-        let seen = Arc::new(Mutex::new((BoundedOutput::new(), 0usize)));
-        let into = seen.clone();
-        let sink = OutputSink::new(move |stream, piece| {
-            let mut seen = into.lock().unwrap();
-            seen.0.skip(stream, piece.skipped);
-            seen.0.push(stream, piece.text);
-            seen.1 += 1;
-        });
-        (sink, seen)
     }
 
     #[test]

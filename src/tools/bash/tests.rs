@@ -19,6 +19,15 @@ fn spec(command: &str, dir: &std::path::Path, timeout: Duration, sink: OutputSin
     }
 }
 
+/// A sink that sends each piece's text on a channel, as it is delivered.
+fn sink_to_channel() -> (OutputSink, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let sink = OutputSink::new(move |_, piece| {
+        let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
+    });
+    (sink, rx)
+}
+
 #[test]
 fn output_filed_in_batches_from_thinned_pieces_reads_exactly_as_every_byte_filed_read_by_read() {
     let mut reads: Vec<(Stream, Vec<u8>)> = Vec::new();
@@ -105,10 +114,7 @@ fn an_invalid_byte_early_in_a_batch_does_not_let_a_split_character_at_its_end_th
 #[tokio::test]
 async fn output_streams_while_the_command_is_still_running() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let sink = OutputSink::new(move |_, piece| {
-        let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
-    });
+    let (sink, mut rx) = sink_to_channel();
     // The command waits for a file the test creates only after it has seen the first line:
     // if output were held until the end, this would time out instead.
     let run = tokio::spawn(run(spec(
@@ -132,10 +138,7 @@ async fn output_streams_while_the_command_is_still_running() {
 #[tokio::test]
 async fn output_held_back_to_pace_a_flood_still_reaches_the_viewer_while_the_command_waits() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let sink = OutputSink::new(move |_, piece| {
-        let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
-    });
+    let (sink, mut rx) = sink_to_channel();
     // Past the head, the second burst comes a moment after the first went out, so it is held
     // for pacing: it must go out on the pace's timer, not when the command ends.
     let run = tokio::spawn(run(spec(
@@ -277,10 +280,7 @@ async fn a_shell_that_exits_leaving_a_child_on_its_pipe_ends_after_the_grace_not
 #[tokio::test]
 async fn output_held_for_pacing_goes_out_when_the_pipes_end_even_if_the_shell_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let sink = OutputSink::new(move |_, piece| {
-        let _ = tx.send(String::from_utf8_lossy(piece.text).into_owned());
-    });
+    let (sink, mut rx) = sink_to_channel();
     // The shell closes its output and waits: the last lines must reach the viewer now, not
     // when the shell ends.
     let run = tokio::spawn(run(spec(
