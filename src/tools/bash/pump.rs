@@ -48,31 +48,26 @@ impl Reader {
                     // word, so it is taken, one batch each (a writer outside the group cannot
                     // keep the pump going).
                     (out_open, err_open) = (
-                        out_open && !self.last_batch(stdout, Stream::Stdout, &mut out_buf),
-                        err_open && !self.last_batch(stderr, Stream::Stderr, &mut err_buf),
+                        out_open && !self.batch(stdout, Stream::Stdout, &mut out_buf).0,
+                        err_open && !self.batch(stderr, Stream::Stderr, &mut err_buf).0,
                     );
                     break;
                 }
                 (ready(out_at), ready(err_at))
             };
+            let mut flooding = false;
             if out_ready {
-                let target = read_target(&mut self.log, &mut out_buf);
-                let (filled, ended) = read_batch(stdout.as_fd(), target);
-                let flooding = filled >= FLOOD_READ && filled < target.len();
-                if filled > 0 {
-                    self.record_stdout(&out_buf, filled);
-                }
+                let (ended, flood) = self.batch(stdout, Stream::Stdout, &mut out_buf);
                 out_open = !ended;
-                if flooding && !ended {
-                    std::thread::sleep(LINGER);
-                }
+                flooding |= flood && !ended;
             }
             if err_ready {
-                let (filled, ended) = read_batch(stderr.as_fd(), &mut err_buf);
-                if filled > 0 {
-                    self.record(Stream::Stderr, &err_buf[..filled]);
-                }
+                let (ended, flood) = self.batch(stderr, Stream::Stderr, &mut err_buf);
                 err_open = !ended;
+                flooding |= flood && !ended;
+            }
+            if flooding {
+                std::thread::sleep(LINGER);
             }
             if self.view.sink.due().is_some_and(|at| at <= Instant::now()) {
                 self.view.sink.flush();
@@ -84,14 +79,21 @@ impl Reader {
         (self, !out_open && !err_open)
     }
 
-    /// One batch of what `pipe` holds, recorded; returns whether the pipe ended.
-    fn last_batch(&mut self, pipe: &OwnedFd, stream: Stream, buf: &mut [u8]) -> bool {
-        let (filled, ended) = match stream {
+    /// One batch of what `pipe` holds, recorded (stdout straight into the log's tail once its
+    /// head is full). Returns whether the pipe ended, and whether the batch was a flood's: big,
+    /// yet short of the room it had, so the reader is keeping up and woke for little.
+    fn batch(&mut self, pipe: &OwnedFd, stream: Stream, buf: &mut [u8]) -> (bool, bool) {
+        let (filled, room, ended) = match stream {
             Stream::Stdout => {
                 let target = read_target(&mut self.log, buf);
-                read_batch(pipe.as_fd(), target)
+                let room = target.len();
+                let (filled, ended) = read_batch(pipe.as_fd(), target);
+                (filled, room, ended)
             }
-            Stream::Stderr => read_batch(pipe.as_fd(), buf),
+            Stream::Stderr => {
+                let (filled, ended) = read_batch(pipe.as_fd(), buf);
+                (filled, buf.len(), ended)
+            }
         };
         if filled > 0 {
             match stream {
@@ -99,7 +101,7 @@ impl Reader {
                 Stream::Stderr => self.record(Stream::Stderr, &buf[..filled]),
             }
         }
-        ended
+        (ended, filled >= FLOOD_READ && filled < room)
     }
 
     /// How long `poll` may wait: until paced output is due, or for as long as it takes.

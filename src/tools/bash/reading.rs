@@ -139,8 +139,8 @@ impl std::ops::DerefMut for Buffer {
     }
 }
 
-/// After a read wakes the pump with `first` bytes in a batch this big or bigger, it waits
-/// [`LINGER`] before reading again (see [`read_batch`]).
+/// A batch this big or bigger that still did not fill its buffer is a flood's: the pump waits
+/// [`LINGER`] before it reads again.
 pub(super) const FLOOD_READ: usize = 8 * 1024;
 
 /// How long the pump waits between reads of a flood. A reader that keeps up with a flooding
