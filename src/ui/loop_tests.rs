@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::app::{App, Overlay, Status};
 use super::{FrameReport, Watcher, drive};
 use crate::protocol::AgentHandle;
-use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
+use crate::protocol::{AgentEvent, GrantSummary, Op, Stream, Thinner, TurnOutcome};
 
 /// A test backend that keeps a copy of the screen each time a frame is flushed to it.
 struct Recorder {
@@ -487,4 +487,63 @@ async fn an_approval_arriving_over_the_quit_question_is_answered_first_then_the_
     cockpit.frame_after_keys().await;
     assert!(cockpit.sent_ops().contains(&Op::Shutdown));
     cockpit.stop().await;
+}
+
+fn run_started(app: &mut App, id: &str) {
+    app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: id.into(),
+        tool: "bash".into(),
+        title: format!("$ {id}"),
+    });
+}
+
+#[test]
+fn output_applied_in_bursts_leaves_each_run_exactly_as_applying_every_event_would() {
+    let mut next = crate::protocol::xorshift(0x853c_49e6_748f_ea9b);
+    // Two runs flooding at once, on both streams, in reads of every size: thinned as the
+    // tools' sink thins them (one thinner per run).
+    let mut thinners = [Thinner::new(), Thinner::new()];
+    let mut events = Vec::new();
+    for round in 0..3000u64 {
+        let run = next(2) as usize;
+        let stream = if next(5) == 0 {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        };
+        let lines = [0, 1, 3, 150, 450, 2000][next(6) as usize];
+        let mut text: String = (0..lines).map(|i| format!("{round}.{i}\n")).collect();
+        if next(3) == 0 {
+            text.push_str("partial ");
+        }
+        for piece in thinners[run].thin(text.as_bytes()) {
+            events.push(AgentEvent::ToolOutput {
+                call_id: format!("c{run}"),
+                stream,
+                text: String::from_utf8(piece.text.to_vec()).unwrap(),
+                skipped: piece.skipped,
+            });
+        }
+    }
+    let mut one_by_one = App::new(Status::default(), Instant::now());
+    let mut in_bursts = App::new(Status::default(), Instant::now());
+    for app in [&mut one_by_one, &mut in_bursts] {
+        run_started(app, "c0");
+        run_started(app, "c1");
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for event in events {
+        one_by_one.on_agent_event(event.clone());
+        tx.send(event).unwrap();
+    }
+    drop(tx);
+    while let Ok(first) = rx.try_recv() {
+        crate::ui::apply_burst(&mut in_bursts, &mut rx, first);
+    }
+    for (a, b) in one_by_one.runs.iter().zip(&in_bursts.runs) {
+        assert_eq!(a.output.lines(), b.output.lines(), "{}", a.call_id);
+        assert_eq!(a.output.total_lines(), b.output.total_lines());
+        assert_eq!(a.output.omitted_lines(), b.output.omitted_lines());
+    }
+    assert!(one_by_one.runs[0].output.omitted_lines() > 0);
 }

@@ -10,7 +10,6 @@
 //! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
 pub mod app;
-mod coalesce;
 pub mod conversation;
 pub mod keys;
 #[cfg(test)]
@@ -288,34 +287,13 @@ fn apply_burst(
     let mut done = false;
     let mut urgent = false;
     let mut next = Some(first);
-    // Output waits here while more output of the same run follows (see `coalesce`).
-    let mut held: Option<AgentEvent> = None;
     for _ in 0..DRAIN {
         let Some(event) = next.take().or_else(|| events.try_recv().ok()) else {
             break;
         };
         done |= matches!(event, AgentEvent::ShutdownComplete);
         urgent |= !streams(&event);
-        let event = match held.as_mut() {
-            Some(earlier) => match coalesce::merge(app, earlier, event) {
-                None => continue,
-                Some(event) => {
-                    if let Some(earlier) = held.take() {
-                        app.on_agent_event(earlier);
-                    }
-                    event
-                }
-            },
-            None => event,
-        };
-        if matches!(event, AgentEvent::ToolOutput { .. }) {
-            held = Some(event);
-        } else {
-            app.on_agent_event(event);
-        }
-    }
-    if let Some(earlier) = held {
-        app.on_agent_event(earlier);
+        app.on_agent_event(event);
     }
     (done, urgent)
 }
