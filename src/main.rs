@@ -11,7 +11,7 @@ use clap::Parser;
 
 use airlock::cli::{
     ApprovalsCommand, AuditCommand, Cli, Command, ConfigCommand, McpCommand, PolicyCheckArgs,
-    PolicyCommand, audit_verify, exec, park, policy_check,
+    PolicyCommand, StateCommand, audit_verify, exec, park, policy_check,
 };
 
 fn main() -> ExitCode {
@@ -70,6 +70,21 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::BenchCockpit(args)) => bench_cockpit(args),
         Some(Command::Mcp { command }) => mcp(command),
         Some(Command::Trust { workspace }) => trust_project(workspace),
+        Some(Command::State {
+            command: StateCommand::Check,
+        }) => airlock::cli::state::check(&airlock::cli::runs::db_path(), &mut io::stdout()).map(
+            |whole| {
+                if whole {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            },
+        ),
+        Some(Command::State {
+            command: StateCommand::Repair,
+        }) => airlock::cli::state::repair(&airlock::cli::runs::db_path(), &mut io::stdout())
+            .map(|()| ExitCode::SUCCESS),
         Some(Command::Audit {
             command: AuditCommand::Show { run },
         }) => show_audit(run.as_deref()),

@@ -371,3 +371,52 @@ fn an_approved_call_whose_command_then_fails_still_used_its_approval_and_never_r
         "the failed call ran exactly once"
     );
 }
+
+#[test]
+fn audit_logs_heads_and_run_logs_are_private_to_the_user_and_so_is_a_state_dir_trust_makes() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new(TOUCH);
+    std::fs::remove_dir(w.path("state")).unwrap();
+    let (run, code) = w.park(&[]);
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    assert_eq!(w.airlock(&["resume", &run], &[]).status.code(), Some(0));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+    let state = w.path("state");
+    let mut checked = 0;
+    for dir in [
+        state.clone(),
+        state.join("audit"),
+        state.join("runs"),
+        state.join(format!("runs/{run}")),
+    ] {
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.file_type().unwrap().is_file() {
+                assert_eq!(mode(&entry.path()), 0o600, "{}", entry.path().display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        state.join(format!("audit/{run}.jsonl.head")).exists()
+            && state.join(format!("runs/{run}/c1.log")).exists(),
+        "the head and the run log were among the files checked"
+    );
+    assert!(checked >= 5, "{checked} files");
+
+    // `airlock trust` with no state directory yet makes it private too.
+    let fresh = World::new(TOUCH);
+    std::fs::remove_dir(fresh.path("state")).unwrap();
+    std::fs::create_dir_all(fresh.path("ws/.airlock")).unwrap();
+    std::fs::write(
+        fresh.path("ws/.airlock/config.toml"),
+        "mode = \"read-only\"\n",
+    )
+    .unwrap();
+    let trusted = fresh.airlock(&["trust", "--workspace", "ws"], &[]);
+    assert!(trusted.status.success(), "{}", common::stderr(&trusted));
+    assert_eq!(mode(&fresh.path("state")), 0o700);
+    for entry in std::fs::read_dir(fresh.path("state")).unwrap().flatten() {
+        assert_eq!(mode(&entry.path()), 0o600, "{}", entry.path().display());
+    }
+}

@@ -20,6 +20,7 @@ pub mod policy_check;
 pub mod runs;
 pub mod session;
 pub mod sessions;
+pub mod state;
 
 use std::path::PathBuf;
 
@@ -106,6 +107,11 @@ pub enum Command {
     /// The cockpit without a terminal, measured (for scripts/bench.sh; prints one JSON object).
     #[command(hide = true)]
     BenchCockpit(bench::BenchArgs),
+    /// The state database: check that it is whole, repair a damaged one.
+    State {
+        #[command(subcommand)]
+        command: StateCommand,
+    },
     /// Inspect the audit log.
     Audit {
         #[command(subcommand)]
@@ -180,4 +186,13 @@ pub enum ConfigCommand {
 pub enum ApprovalsCommand {
     /// List pending approvals with tool, risk, reasons, preview and expiry.
     List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// Ask SQLite whether the state database is whole, and say what it holds (exit 1: damaged).
+    Check,
+    /// Keep a damaged state database aside, make an empty one, and say what was lost (with no
+    /// other airlock running).
+    Repair,
 }

@@ -197,10 +197,22 @@ pub fn trust(state_dir: &Path, workspace: &Path, files: &[TrustedFile]) -> Resul
             files: files.to_vec(),
         },
     );
-    std::fs::create_dir_all(state_dir)
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    // The state directory is private to the user (0700), made here when trust comes first.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(state_dir)
         .with_context(|| format!("cannot create {}", state_dir.display()))?;
     let tmp = store(state_dir).with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&trusted)?)
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(serde_json::to_string_pretty(&trusted)?.as_bytes()))
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, store(state_dir))
         .with_context(|| format!("cannot replace {}", store(state_dir).display()))?;

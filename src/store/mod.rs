@@ -10,8 +10,9 @@
 pub mod db;
 pub mod key;
 pub mod runs;
+pub mod users;
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Makes `dir` (and any missing parent) with mode 0700; an existing one of this user is
@@ -31,21 +32,38 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Makes `path` an existing regular file with mode 0600 (created empty if missing, never
-/// through a symlink); an existing one is tightened to 0600.
-pub fn private_file(path: &Path) -> std::io::Result<()> {
-    let file = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("it is not a regular file"));
+/// Makes the SQLite database at `db` exist as a regular file of mode 0600, and tightens its WAL
+/// and SHM files (when there are any) to 0600, **without opening any of them**. On Linux, closing
+/// any descriptor of a file drops every POSIX lock the process holds on it, SQLite's included: a
+/// process that opened and closed `airlock.db-shm` next to its own live connection made the
+/// next process to close believe it was SQLite's last user, checkpoint, and unlink the WAL under
+/// a running cockpit. So a missing database is made with `mknod` (an empty regular file, no
+/// descriptor), and an existing file is checked with `lstat` (a symlink or anything but a regular
+/// file is refused) and tightened with `chmod` by path. SQLite gives the WAL and SHM files the
+/// database file's mode when it makes them.
+pub fn private_db_files(db: &Path) -> std::io::Result<()> {
+    use nix::sys::stat::{Mode, SFlag, mknod};
+    match mknod(db, SFlag::S_IFREG, Mode::S_IRUSR | Mode::S_IWUSR, 0) {
+        Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+        Err(e) => return Err(e.into()),
     }
-    if meta.mode() & 0o077 != 0 {
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    let me = nix::unistd::geteuid().as_raw();
+    for suffix in ["", "-wal", "-shm"] {
+        let file = PathBuf::from(format!("{}{suffix}", db.display()));
+        let meta = match std::fs::symlink_metadata(&file) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !suffix.is_empty() => continue,
+            Err(e) => return Err(e),
+        };
+        if !meta.file_type().is_file() {
+            return Err(std::io::Error::other(format!(
+                "{} is not a regular file (a symlink or a device?)",
+                file.display()
+            )));
+        }
+        if meta.uid() == me && meta.mode() & 0o077 != 0 {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        }
     }
     Ok(())
 }
@@ -99,21 +117,79 @@ mod tests {
         std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o755)).unwrap();
         private_dir(&loose).unwrap();
         assert_eq!(std::fs::metadata(&loose).unwrap().mode() & 0o777, 0o700);
-        let file = state.join("f");
-        std::fs::write(&file, "x").unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        private_file(&file).unwrap();
-        assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
     }
 
     #[test]
-    fn a_state_file_that_is_a_symlink_is_refused() {
+    fn a_missing_database_is_made_empty_and_private_and_loose_ones_are_tightened() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("airlock.db");
+        private_db_files(&db).unwrap();
+        let meta = std::fs::metadata(&db).unwrap();
+        assert!(meta.is_file());
+        assert_eq!(meta.len(), 0);
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        for file in ["airlock.db", "airlock.db-wal", "airlock.db-shm"] {
+            let file = dir.path().join(file);
+            std::fs::write(&file, "x").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        private_db_files(&db).unwrap();
+        for file in ["airlock.db", "airlock.db-wal", "airlock.db-shm"] {
+            let file = dir.path().join(file);
+            assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+        }
+    }
+
+    #[test]
+    fn making_the_database_private_never_opens_it_so_no_sqlite_lock_of_this_process_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("airlock.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        // A reader in another process would see it as the last user if our lock were gone:
+        // the shared lock SQLite holds on the SHM file while the connection is open must
+        // still be there after the files are made private.
+        let shm = dir.path().join("airlock.db-shm");
+        let held_before = shared_lock_held_on(&shm);
+        private_db_files(&db).unwrap();
+        assert!(held_before, "SQLite holds a lock on the SHM file");
+        assert!(
+            shared_lock_held_on(&shm),
+            "the lock SQLite holds survives making the files private"
+        );
+    }
+
+    /// Whether this process holds a POSIX lock on `file`, as /proc/locks tells.
+    fn shared_lock_held_on(file: &Path) -> bool {
+        let inode = std::fs::metadata(file).unwrap().ino();
+        let me = std::process::id();
+        std::fs::read_to_string("/proc/locks")
+            .unwrap()
+            .lines()
+            .any(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                fields.get(1) == Some(&"POSIX")
+                    && fields.get(4) == Some(&me.to_string().as_str())
+                    && fields
+                        .get(5)
+                        .and_then(|f| f.rsplit(':').next())
+                        .is_some_and(|ino| ino == inode.to_string())
+            })
+    }
+
+    #[test]
+    fn a_database_file_that_is_a_symlink_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         std::fs::write(elsewhere.path().join("db"), "").unwrap();
         std::os::unix::fs::symlink(elsewhere.path().join("db"), dir.path().join("db")).unwrap();
-        assert!(private_file(&dir.path().join("db")).is_err());
+        assert!(private_db_files(&dir.path().join("db")).is_err());
+        std::fs::write(dir.path().join("ok"), "").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("db"), dir.path().join("ok-wal")).unwrap();
+        assert!(private_db_files(&dir.path().join("ok")).is_err());
     }
 
     #[test]

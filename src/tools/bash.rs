@@ -183,11 +183,21 @@ fn open_log(
     let Some(path) = path else {
         return Ok(None);
     };
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    // Every byte a command printed: for this user's eyes only.
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
             .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
-    let file = std::fs::File::create(path)
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
         .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
     Ok(Some(RunLog::new(file, limits)))
 }

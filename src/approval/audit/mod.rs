@@ -21,6 +21,7 @@ use crate::approval::gate::now_ms;
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
@@ -191,7 +192,12 @@ impl AuditLog {
         mut anchor: Option<Box<dyn ChainAnchor>>,
     ) -> Result<AuditLog, AuditError> {
         validate_session_id(session_id)?;
-        fs::create_dir_all(dir).map_err(|source| io_err(dir, source))?;
+        // What the agent asked for and what was decided: for this user's eyes only.
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| io_err(dir, source))?;
         let path = dir.join(format!("{session_id}.jsonl"));
         let head_path = head_path_for(&path);
         let broken = |source: AuditError| AuditError::BrokenChain {
@@ -248,15 +254,27 @@ impl AuditLog {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&path)
             .map_err(|source| io_err(&path, source))?;
+        let loose = file
+            .metadata()
+            .map_err(|source| io_err(&path, source))?
+            .permissions()
+            .mode()
+            & 0o077;
+        if loose != 0 {
+            file.set_permissions(fs::Permissions::from_mode(0o600))
+                .map_err(|source| io_err(&path, source))?;
+        }
 
         if next_seq == 0 && !head_path.exists() {
             // A new log starts with a head that says "empty", so a first commit of several
             // records that stops before its head update leaves records past a head, which
             // verify accepts, rather than a log with no head, which it does not. Not synced:
             // it says nothing a lost write would make false.
-            fs::write(&head_path, "{\"seq\":null,\"hash\":null}\n")
+            private_file(&head_path)
+                .and_then(|mut f| f.write_all(b"{\"seq\":null,\"hash\":null}\n"))
                 .map_err(|source| io_err(&head_path, source))?;
         }
 
@@ -374,6 +392,16 @@ pub fn canonical_json(value: &Value) -> Result<String, serde_json::Error> {
     Ok(crate::approval::frozen::canonical_json(value))
 }
 
+/// Creates (or truncates) `path` for writing, mode 0600 when made.
+fn private_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
 fn write_head(head_path: &Path, head: &Head) -> Result<(), AuditError> {
     let mut text = serde_json::to_string(head).map_err(|e| AuditError::Encode {
         kind: "head".to_owned(),
@@ -384,7 +412,7 @@ fn write_head(head_path: &Path, head: &Head) -> Result<(), AuditError> {
     tmp_name.push(format!(".tmp{}", std::process::id()));
     let tmp_path = PathBuf::from(tmp_name);
     let result = (|| {
-        let mut tmp = File::create(&tmp_path)?;
+        let mut tmp = private_file(&tmp_path)?;
         tmp.write_all(text.as_bytes())?;
         tmp.sync_all()?;
         fs::rename(&tmp_path, head_path)

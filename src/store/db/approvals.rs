@@ -187,10 +187,7 @@ impl Store {
         let code = new_code()?;
         let frozen_text =
             serde_json::to_string(frozen).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| self.sqlite(e))?;
+        let tx = self.write_transaction()?;
         let checkpoint: Option<String> = tx
             .query_row(
                 "SELECT checkpoint FROM runs WHERE id = ?1",

@@ -82,10 +82,7 @@ impl Store {
         tools: &[(String, String)],
         now: u64,
     ) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| self.sqlite(e))?;
+        let tx = self.write_transaction()?;
         let first = tx
             .execute(
                 "INSERT OR IGNORE INTO mcp_servers (server, first_seen_ms) VALUES (?1, ?2)",
@@ -122,10 +119,7 @@ impl Store {
     /// Accepts every definition last seen for `server` as its new pin; the number accepted.
     pub fn accept_mcp_tools(&self, server: &str, now: u64) -> Result<usize, StoreError> {
         let pins = self.mcp_pins(server)?.unwrap_or_default();
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| self.sqlite(e))?;
+        let tx = self.write_transaction()?;
         let mut accepted = 0;
         for pin in pins {
             // An unsigned pin with nothing newer seen is accepted again as it stands.

@@ -35,9 +35,11 @@ pub use session_messages::MessageChain;
 mod mcp_pins;
 pub use mcp_pins::PinnedTool;
 
+pub mod health;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("the state database {path}: {source}")]
+    #[error("the state database {}: {source}{}", .path.display(), damage_hint(.source))]
     Sqlite {
         path: PathBuf,
         source: rusqlite::Error,
@@ -50,6 +52,19 @@ pub enum StoreError {
     Key { path: PathBuf, why: String },
     #[error("{0}")]
     Tampered(String),
+}
+
+/// What to do about an error that says the database is damaged; nothing for other errors.
+fn damage_hint(error: &rusqlite::Error) -> &'static str {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match error.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => {
+            "; the database is damaged: nothing is approved until it is repaired. \
+             `airlock state check` says what is damaged; `airlock state repair` keeps a copy \
+             of it, makes an empty one and says what was lost (audit logs stay on disk)"
+        }
+        _ => "",
+    }
 }
 
 /// Schema versions, applied in order; `PRAGMA user_version` says how far a database is.
@@ -204,14 +219,14 @@ impl Store {
             ))
         };
         super::private_dir(dir).map_err(|e| private(dir, e))?;
-        // SQLite gives the WAL and SHM files the database file's permissions.
-        super::private_file(path).map_err(|e| private(path, e))?;
-        for suffix in ["-wal", "-shm"] {
-            let side = PathBuf::from(format!("{}{suffix}", path.display()));
-            if side.exists() {
-                super::private_file(&side).map_err(|e| private(&side, e))?;
-            }
-        }
+        // Never through a descriptor of our own: see `private_db_files`.
+        super::private_db_files(path).map_err(|e| private(path, e))?;
+        super::users::join(dir).map_err(|e| {
+            StoreError::Corrupt(format!(
+                "cannot hold {} (which tells a repair this process uses the state): {e}; check its owner and permissions",
+                dir.join(super::users::LOCK_FILE).display()
+            ))
+        })?;
         let key = StateKey::load_or_create(dir)?;
         let mut conn = Connection::open(path).map_err(sqlite)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
@@ -219,21 +234,29 @@ impl Store {
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(sqlite)?;
         let known = MIGRATIONS.len() as i64;
-        if version > known {
-            return Err(StoreError::Corrupt(format!(
-                "{} has schema version {version}, newer than this airlock knows ({known}); update airlock",
-                path.display()
-            )));
-        }
-        for (i, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = conn.transaction().map_err(sqlite)?;
-            tx.execute_batch(migration).map_err(sqlite)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)
+        let version = |conn: &Connection| -> Result<i64, StoreError> {
+            conn.pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(sqlite)
+        };
+        if version(&conn)? != known {
+            // Read again under the write lock: processes opening a new database together
+            // migrate it once, one after the other.
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(sqlite)?;
+            let found = version(&tx)?;
+            if found > known {
+                return Err(StoreError::Corrupt(format!(
+                    "{} has schema version {found}, newer than this airlock knows ({known}); update airlock",
+                    path.display()
+                )));
+            }
+            for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+                tx.execute_batch(migration).map_err(sqlite)?;
+                tx.pragma_update(None, "user_version", i as i64 + 1)
+                    .map_err(sqlite)?;
+            }
             tx.commit().map_err(sqlite)?;
         }
         Ok(Store {
@@ -241,6 +264,15 @@ impl Store {
             path: path.to_path_buf(),
             key,
         })
+    }
+
+    /// A transaction that takes the write lock as it begins (`BEGIN IMMEDIATE`), waiting its
+    /// turn behind other processes' writers. A deferred one that reads first and writes later
+    /// fails with "database is locked" when another process wrote in between (SQLite cannot
+    /// upgrade a stale read, and gives up at once rather than wait into a deadlock).
+    fn write_transaction(&self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.sqlite(e))
     }
 
     fn sqlite(&self, source: rusqlite::Error) -> StoreError {

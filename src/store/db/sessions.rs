@@ -13,7 +13,7 @@
 //! neither kind of signature can pass for the other. Title and turn count are for the listing
 //! only.
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 use super::session_messages::MessageChain;
 use super::{Store, StoreError};
@@ -180,8 +180,7 @@ impl Store {
     /// it over): then `None`, else the chain now kept.
     pub fn save_session(&self, save: &SessionSave<'_>) -> Result<Option<MessageChain>, StoreError> {
         let sqlite = |e| self.sqlite(e);
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
+        let tx = self.write_transaction()?;
         let chain = save
             .added
             .iter()

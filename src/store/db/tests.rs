@@ -405,3 +405,60 @@ fn the_database_its_wal_and_shm_and_the_key_are_private_to_the_user() {
         assert_eq!(mode(file), 0o600, "{file}");
     }
 }
+
+#[test]
+fn processes_opening_a_new_database_together_migrate_it_once_and_all_open_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(12));
+    let handles: Vec<_> = (0..12)
+        .map(|_| {
+            let (path, barrier) = (path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                Store::open(&path).map(|_| ()).map_err(|e| e.to_string())
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap().unwrap();
+    }
+    let s = store(dir.path());
+    let version: i64 = s
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, MIGRATIONS.len() as i64);
+}
+
+#[test]
+fn approvals_added_while_other_connections_write_never_fail_as_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    store(dir.path())
+        .save_run("r0", "s", Path::new("/w"), "parked", Some("{}"), 1)
+        .unwrap();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let (path, barrier) = (path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let s = Store::open(&path).unwrap();
+                barrier.wait();
+                for i in 0..25 {
+                    let run = format!("r{t}-{i}");
+                    s.save_run(&run, "s", Path::new("/w"), "parked", Some("{}"), 1)
+                        .map_err(|e| e.to_string())?;
+                    s.add_approval(&run, "s", "c1", &frozen(), "{}", 1, 60_000)
+                        .map_err(|e| e.to_string())?;
+                    s.pending(2).map_err(|e| e.to_string())?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap().unwrap();
+    }
+    assert_eq!(store(dir.path()).pending(2).unwrap().len(), 200);
+}
