@@ -68,7 +68,7 @@ impl World {
             note: None,
             sandbox: Some(SandboxedRun {
                 launcher: PathBuf::from(launcher),
-                plan: self.plan(profile),
+                plan: Some(self.plan(profile)),
             }),
         })
         .await
@@ -385,4 +385,91 @@ fn sandbox_set_up_cost_per_command() {
         median(direct_ms),
         median(sandboxed_ms)
     );
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_reaches_no_terminal_and_no_other_device_but_its_own_streams_work() {
+    let w = World::new();
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            "tty; cat /dev/tty; ls /dev/pts; echo x > /dev/console; ls /dev; \
+             echo streams-ok > /dev/stdout; cat <(echo substitution-ok); \
+             head -c 4 /dev/urandom | wc -c; echo null-ok > /dev/null && echo wrote-null",
+        )
+        .await;
+    let text = &out.content;
+    assert!(text.contains("not a tty"), "{text}");
+    assert!(!text.contains("ptmx"), "{text}");
+    for refused in [
+        "/dev/tty",
+        "/dev/pts",
+        "/dev/console",
+        "cannot open directory '/dev'",
+    ] {
+        assert!(
+            text.lines().any(|l| l.contains(refused)
+                && (l.contains("No such device") || l.contains("Permission denied"))),
+            "{refused} was not refused:\n{text}"
+        );
+    }
+    for works in ["streams-ok", "substitution-ok", "wrote-null"] {
+        assert!(text.contains(works), "{works}:\n{text}");
+    }
+    assert!(text.lines().any(|l| l.trim() == "4"), "{text}");
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_cannot_make_device_files_or_use_roots_capabilities() {
+    let w = World::new();
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            "mknod blk b 8 0; mknod chr c 1 3; mkfifo fifo && echo fifo-ok; \
+             hostname \"$(hostname)\" && echo HOSTNAME-SET",
+        )
+        .await;
+    let text = &out.content;
+    assert!(
+        !w.ws().join("blk").exists() && !w.ws().join("chr").exists(),
+        "{text}"
+    );
+    assert!(text.contains("fifo-ok"), "a fifo is not a device: {text}");
+    assert!(!text.contains("HOSTNAME-SET"), "{text}");
+}
+
+#[tokio::test]
+async fn an_unconfined_command_still_starts_in_a_session_of_its_own() {
+    let w = World::new();
+    let out = bash::run(BashRun {
+        command: "echo sid=$(ps -o sid= -p $$ | tr -d ' '); echo tty=$(ps -o tty= -p $$ | tr -d ' '); echo me=$$".into(),
+        workspace: w.ws(),
+        timeout: Duration::from_secs(60),
+        cancel: CancellationToken::new(),
+        sink: OutputSink::discard(),
+        log: None,
+        log_limits: LogLimits::DEFAULT,
+        hidden_env: Vec::new(),
+        note: None,
+        sandbox: Some(SandboxedRun {
+            launcher: PathBuf::from(env!("CARGO_BIN_EXE_airlock-sandbox")),
+            plan: None,
+        }),
+    })
+    .await
+    .unwrap();
+    let field = |name: &str| {
+        out.content
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {}", out.content))
+            .to_owned()
+    };
+    assert_eq!(
+        field("sid="),
+        field("me="),
+        "the shell leads its own session: {}",
+        out.content
+    );
+    assert_eq!(field("tty="), "?", "and has no terminal: {}", out.content);
 }

@@ -37,11 +37,7 @@ const COCKPIT: &str = r#"{"name": "c", "prompt": "go", "steps": [
 
 fn cockpit_command(w: &World) -> String {
     std::fs::write(w.path("c.json"), COCKPIT).unwrap();
-    format!(
-        "cd {dir} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES HOME={dir}/home XDG_CONFIG_HOME={dir}/home/.config AIRLOCK_HOME={dir}/state AIRLOCK_EXIT_STATUS_FILE={dir}/exit-status {bin} --scenario c.json --workspace ws; echo AIRLOCK-ENDED; sleep 60",
-        dir = w.dir.path().display(),
-        bin = env!("CARGO_BIN_EXE_airlock"),
-    )
+    w.cockpit("--scenario c.json --workspace ws")
 }
 
 fn text(out: &Output) -> String {

@@ -103,6 +103,8 @@ pub enum ReasonCode {
     Sandboxed,
     /// The command runs without a sandbox.
     Unsandboxed,
+    /// A terminal device is read or written (`/dev/tty`, `/dev/pts/*`, `/dev/console`).
+    TouchesTerminal,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

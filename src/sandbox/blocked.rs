@@ -60,7 +60,7 @@ pub fn refusals(plan: &Plan, output: &str) -> Vec<Refusal> {
             (!plan.network).then(|| Refusal::Network(shorten(line.trim())))
         } else if DENIED.iter().any(|d| line.contains(d)) {
             paths_in(line, &plan.workspace).into_iter().find_map(|p| {
-                if plan.is_protected(&p) {
+                if plan.is_protected(&p) && !plan.may_write(&p) {
                     Some(Refusal::Read(p))
                 } else if !plan.may_write(&p) {
                     Some(Refusal::Write(p))

@@ -10,6 +10,14 @@
 //! refused; UDP and other families not covered).
 //! Landlock scopes (ABI 6+) also keep the command from signalling processes outside its sandbox
 //! (airlock itself) and from abstract unix sockets outside it.
+//!
+//! The terminal belongs to the human: before anything else the launcher starts a session of its
+//! own (`setsid`), so the command has no controlling terminal, and `/dev/tty` or `TIOCSTI` cannot
+//! reach the screen a decision is made on. That holds with `--unconfined` too (the sandbox `off`,
+//! or a kernel without Landlock), where the launcher does nothing else. Run as root, a sandboxed
+//! command starts in a user namespace of its own (ids mapped to themselves), so it keeps no
+//! capability over the machine (`reboot`, `mknod` of devices, modules, `TIOCSTI` on another
+//! terminal); and no write root lets it make device files.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -34,6 +42,8 @@ struct Request {
     read: Vec<OsString>,
     write: Vec<OsString>,
     no_network: bool,
+    /// Only leave the terminal's session: no Landlock, no namespaces.
+    unconfined: bool,
     program: Vec<OsString>,
 }
 
@@ -42,6 +52,7 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
         read: Vec::new(),
         write: Vec::new(),
         no_network: false,
+        unconfined: false,
         program: Vec::new(),
     };
     while let Some(arg) = args.next() {
@@ -51,6 +62,7 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
                 .write
                 .push(args.next().ok_or("--write needs a path")?),
             Some("--no-network") => request.no_network = true,
+            Some("--unconfined") => request.unconfined = true,
             Some("--") => {
                 request.program = args.collect();
                 break;
@@ -66,6 +78,11 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     if request.program.is_empty() {
         return Err("no program to run after `--`".into());
     }
+    if request.unconfined
+        && (request.no_network || !request.read.is_empty() || !request.write.is_empty())
+    {
+        return Err("--unconfined takes no roots and no --no-network".into());
+    }
     Ok(request)
 }
 
@@ -73,12 +90,13 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
 fn run(args: impl Iterator<Item = OsString>) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
     let request = parse(args)?;
-    let own_namespace = if request.no_network {
-        linux::own_network_namespace()
-    } else {
-        false
-    };
-    linux::restrict(&request, own_namespace)?;
+    // No controlling terminal: a session of its own (the launcher is never a group leader).
+    nix::unistd::setsid().map_err(|e| format!("cannot leave the terminal's session: {e}"))?;
+    if !request.unconfined {
+        let root = nix::unistd::geteuid().is_root();
+        let own_namespace = linux::own_namespaces(request.no_network, root)?;
+        linux::restrict(&request, own_namespace)?;
+    }
     let error = std::process::Command::new(&request.program[0])
         .args(&request.program[1..])
         .exec();
@@ -167,22 +185,63 @@ mod linux {
         .unwrap_or(0)
     }
 
-    /// A network namespace of its own: directly (root), else inside a user namespace of its own
-    /// with the user's ids mapped to themselves. False when neither can be made.
-    pub fn own_network_namespace() -> bool {
-        if unshare(CloneFlags::CLONE_NEWNET).is_ok() {
-            return true;
+    /// The namespaces of a sandboxed command; true when it has a network namespace of its own.
+    ///
+    /// As root: always a user namespace of its own (with a network namespace when `no_network`),
+    /// ids mapped to themselves, so its capabilities hold only inside it; refused when none can
+    /// be made and the process holds any capability. Otherwise, for `no_network`: a network
+    /// namespace directly, else inside a user namespace; false when neither can be made.
+    pub fn own_namespaces(no_network: bool, root: bool) -> Result<bool, String> {
+        if root {
+            let net = if no_network {
+                CloneFlags::CLONE_NEWNET
+            } else {
+                CloneFlags::empty()
+            };
+            return match user_namespace(net) {
+                Ok(()) => Ok(no_network),
+                Err(why) if holds_capabilities() => Err(format!(
+                    "cannot take root's capabilities away from the command: {why}; run airlock \
+                     as a normal user, or allow user namespaces"
+                )),
+                // Root without capabilities (a container that took them all): nothing to drop.
+                Err(_) => Ok(no_network && unshare(CloneFlags::CLONE_NEWNET).is_ok()),
+            };
         }
-        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-        if unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET).is_err() {
-            return false;
+        if !no_network {
+            return Ok(false);
+        }
+        if unshare(CloneFlags::CLONE_NEWNET).is_ok() {
+            return Ok(true);
         }
         // Without the maps every file would look owned by `nobody`; if they cannot be written,
         // the namespaces still cut the network, so the run goes on.
-        let _ = std::fs::write("/proc/self/setgroups", "deny");
-        let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
-        let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
-        true
+        Ok(user_namespace(CloneFlags::CLONE_NEWNET).is_ok())
+    }
+
+    /// A user namespace of its own (with `more` namespaces), the user's ids mapped to
+    /// themselves; an error when it cannot be made or its maps cannot be written.
+    fn user_namespace(more: CloneFlags) -> Result<(), String> {
+        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        unshare(CloneFlags::CLONE_NEWUSER | more)
+            .map_err(|e| format!("no user namespace could be made ({e})"))?;
+        let write = |file: &str, text: String| {
+            std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))
+        };
+        write("/proc/self/setgroups", "deny".into())?;
+        write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+        write("/proc/self/gid_map", format!("{gid} {gid} 1"))
+    }
+
+    /// Whether this process holds any capability (`CapEff` or `CapPrm` not zero).
+    fn holds_capabilities() -> bool {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status.lines().any(|line| {
+            ["CapEff:", "CapPrm:"].iter().any(|field| {
+                line.strip_prefix(field)
+                    .is_some_and(|v| !v.trim().trim_start_matches('0').is_empty())
+            })
+        }) || status.is_empty()
     }
 
     pub fn restrict(request: &Request, own_namespace: bool) -> Result<(), String> {
@@ -203,9 +262,11 @@ mod linux {
             .map_err(fail)?
             .create()
             .map_err(fail)?;
+        // Handled (so refused) everywhere, granted nowhere: device files cannot be made.
+        let writes = AccessFs::from_all(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
         for (roots, access) in [
             (&request.read, AccessFs::from_read(FS_ABI)),
-            (&request.write, AccessFs::from_all(FS_ABI)),
+            (&request.write, writes),
         ] {
             for root in roots {
                 let path = Path::new(root);

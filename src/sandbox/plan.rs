@@ -29,18 +29,22 @@ use super::Profile;
 /// unreadable: the walk fails closed).
 const MAX_DEPTH: usize = 8;
 
-/// Devices every command may write and read (`> /dev/null`, terminals, shared memory).
+/// The only devices a command may touch (`> /dev/null`, randomness, shared memory). The rest of
+/// `/dev` is out of reach, read or write: above all every terminal (`/dev/tty`, `/dev/pts/*`,
+/// `/dev/console`, `/dev/ptmx`), since a command that can draw on or type into the screen a
+/// decision is made on can forge that decision; and raw disks. (`/dev/stdout`, `/dev/fd/N`
+/// still work: they lead to the command's own pipes.)
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
 ];
+
+/// Walked around for reading, whole: only [`DEVICES`] are granted in it.
+const DEVICE_DIR: &str = "/dev";
 
 /// The boundary of one run, as the launcher applies it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +148,8 @@ impl Plan {
     /// True when the command may read `path`.
     pub fn may_read(&self, path: &Path) -> bool {
         let path = physical(path);
-        !self.is_protected(&path) && self.read.iter().any(|r| path.starts_with(r))
+        self.may_write(&path)
+            || (!self.is_protected(&path) && self.read.iter().any(|r| path.starts_with(r)))
     }
 
     /// True when the command may write `path`.
@@ -159,6 +164,7 @@ impl Plan {
 fn protected_places(ctx: &PathContext) -> Vec<PathBuf> {
     let mut places = unreadable_places(&homes(ctx));
     places.push(ctx.state_dir.clone());
+    places.push(PathBuf::from(DEVICE_DIR));
     let mut physical_places: Vec<PathBuf> = places
         .iter()
         .filter(|p| fs::symlink_metadata(p).is_ok())

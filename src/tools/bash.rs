@@ -64,20 +64,25 @@ pub struct BashRun {
     pub hidden_env: Vec<String>,
     /// Said at the top of the result (a timeout that was lowered to the cap).
     pub note: Option<String>,
-    /// Run in the sandbox: through this launcher, under this plan. `None` runs bash directly.
+    /// Through the launcher (a session of its own, and the sandbox's plan when there is one).
+    /// `None` runs bash directly, in a process group of its own (tests of the tool alone).
     pub sandbox: Option<SandboxedRun>,
 }
 
-/// How a sandboxed run starts: the launcher (airlock's own binary) and the plan it applies.
+/// How a run starts through the launcher (airlock's own binary): always in a session of its own,
+/// with no controlling terminal; under `plan` when there is one, else unconfined (the sandbox
+/// `off`, or no Landlock).
 #[derive(Debug, Clone)]
 pub struct SandboxedRun {
     pub launcher: PathBuf,
-    pub plan: crate::sandbox::plan::Plan,
+    pub plan: Option<crate::sandbox::plan::Plan>,
 }
 
 fn kill_group(pgid: Option<u32>) {
     if let Some(pgid) = pgid.and_then(|p| i32::try_from(p).ok()) {
-        // The group may already be gone; that is the goal.
+        // The group may already be gone; that is the goal. The launcher itself first: until it
+        // has made its session (and so its group) the group does not exist yet.
+        let _ = nix::sys::signal::kill(Pid::from_raw(pgid), Signal::SIGKILL);
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
 }
@@ -142,27 +147,44 @@ fn non_blocking(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedF
 /// variables removed: through the sandbox's launcher when the run is sandboxed.
 fn command(spec: &BashRun) -> tokio::process::Command {
     let mut command = match &spec.sandbox {
-        Some(sandboxed) => {
-            let mut command = tokio::process::Command::new(&sandboxed.launcher);
+        Some(SandboxedRun {
+            launcher,
+            plan: Some(plan),
+        }) => {
+            let mut command = tokio::process::Command::new(launcher);
             command
-                .args(sandboxed.plan.launcher_args())
+                .args(plan.launcher_args())
                 .arg("--")
                 .arg("bash")
-                .env("AIRLOCK_SANDBOX", sandboxed.plan.profile.as_str());
-            if let Some(temp) = &sandboxed.plan.temp {
+                .env("AIRLOCK_SANDBOX", plan.profile.as_str());
+            if let Some(temp) = &plan.temp {
                 for name in ["TMPDIR", "TMP", "TEMP"] {
                     command.env(name, temp);
                 }
             }
             command
         }
-        None => tokio::process::Command::new("bash"),
+        Some(SandboxedRun {
+            launcher,
+            plan: None,
+        }) => {
+            let mut command = tokio::process::Command::new(launcher);
+            command
+                .args([crate::sandbox::LAUNCHER_ARG, "--unconfined", "--", "bash"])
+                .env("AIRLOCK_SANDBOX", crate::sandbox::Profile::Off.as_str());
+            command
+        }
+        None => {
+            let mut command = tokio::process::Command::new("bash");
+            command.process_group(0);
+            command
+        }
     };
+    // Through the launcher the command gets its group from the session the launcher makes.
     command
         .arg("-c")
         .arg(&spec.command)
         .current_dir(&spec.workspace)
-        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -406,7 +428,8 @@ fn result_text(
     if let Some(note) = spec
         .sandbox
         .as_ref()
-        .and_then(|s| crate::sandbox::blocked::explain(&s.plan, &shown))
+        .and_then(|s| s.plan.as_ref())
+        .and_then(|plan| crate::sandbox::blocked::explain(plan, &shown))
     {
         content.push_str(&note);
     }

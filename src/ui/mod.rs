@@ -174,6 +174,11 @@ where
     let mut shutdown_sent = false;
     loop {
         let now = Instant::now();
+        if app.take_full_repaint(now) {
+            forget_the_screen(terminal)?;
+            dirty = true;
+            urgent = true;
+        }
         if dirty && (urgent || now >= last_frame + FRAME) {
             draw_frame(terminal, &mut app, now)?;
             shown_clock = app.clock_face(app.now, app.wall_ms);
@@ -203,6 +208,13 @@ where
             event = input.next() => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
                     app.now = Instant::now();
+                    // A modal that went live since the last frame is repainted whole before
+                    // it takes a key.
+                    let now = app.now;
+                    if app.take_full_repaint(now) {
+                        forget_the_screen(terminal)?;
+                        draw_frame(terminal, &mut app, now)?;
+                    }
                     for op in app.on_key(key, app.now) {
                         let _ = handle.ops.send(op);
                     }
@@ -247,6 +259,23 @@ where
             break;
         }
     }
+    Ok(())
+}
+
+/// Blanks the screen and forgets what is on it, so the next frame writes every cell (in the
+/// same write as the blanking: no flicker). Not `Terminal::clear`, which asks the terminal
+/// where its cursor is, a question the event stream would swallow the answer to.
+fn forget_the_screen<B>(terminal: &mut Terminal<B>) -> Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+{
+    terminal
+        .backend_mut()
+        .clear_region(ratatui::backend::ClearType::All)?;
+    // Each swap resets the buffer it leaves behind: after two, the frame drawn last is gone.
+    terminal.swap_buffers();
+    terminal.swap_buffers();
     Ok(())
 }
 

@@ -83,6 +83,16 @@ impl World {
         )
     }
 
+    /// The cockpit with `args`, run from this world's directory, as a shell command for tmux:
+    /// it says `AIRLOCK-ENDED` when it stops and writes its exit status to `exit-status`.
+    pub fn cockpit(&self, args: &str) -> String {
+        format!(
+            "cd {dir} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES HOME={dir}/home XDG_CONFIG_HOME={dir}/home/.config AIRLOCK_HOME={dir}/state AIRLOCK_EXIT_STATUS_FILE={dir}/exit-status {bin} {args}; echo AIRLOCK-ENDED; sleep 60",
+            dir = self.dir.path().display(),
+            bin = env!("CARGO_BIN_EXE_airlock"),
+        )
+    }
+
     pub fn events(out: &Output) -> Vec<Value> {
         String::from_utf8_lossy(&out.stdout)
             .lines()

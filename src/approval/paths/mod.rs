@@ -43,7 +43,6 @@ const SAFE_DEVICES: &[&str] = &[
     "/dev/stdin",
     "/dev/stdout",
     "/dev/stderr",
-    "/dev/tty",
     "/dev/zero",
     "/dev/urandom",
     "/dev/random",
@@ -209,8 +208,8 @@ pub struct ResolvedPath {
 pub enum Location {
     Workspace,
     Temp,
-    /// `/dev/null`, `/dev/stdin`, `/dev/stdout`, `/dev/stderr`, `/dev/tty`,
-    /// `/dev/fd/N`, `/dev/zero`, `/dev/urandom`, `/dev/random`.
+    /// `/dev/null`, `/dev/stdin`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/dev/zero`,
+    /// `/dev/urandom`, `/dev/random` (never a terminal: see `Sensitivity::Terminal`).
     Device,
     AirlockState,
     Outside,

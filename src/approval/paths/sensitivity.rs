@@ -33,6 +33,9 @@ pub enum Sensitivity {
     ShellStartup,
     SystemDir,
     DiskDevice,
+    /// A terminal: what is drawn on a screen and typed into it (`/dev/tty`, `/dev/pts/*`,
+    /// `/dev/console`, `/dev/ptmx`, virtual consoles).
+    Terminal,
 }
 
 impl Sensitivity {
@@ -53,6 +56,7 @@ impl Sensitivity {
             Sensitivity::ShellStartup => "a shell or login startup file",
             Sensitivity::SystemDir => "a system directory",
             Sensitivity::DiskDevice => "a raw disk or memory device",
+            Sensitivity::Terminal => "a terminal (what a screen shows and what is typed into it)",
         }
     }
 }
@@ -330,6 +334,14 @@ pub(super) const RULES: &[Rule] = &[
     root("dev/disk*/**", DiskDevice),
     root("dev/rdisk*/**", DiskDevice),
     root("dev/dm-*", DiskDevice),
+    // Terminals: a command that reaches one can draw over or type into the screen a decision
+    // is made on.
+    root("dev/tty*/**", Sensitivity::Terminal),
+    root("dev/pts/**", Sensitivity::Terminal),
+    root("dev/console/**", Sensitivity::Terminal),
+    root("dev/ptmx/**", Sensitivity::Terminal),
+    root("dev/vcs*/**", Sensitivity::Terminal),
+    root("dev/hvc*/**", Sensitivity::Terminal),
     root("dev/mapper/**", DiskDevice),
     root("dev/loop*", DiskDevice),
     root("dev/mem", DiskDevice),

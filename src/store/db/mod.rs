@@ -230,8 +230,24 @@ impl Store {
         let key = StateKey::load_or_create(dir)?;
         let mut conn = Connection::open(path).map_err(sqlite)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
+        // Made WAL once, by whichever process comes first. Two processes switching a new
+        // database at the same moment can each hold a read lock the other must wait out: SQLite
+        // then says "locked" at once instead of waiting, so the switch is tried again.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+            {
+                Ok(_) => break,
+                Err(e)
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(sqlite(e)),
+            }
+        }
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
         let known = MIGRATIONS.len() as i64;

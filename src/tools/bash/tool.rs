@@ -150,8 +150,12 @@ fn sandbox_for(
     let unconfined = profile == Profile::Off || !sandbox.policy.support.available();
     if unconfined {
         use crate::approval::gate::DecisionSource as S;
+        // Unconfined still goes through the launcher: a session of its own, no terminal.
         return match approved.source() {
-            S::User | S::Headless | S::Parked | S::RemoteCode => Ok(None),
+            S::User | S::Headless | S::Parked | S::RemoteCode => Ok(Some(SandboxedRun {
+                launcher: sandbox.launcher.clone(),
+                plan: None,
+            })),
             other => Err(ToolError::Tampered(format!(
                 "this command would run without the sandbox, which needs a person's \
                  approval, but it was allowed by {other:?}; nothing ran"
@@ -161,7 +165,7 @@ fn sandbox_for(
     let plan = sandbox.plan(profile).map_err(ToolError::Failed)?;
     Ok(Some(SandboxedRun {
         launcher: sandbox.launcher.clone(),
-        plan,
+        plan: Some(plan),
     }))
 }
 

@@ -114,6 +114,8 @@ pub struct App {
     /// A reopened session's turn goes on: its next `TurnStarted` says so instead of showing a
     /// prompt the person never typed.
     pub resumed_turn: bool,
+    /// The approval the whole screen was last repainted for, and whether its keys were live.
+    pub repainted_for: Option<(String, bool)>,
 }
 
 fn new_prompt() -> TextArea<'static> {
@@ -147,7 +149,25 @@ impl App {
             results_area: (0, 0, 0, 0),
             screen: (0, 0),
             resumed_turn: false,
+            repainted_for: None,
         }
+    }
+
+    /// Whether the next frame must repaint every cell, not only the ones that changed: a request
+    /// has just come to the front of the approval modal, or its keys have just gone live.
+    /// Whatever another program drew on the terminal is then wiped before a decision can be
+    /// made on it (cells the cockpit thinks unchanged are otherwise never redrawn).
+    pub fn take_full_repaint(&mut self, now: Instant) -> bool {
+        let front = self.overlays.iter().find_map(|o| match o {
+            Overlay::Approval(a) => a
+                .queue
+                .front()
+                .map(|r| (r.call_id.clone(), now >= a.armed_at)),
+            _ => None,
+        });
+        let due = front.is_some() && front != self.repainted_for;
+        self.repainted_for = front;
+        due
     }
 
     pub fn draft(&self) -> String {

@@ -21,7 +21,7 @@ fn locations_follow_the_documented_order() {
         ("/dev/null".into(), Location::Device),
         ("/dev/stdout".into(), Location::Device),
         ("/dev/stderr".into(), Location::Device),
-        ("/dev/tty".into(), Location::Device),
+        ("/dev/tty".into(), Location::Outside),
         ("/dev/fd/3".into(), Location::Device),
         ("/dev/zero".into(), Location::Device),
         ("/dev/urandom".into(), Location::Device),

@@ -233,9 +233,38 @@ fn credential_material(
     None
 }
 
+/// A terminal device, read or written: asks, whatever the mode or the rules say elsewhere
+/// (the sandbox refuses it too; unconfined, it would reach the screen a decision is made on).
+fn touches_terminal(
+    access: Access,
+    path: &ResolvedPath,
+    shown: &str,
+    via: &str,
+) -> Option<Finding> {
+    if !has(path, &[Sensitivity::Terminal]) {
+        return None;
+    }
+    let verb = match access {
+        Access::Read | Access::Inspect => "reads from",
+        Access::Write => "writes to",
+        Access::Delete => "deletes",
+    };
+    Some(finding(
+        Ruling::Ask,
+        ReasonCode::TouchesTerminal,
+        Risk::Dangerous,
+        format!(
+            "{verb} a terminal: {shown}{via} (it could draw on or type into the screen you approve on)"
+        ),
+    ))
+}
+
 /// Reading (or inspecting) a path that is not credential material.
 fn judge_read(path: &ResolvedPath, shown: &str, via: &str) -> Finding {
     use Sensitivity::*;
+    if let Some(terminal) = touches_terminal(Access::Read, path, shown, via) {
+        return terminal;
+    }
     match path.location {
         Location::Device => finding(
             Ruling::Allow,
@@ -295,6 +324,9 @@ fn judge_change(
     shown: &str,
     via: &str,
 ) -> Finding {
+    if let Some(terminal) = touches_terminal(access, path, shown, via) {
+        return terminal;
+    }
     let verb = if access == Access::Write {
         "writes"
     } else {

@@ -514,3 +514,44 @@ fn a_file_url_is_the_file_it_names_and_other_urls_are_not_paths() {
         v.reason_lines()
     );
 }
+
+#[test]
+fn a_command_that_reads_or_draws_on_a_terminal_asks_and_says_it_touches_the_terminal() {
+    let w = world();
+    let attacks = [
+        r"printf '\0337\033[28;2H SAFE \0338' > /dev/tty",
+        "cat /dev/tty",
+        "stty -echo < /dev/tty",
+        "tput clear > /dev/tty",
+        "echo y > /dev/pts/1",
+        "cat /dev/pts/0",
+        "exec 3>/dev/tty",
+        "echo hi > /dev/console",
+        "cat /dev/vcs1",
+        "echo x >/dev/tty1",
+        "head -c 1 /dev/ptmx",
+    ];
+    check_table(&w, Ruling::Ask, &attacks);
+    for attack in attacks {
+        let verdict = w.bash(attack);
+        assert!(
+            verdict
+                .reasons
+                .iter()
+                .any(|r| r.code == ReasonCode::TouchesTerminal && r.message.contains("terminal")),
+            "{attack}: {:?}",
+            verdict.reasons
+        );
+    }
+    // The command's own streams and the harmless devices still only read or write nothing.
+    check_table(
+        &w,
+        Ruling::Allow,
+        &[
+            "echo hi > /dev/null",
+            "echo hi > /dev/stdout",
+            "echo hi >&2 2>/dev/stderr",
+            "head -c 4 /dev/urandom",
+        ],
+    );
+}
