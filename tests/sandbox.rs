@@ -473,3 +473,89 @@ async fn an_unconfined_command_still_starts_in_a_session_of_its_own() {
     );
     assert_eq!(field("tty="), "?", "and has no terminal: {}", out.content);
 }
+
+#[tokio::test]
+async fn the_files_airlock_reads_as_policy_are_read_only_to_a_command_whatever_route_it_takes() {
+    let mut w = World::new();
+    let ws = w.ws();
+    std::fs::create_dir_all(ws.join(".airlock")).unwrap();
+    std::fs::create_dir_all(ws.join("pol/deep")).unwrap();
+    std::fs::write(ws.join(".airlock/config.toml"), "mode = \"default\"\n").unwrap();
+    std::fs::write(ws.join("pol/deep/ws-rules.toml"), "deny = []\n").unwrap();
+    w.ctx = w.ctx.clone().with_protected_files(&[
+        ws.join(".airlock/config.toml"),
+        ws.join("pol/deep/ws-rules.toml"),
+    ]);
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            "python3 -c \"open('pol/deep/ws-'+'rules.toml','w').write('allow = [1]')\"; \
+             echo 'mode = \"auto-edit\"' >> .airlock/config.toml; \
+             rm -f pol/deep/ws-rules.toml; mv pol pol2; mv pol/deep pol/d2; mv .airlock .a2; \
+             ln pol/deep/ws-rules.toml hardlink; \
+             echo x > pol/deep/other.toml && echo neighbour-ok; touch top-ok && echo top-ok",
+        )
+        .await;
+    let text = &out.content;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("pol/deep/ws-rules.toml")).unwrap(),
+        "deny = []\n",
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".airlock/config.toml")).unwrap(),
+        "mode = \"default\"\n",
+        "{text}"
+    );
+    assert!(
+        !ws.join("pol2").exists() && !ws.join(".a2").exists(),
+        "{text}"
+    );
+    assert!(!ws.join("pol/d2").exists(), "{text}");
+    assert!(!ws.join("hardlink").exists(), "{text}");
+    // The rest of the workspace is as writable as before, next to the policy files too.
+    assert!(
+        text.contains("neighbour-ok") && text.contains("top-ok"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_cannot_drive_the_users_tmux_server() {
+    let w = World::new();
+    let dir = PathBuf::from(format!(
+        "/tmp/tmux-airlock-sandbox-test-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("default");
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux is installed (.ci/run installs it)")
+    };
+    assert!(tmux(&["new-session", "-d", "sleep 60"]).status.success());
+    let outside = w.root.path().join("outside-marker");
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            &format!(
+                "tmux -S {} run-shell 'touch {}'; echo tried",
+                q(&socket),
+                q(&outside)
+            ),
+        )
+        .await;
+    tmux(&["kill-server"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.content.contains("tried"), "{}", out.content);
+    assert!(
+        !outside.exists(),
+        "tmux ran a command outside the sandbox: {}",
+        out.content
+    );
+}

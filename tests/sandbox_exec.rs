@@ -148,3 +148,45 @@ fn a_parked_call_runs_under_the_profile_it_was_frozen_with_whatever_the_config_s
         "ran\n"
     );
 }
+
+#[test]
+fn allow_all_never_runs_a_call_the_model_asked_to_run_without_the_sandbox() {
+    let w = World::new(
+        &json!({"name": "off", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo ran > marker", "sandbox": "off"}}]},
+            {"say": "understood"}
+        ]})
+        .to_string(),
+    );
+    let out = exec(&w, "dangerously-allow-all", &[]);
+    let events = World::events(&out);
+    let finished = of_kind(&events, "tool_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    assert_eq!(finished[0]["status"], "failed");
+    assert!(
+        finished[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("only a person can approve"),
+        "{events:?}"
+    );
+    assert!(!w.path("ws/marker").exists(), "it ran unconfined");
+
+    // The person's own choice still holds: `--sandbox off` runs it.
+    let chosen = w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "dangerously-allow-all",
+            "--sandbox",
+            "off",
+        ],
+        &[],
+    );
+    assert!(chosen.status.success(), "{}", stderr(&chosen));
+    assert!(w.path("ws/marker").exists());
+}

@@ -62,6 +62,8 @@ for path in targets:
         results.append("%s: INJECTED" % path)
     except OSError as e:
         results.append("%s: cannot inject (%s)" % (path, e.strerror))
+for name in ("TMUX", "TMUX_PANE", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR"):
+    results.append("env %s=%s" % (name, os.environ.get(name, "unset")))
 with open("attack.log", "w") as log:
     log.write("\n".join(results) + "\ndone\n")
 "#;
@@ -130,6 +132,9 @@ fn a_sandboxed_command_cannot_draw_on_or_type_into_the_terminal_the_human_approv
     assert!(report.contains("/dev/tty: cannot open"), "{report}");
     assert!(!report.contains("WROTE"), "{report}");
     assert!(!report.contains("INJECTED"), "{report}");
+    // The cockpit runs inside tmux, yet nothing tells the command where its server is.
+    assert!(report.contains("env TMUX=unset"), "{report}");
+    assert!(report.contains("env TMUX_PANE=unset"), "{report}");
 }
 
 #[test]

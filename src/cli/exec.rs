@@ -136,7 +136,14 @@ pub fn start_with(
             sandbox.clone(),
             sandbox_paths,
         ))
-        .hiding_env(config.api_key_env.iter().map(|s| s.value.clone()));
+        .hiding_env(
+            config.api_key_env.iter().map(|s| s.value.clone()).chain(
+                config
+                    .mcp_servers
+                    .iter()
+                    .filter_map(|s| s.config.bearer_token_env.clone()),
+            ),
+        );
     if let Some(hub) = &mcp {
         tools = tools.with_mcp(hub.clone());
     }

@@ -99,6 +99,10 @@ pub fn explain(plan: &Plan, output: &str) -> Option<String> {
                 "reading {}: a protected place (keys, credentials, .env files or airlock's own state)",
                 p.display()
             ),
+            Refusal::Write(p) if plan.read_only.contains(p) => format!(
+                "writing {}: a file airlock reads as policy (config or rules), read-only to every command",
+                p.display()
+            ),
             Refusal::Write(p) => format!(
                 "writing {}: outside what `{}` may write",
                 p.display(),
@@ -180,7 +184,23 @@ mod tests {
             network,
             temp: None,
             protected: vec!["/home/me/.ssh".into()],
+            hidden: vec!["/tmp/tmux-1000".into()],
+            read_only: vec!["/work/ws/.airlock/config.toml".into()],
+            pinned: vec!["/work/ws/.airlock".into()],
         }
+    }
+
+    #[test]
+    fn a_refused_write_to_a_policy_file_is_explained_as_one() {
+        let note = explain(
+            &plan(false),
+            "bash: line 1: /work/ws/.airlock/config.toml: Read-only file system",
+        )
+        .unwrap();
+        assert!(
+            note.contains("writing /work/ws/.airlock/config.toml: a file airlock reads as policy"),
+            "{note}"
+        );
     }
 
     #[test]

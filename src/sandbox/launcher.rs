@@ -41,6 +41,11 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
 struct Request {
     read: Vec<OsString>,
     write: Vec<OsString>,
+    /// Covered in the command's mount namespace: see `plan::Plan::hidden`, `pinned`,
+    /// `read_only`.
+    hide: Vec<OsString>,
+    pin: Vec<OsString>,
+    read_only: Vec<OsString>,
     no_network: bool,
     /// Only leave the terminal's session: no Landlock, no namespaces.
     unconfined: bool,
@@ -51,6 +56,9 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     let mut request = Request {
         read: Vec::new(),
         write: Vec::new(),
+        hide: Vec::new(),
+        pin: Vec::new(),
+        read_only: Vec::new(),
         no_network: false,
         unconfined: false,
         program: Vec::new(),
@@ -61,6 +69,11 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
             Some("--write") => request
                 .write
                 .push(args.next().ok_or("--write needs a path")?),
+            Some("--hide") => request.hide.push(args.next().ok_or("--hide needs a path")?),
+            Some("--pin") => request.pin.push(args.next().ok_or("--pin needs a path")?),
+            Some("--read-only") => request
+                .read_only
+                .push(args.next().ok_or("--read-only needs a path")?),
             Some("--no-network") => request.no_network = true,
             Some("--unconfined") => request.unconfined = true,
             Some("--") => {
@@ -79,11 +92,20 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
         return Err("no program to run after `--`".into());
     }
     if request.unconfined
-        && (request.no_network || !request.read.is_empty() || !request.write.is_empty())
+        && (request.no_network
+            || !request.read.is_empty()
+            || !request.write.is_empty()
+            || request.has_mounts())
     {
-        return Err("--unconfined takes no roots and no --no-network".into());
+        return Err("--unconfined takes no roots, no mounts and no --no-network".into());
     }
     Ok(request)
+}
+
+impl Request {
+    fn has_mounts(&self) -> bool {
+        !(self.hide.is_empty() && self.pin.is_empty() && self.read_only.is_empty())
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -94,7 +116,7 @@ fn run(args: impl Iterator<Item = OsString>) -> Result<std::convert::Infallible,
     nix::unistd::setsid().map_err(|e| format!("cannot leave the terminal's session: {e}"))?;
     if !request.unconfined {
         let root = nix::unistd::geteuid().is_root();
-        let own_namespace = linux::own_namespaces(request.no_network, root)?;
+        let own_namespace = linux::own_namespaces(&request, root)?;
         linux::restrict(&request, own_namespace)?;
     }
     let error = std::process::Command::new(&request.program[0])
@@ -131,6 +153,8 @@ mod linux {
         Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
     };
     use nix::sched::{CloneFlags, unshare};
+
+    use std::ffi::OsString;
 
     use super::{Request, Support};
 
@@ -187,26 +211,37 @@ mod linux {
 
     /// The namespaces of a sandboxed command; true when it has a network namespace of its own.
     ///
-    /// As root: always a user namespace of its own (with a network namespace when `no_network`),
-    /// ids mapped to themselves, so its capabilities hold only inside it; refused when none can
-    /// be made and the process holds any capability. Otherwise, for `no_network`: a network
-    /// namespace directly, else inside a user namespace; false when neither can be made.
-    pub fn own_namespaces(no_network: bool, root: bool) -> Result<bool, String> {
-        if root {
-            let net = if no_network {
-                CloneFlags::CLONE_NEWNET
-            } else {
-                CloneFlags::empty()
-            };
-            return match user_namespace(net) {
-                Ok(()) => Ok(no_network),
-                Err(why) if holds_capabilities() => Err(format!(
-                    "cannot take root's capabilities away from the command: {why}; run airlock \
-                     as a normal user, or allow user namespaces"
-                )),
-                // Root without capabilities (a container that took them all): nothing to drop.
-                Err(_) => Ok(no_network && unshare(CloneFlags::CLONE_NEWNET).is_ok()),
-            };
+    /// As root: always a user namespace of its own (with a network namespace when the network
+    /// is cut, and a mount namespace when there is something to cover), ids mapped to
+    /// themselves, so its capabilities hold only inside it; refused when none can be made and
+    /// the process holds any capability. As another user: the same when the kernel lets users
+    /// make user namespaces; where it does not, a network namespace if one can be made, and
+    /// nothing is covered (the README says what remains reachable then).
+    pub fn own_namespaces(request: &Request, root: bool) -> Result<bool, String> {
+        let no_network = request.no_network;
+        let mut flags = CloneFlags::empty();
+        if no_network {
+            flags |= CloneFlags::CLONE_NEWNET;
+        }
+        if request.has_mounts() {
+            flags |= CloneFlags::CLONE_NEWNS;
+        }
+        if root || !flags.is_empty() {
+            match user_namespace(flags) {
+                Ok(()) => {
+                    if request.has_mounts() {
+                        cover(request)?;
+                    }
+                    return Ok(no_network);
+                }
+                Err(why) if root && holds_capabilities() => {
+                    return Err(format!(
+                        "cannot take root's capabilities away from the command: {why}; run \
+                         airlock as a normal user, or allow user namespaces"
+                    ));
+                }
+                Err(_) => {}
+            }
         }
         if !no_network {
             return Ok(false);
@@ -217,6 +252,84 @@ mod linux {
         // Without the maps every file would look owned by `nobody`; if they cannot be written,
         // the namespaces still cut the network, so the run goes on.
         Ok(user_namespace(CloneFlags::CLONE_NEWNET).is_ok())
+    }
+
+    /// In the command's own mount namespace (nothing here reaches the user's): an empty
+    /// read-only directory over each hidden directory and `/dev/null` over each hidden socket,
+    /// each pinned directory mounted over itself (a mount point cannot be renamed), then each
+    /// policy file mounted read-only over itself. A path gone since the plan was made is
+    /// nothing to cover; any other failure refuses the run.
+    fn cover(request: &Request) -> Result<(), String> {
+        use nix::mount::{MsFlags, mount};
+        let none: Option<&str> = None;
+        mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
+            .map_err(|e| format!("cannot make the command's mounts private: {e}"))?;
+        let gone = |e: nix::errno::Errno| e == nix::errno::Errno::ENOENT;
+        for path in &request.hide {
+            let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+            let covered = if is_dir {
+                mount(
+                    Some("tmpfs"),
+                    path.as_os_str(),
+                    Some("tmpfs"),
+                    MsFlags::MS_RDONLY
+                        | MsFlags::MS_NOSUID
+                        | MsFlags::MS_NODEV
+                        | MsFlags::MS_NOEXEC,
+                    Some("size=4k,mode=000"),
+                )
+            } else {
+                mount(
+                    Some("/dev/null"),
+                    path.as_os_str(),
+                    none,
+                    MsFlags::MS_BIND,
+                    none,
+                )
+            };
+            match covered {
+                Ok(()) => {}
+                Err(e) if gone(e) => {}
+                Err(e) => return Err(format!("cannot hide {path:?} from the command: {e}")),
+            }
+        }
+        let bind = |path: &OsString| {
+            mount(
+                Some(path.as_os_str()),
+                path.as_os_str(),
+                none,
+                MsFlags::MS_BIND,
+                none,
+            )
+        };
+        for path in &request.pin {
+            match bind(path) {
+                Ok(()) => {}
+                Err(e) if gone(e) => {}
+                Err(e) => return Err(format!("cannot pin {path:?}: {e}")),
+            }
+        }
+        for path in &request.read_only {
+            let read_only = bind(path).and_then(|()| {
+                mount(
+                    none,
+                    path.as_os_str(),
+                    none,
+                    MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY,
+                    none,
+                )
+            });
+            match read_only {
+                Ok(()) => {}
+                Err(e) if gone(e) => {}
+                Err(e) => {
+                    return Err(format!(
+                        "cannot make {path:?} (a file airlock reads as policy) read-only: {e}"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A user namespace of its own (with `more` namespaces), the user's ids mapped to

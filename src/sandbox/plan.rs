@@ -62,6 +62,17 @@ pub struct Plan {
     pub temp: Option<PathBuf>,
     /// The protected places the walk went around (physical), for explaining refusals.
     pub protected: Vec<PathBuf>,
+    /// The user's other programs' sockets, hidden from the command (an empty read-only
+    /// directory, or `/dev/null`, mounted over each in a mount namespace of its own): Landlock
+    /// does not govern `connect()` to a socket's path.
+    pub hidden: Vec<PathBuf>,
+    /// The files airlock reads as policy (config, rules) that lie where the command may write:
+    /// mounted read-only over themselves.
+    pub read_only: Vec<PathBuf>,
+    /// The directories above a read-only file that the command could rename (their parent is
+    /// writable), mounted over themselves so they cannot be: a renamed directory would let a
+    /// new file take the policy file's path outside the command's mount namespace.
+    pub pinned: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -111,14 +122,18 @@ impl Plan {
         protected.append(&mut walk.skipped);
         protected.sort();
         protected.dedup();
+        let (read_only, pinned) = policy_files_in(ctx, &write);
         Ok(Plan {
             profile,
             workspace: ctx.workspace.clone(),
             read,
-            write,
             network: profile.has_network(),
             temp,
             protected,
+            hidden: sockets_to_hide(&write, &ctx.workspace),
+            read_only,
+            pinned,
+            write,
         })
     }
 
@@ -128,7 +143,13 @@ impl Plan {
         if !self.network {
             args.push("--no-network".into());
         }
-        for (flag, roots) in [("--read", &self.read), ("--write", &self.write)] {
+        for (flag, roots) in [
+            ("--read", &self.read),
+            ("--write", &self.write),
+            ("--hide", &self.hidden),
+            ("--pin", &self.pinned),
+            ("--read-only", &self.read_only),
+        ] {
             for root in roots {
                 args.push(flag.into());
                 args.push(root.clone().into_os_string());
@@ -155,8 +176,121 @@ impl Plan {
     /// True when the command may write `path`.
     pub fn may_write(&self, path: &Path) -> bool {
         let path = physical(path);
-        self.write.iter().any(|w| path.starts_with(w))
+        self.write.iter().any(|w| path.starts_with(w)) && !self.read_only.contains(&path)
     }
+}
+
+/// Where other programs of the user keep the sockets that take commands: terminal
+/// multiplexers (`tmux`, `screen`: `send-keys` types into any pane, the cockpit's too), agents
+/// (`ssh-agent`, `gpg-agent`), the session bus, X11, the per-user runtime directory (Wayland,
+/// PipeWire, rootless containers), container engines, and any the environment points at.
+const SOCKET_PLACES: &[&str] = &[
+    "/tmp/tmux-*",
+    "/tmp/ssh-*",
+    "/tmp/.X11-unix",
+    "/tmp/.ICE-unix",
+    "/run/user/*",
+    "/run/screen",
+    "/var/run/screen",
+    "/run/dbus",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+];
+
+/// Environment variables that name a socket (or `unix:` address) of another program: its
+/// directory is hidden too (tmux's `$TMUX` is `socket,pid,session`).
+const SOCKET_VARIABLES: &[&str] = &[
+    "TMUX",
+    "SSH_AUTH_SOCK",
+    "DOCKER_HOST",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "XDG_RUNTIME_DIR",
+    "DBUS_SESSION_BUS_ADDRESS",
+];
+
+/// The socket places that exist here, physical. A place that holds the workspace or a place
+/// the command may write is left alone (hiding it would hide them).
+fn sockets_to_hide(write: &[PathBuf], workspace: &Path) -> Vec<PathBuf> {
+    let mut places: Vec<PathBuf> = Vec::new();
+    for pattern in SOCKET_PLACES {
+        match pattern.strip_suffix('*') {
+            Some(prefix) => {
+                let (dir, start) = prefix.rsplit_once('/').unwrap_or(("/", prefix));
+                let dir = if dir.is_empty() { "/" } else { dir };
+                for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+                    if entry.file_name().to_string_lossy().starts_with(start) {
+                        places.push(entry.path());
+                    }
+                }
+            }
+            None => places.push(PathBuf::from(pattern)),
+        }
+    }
+    for name in SOCKET_VARIABLES {
+        let Some(value) = std::env::var_os(name) else {
+            continue;
+        };
+        let value = value.to_string_lossy();
+        let value = value.split(',').next().unwrap_or("");
+        let value = value
+            .strip_prefix("unix:path=")
+            .or_else(|| value.strip_prefix("unix://"))
+            .or_else(|| value.strip_prefix("unix:"))
+            .unwrap_or(value);
+        let value = value.split(',').next().unwrap_or("");
+        let path = Path::new(value);
+        if !path.is_absolute() {
+            continue;
+        }
+        let is_dir = fs::metadata(path).is_ok_and(|m| m.is_dir());
+        places.push(if is_dir {
+            path.to_path_buf()
+        } else {
+            path.parent().map_or(path.to_path_buf(), Path::to_path_buf)
+        });
+    }
+    let mut hidden: Vec<PathBuf> = places
+        .iter()
+        .filter(|p| fs::symlink_metadata(p).is_ok())
+        .map(|p| physical(p))
+        .filter(|p| p.components().count() > 2)
+        .filter(|p| !workspace.starts_with(p) && !write.iter().any(|w| w.starts_with(p)))
+        .collect();
+    hidden.sort();
+    hidden.dedup();
+    // A place inside another hidden one is hidden with it.
+    let outer = hidden.clone();
+    hidden.retain(|p| !outer.iter().any(|o| o != p && p.starts_with(o)));
+    hidden
+}
+
+/// The policy files (config, rules: `ctx.protected_files`) the command could write under
+/// `write`, and the directories above them it could rename (see [`Plan::pinned`]), outermost
+/// first. Physical, existing regular files only.
+fn policy_files_in(ctx: &PathContext, write: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let writable = |p: &Path| write.iter().any(|w| p.starts_with(w));
+    let mut read_only: Vec<PathBuf> = ctx
+        .protected_files
+        .iter()
+        .filter_map(|f| fs::canonicalize(f).ok())
+        .filter(|f| fs::metadata(f).is_ok_and(|m| m.is_file()))
+        .filter(|f| writable(f))
+        .collect();
+    read_only.sort();
+    read_only.dedup();
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for file in &read_only {
+        for dir in file.ancestors().skip(1) {
+            if dir.parent().is_some_and(writable) && !pinned.iter().any(|p| p == dir) {
+                pinned.push(dir.to_path_buf());
+            }
+        }
+    }
+    pinned.sort_by_key(|p| p.components().count());
+    (read_only, pinned)
 }
 
 /// The protected places that exist, physical: the table's credential stores and keys under each

@@ -150,6 +150,18 @@ fn sandbox_for(
     let unconfined = profile == Profile::Off || !sandbox.policy.support.available();
     if unconfined {
         use crate::approval::gate::DecisionSource as S;
+        // `off` named by the model, where the person chose a sandbox: only a person may let
+        // that run, never a headless stand-in (`--approvals dangerously-allow-all`).
+        let asked_by_model = profile == Profile::Off && sandbox.policy.default != Profile::Off;
+        if asked_by_model && *approved.source() == S::Headless {
+            return Err(ToolError::Failed(
+                "the call asks to run without the sandbox (`\"sandbox\": \"off\"`), which only a \
+                 person can approve; a headless run never does, not even with \
+                 `--approvals dangerously-allow-all`. Nothing ran. (To run every command \
+                 unconfined, start airlock with `--sandbox off`.)"
+                    .into(),
+            ));
+        }
         // Unconfined still goes through the launcher: a session of its own, no terminal.
         return match approved.source() {
             S::User | S::Headless | S::Parked | S::RemoteCode => Ok(Some(SandboxedRun {
