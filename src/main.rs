@@ -64,9 +64,15 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Sessions) => {
             airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
         }
-        Some(Command::Resume { run }) => {
-            block_on(park::resume(&run, &mut io::stdout().lock())).map(ExitCode::from)
-        }
+        Some(Command::Resume {
+            run,
+            accept_changed_policy,
+        }) => block_on(park::resume(
+            &run,
+            accept_changed_policy,
+            &mut io::stdout().lock(),
+        ))
+        .map(ExitCode::from),
         Some(Command::BenchCockpit(args)) => bench_cockpit(args),
         Some(Command::Mcp { command }) => mcp(command),
         Some(Command::Trust { workspace }) => trust_project(workspace),
@@ -200,7 +206,7 @@ fn approve(code: &str, session: bool, resume: bool) -> Result<ExitCode> {
         }
         None => {}
     }
-    block_on(park::resume(&run, &mut io::stdout().lock())).map(ExitCode::from)
+    block_on(park::resume(&run, false, &mut io::stdout().lock())).map(ExitCode::from)
 }
 
 fn deny(code: &str, reason: Option<String>) -> Result<ExitCode> {

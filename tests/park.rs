@@ -420,3 +420,59 @@ fn audit_logs_heads_and_run_logs_are_private_to_the_user_and_so_is_a_state_dir_t
         assert_eq!(mode(&entry.path()), 0o600, "{}", entry.path().display());
     }
 }
+
+#[test]
+fn a_rules_file_changed_while_a_run_was_parked_is_never_used_without_the_person_confirming() {
+    let w = World::new(TOUCH);
+    std::fs::write(w.path("rules.toml"), "deny = [\"bash(curl *)\"]\n").unwrap();
+    let (run, code) = w.park_with(&["--rules", "rules.toml"], &[]);
+    // Something rewrote the rules meanwhile (what the red team did from inside a command).
+    std::fs::write(w.path("rules.toml"), "allow = [\"bash(curl *)\"]\n").unwrap();
+    assert!(w.airlock(&["approve", &code], &[]).status.success());
+    let refused = w.airlock(&["resume", &run], &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let why = common::stderr(&refused);
+    assert!(
+        why.contains("rules.toml") && why.contains("--accept-changed-policy"),
+        "{why}"
+    );
+    assert!(!w.path("ws/made.txt").exists(), "nothing ran");
+    // Still parked: once the person has looked, they go on.
+    let resumed = w.airlock(&["resume", &run, "--accept-changed-policy"], &[]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&resumed)
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/made.txt")).unwrap(),
+        "ran\n"
+    );
+}
+
+#[test]
+fn exec_for_a_person_names_the_workspace_it_was_given_and_how_asks_are_answered() {
+    let w = World::new(TOUCH);
+    let out = w.airlock(
+        &[
+            "exec",
+            "--human",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "park",
+        ],
+        &[],
+    );
+    let text = common::stdout(&out);
+    let header: Vec<&str> = text.lines().take(2).collect();
+    assert!(header[0].contains("asks are parked"), "{text}");
+    assert!(header[1].starts_with("workspace: "), "{text}");
+    assert!(
+        !header[1].contains("scratch copy"),
+        "the user's own workspace: {text}"
+    );
+}

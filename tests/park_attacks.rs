@@ -127,7 +127,8 @@ fn a_parked_call_that_a_rule_added_since_denies_is_refused_at_resume() {
     let (run, code) = w.park_with(&["--rules", "rules.toml"], &[]);
     std::fs::write(w.path("rules.toml"), "deny = [\"bash(echo *)\"]\n").unwrap();
     assert!(w.airlock(&["approve", &code], &[]).status.success());
-    let resumed = w.airlock(&["resume", &run], &[]);
+    // The person confirms the changed rules; the call is then judged by them, and refused.
+    let resumed = w.airlock(&["resume", &run, "--accept-changed-policy"], &[]);
     assert_eq!(resumed.status.code(), Some(1));
     assert!(
         stderr(&resumed).contains("judged again"),

@@ -141,7 +141,8 @@ fn a_parked_call_runs_under_the_profile_it_was_frozen_with_whatever_the_config_s
     )
     .unwrap();
     assert!(w.airlock(&["approve", &code], &[]).status.success());
-    let resumed = w.airlock(&["resume", &run], &[]);
+    // (The new user config is a changed policy file: the person confirms it.)
+    let resumed = w.airlock(&["resume", &run, "--accept-changed-policy"], &[]);
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(
         std::fs::read_to_string(w.path("ws/made.txt")).unwrap(),

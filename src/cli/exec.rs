@@ -53,6 +53,8 @@ pub struct Started {
     pub journal: Option<Arc<super::sessions::CockpitJournal>>,
     /// Why commands run without a sandbox, when they do (said in the status bar).
     pub no_sandbox: Option<String>,
+    /// The policy files in force as this session found them (kept with a run's checkpoints).
+    pub policy: crate::config::fingerprint::PolicyFingerprint,
 }
 
 impl Started {
@@ -205,6 +207,7 @@ pub fn start_with(
         notices,
         journal,
         no_sandbox: sandbox.support.notice(),
+        policy: crate::config::fingerprint::PolicyFingerprint::of(&config.active_files()),
     })
 }
 
@@ -295,10 +298,28 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         bail!("no prompt: with a model configured, pass the prompt on the command line");
     }
     if args.human {
+        let scripted = started.model.starts_with("scripted");
+        let asks = match args.approvals {
+            HeadlessApprovals::Deny => "asks are denied: nobody is there to approve them",
+            HeadlessApprovals::Park => "asks are parked for a one-time code",
+            HeadlessApprovals::DangerouslyAllowAll => {
+                "asks are allowed once each (--approvals dangerously-allow-all)"
+            }
+        };
         writeln!(
             out,
-            "airlock demo (offline, scripted model; asks are denied: nobody is there to approve them)\nworkspace: {} (a scratch copy)",
-            started.workspace.display()
+            "{} ({asks})\nworkspace: {}{}",
+            if scripted {
+                "airlock demo (offline, scripted model)".to_string()
+            } else {
+                format!("airlock ({})", crate::visible::visible_line(&started.model))
+            },
+            started.workspace.display(),
+            if scripted && args.workspace.is_none() {
+                " (a scratch copy)"
+            } else {
+                ""
+            }
         )?;
     } else {
         writeln!(
@@ -323,6 +344,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
         mut handle,
         session,
         workspace,
+        policy,
         ..
     } = started;
     let mut code = status::FAILED;
@@ -334,7 +356,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                 Some(db) => db,
                 None => super::runs::checkpoint_store()?,
             };
-            super::runs::save_running(&db, args, &session, &workspace, checkpoint)?;
+            super::runs::save_running(&db, args, &policy, &session, &workspace, checkpoint)?;
             checkpoints = Some(db);
             continue;
         }
@@ -347,7 +369,8 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
             ..
         } = &event
         {
-            let parked = super::runs::park(args, &session, &workspace, checkpoint, request)?;
+            let parked =
+                super::runs::park(args, &policy, &session, &workspace, checkpoint, request)?;
             writeln!(out, "{}", serde_json::to_string(&parked)?)?;
             code = status::PARKED;
             let _ = handle.ops.send(Op::Shutdown);

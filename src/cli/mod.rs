@@ -100,7 +100,13 @@ pub enum Command {
         reason: Option<String>,
     },
     /// Go on with a parked run: runs exactly the frozen call (if approved), then the model goes on.
-    Resume { run: String },
+    Resume {
+        run: String,
+        /// Go on although the config or rules files changed since the run started (resume
+        /// refuses otherwise and lists the changes).
+        #[arg(long)]
+        accept_changed_policy: bool,
+    },
     /// The cockpit sessions kept in the state database, most recent first (reopen one with
     /// `airlock --resume SESSION`).
     Sessions,

@@ -16,6 +16,7 @@
 //! the key, `safety` the mode, sandbox and rules, `servers` the MCP servers.
 
 mod file;
+pub mod fingerprint;
 mod layers;
 mod provider;
 mod safety;

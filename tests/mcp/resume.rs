@@ -134,7 +134,15 @@ fn a_parked_mcp_call_whose_server_is_no_longer_configured_is_refused_at_resume()
         &[],
     );
     std::fs::write(w.path("home/.config/airlock/config.toml"), "").unwrap();
-    let resumed = w.resume(&run);
+    // The changed config is shown first; confirmed, the call is still refused.
+    let unconfirmed = w.resume(&run);
+    assert_eq!(unconfirmed.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unconfirmed.stderr).contains("--accept-changed-policy"),
+        "{}",
+        String::from_utf8_lossy(&unconfirmed.stderr)
+    );
+    let resumed = w.airlock(&["resume", &run, "--accept-changed-policy"]);
     assert_eq!(resumed.status.code(), Some(1));
     let said = String::from_utf8_lossy(&resumed.stderr);
     assert!(

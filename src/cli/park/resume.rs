@@ -23,7 +23,9 @@ use crate::cli::runs::{ResumeSpec, db_path, file_hash, kill_leftover, owner, rej
 use crate::store::db::{ApprovalRow, RunRow, Store};
 use crate::visible::visible;
 
-pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
+/// Goes on with run `run`; `accept_changed_policy`: the person has seen that the policy files
+/// changed since it started and goes on with them as they are now.
+pub async fn resume(run: &str, accept_changed_policy: bool, out: &mut impl Write) -> Result<u8> {
     let db = Store::open(&db_path())?;
     let Some(row) = db.run(run)? else {
         bail!(
@@ -40,7 +42,7 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
                     visible(run)
                 );
             }
-            resume_parked(&db, run, row, &me, out).await
+            resume_parked(&db, run, row, &me, accept_changed_policy, out).await
         }
         "running" | "resuming" => {
             if owner::alive(row.owner.as_deref()) {
@@ -65,7 +67,7 @@ pub async fn resume(run: &str, out: &mut impl Write) -> Result<u8> {
                     visible(run)
                 );
             }
-            take_over(&db, run, row, &me, out).await
+            take_over(&db, run, row, &me, accept_changed_policy, out).await
         }
         other => {
             let call_id = db.approval_for_run(run)?.map(|a| a.call_id);
@@ -84,6 +86,21 @@ fn refuse(db: &Store, run: &str, call_id: Option<&str>, why: String) -> anyhow::
     anyhow!(visible(&why))
 }
 
+/// Refuses to go on when a file airlock reads as policy changed since the run started (a
+/// command may have changed it), unless the person has confirmed the change.
+fn policy_unchanged(run: &str, spec: &ResumeSpec, accept: bool) -> Result<(), String> {
+    let changes = spec.policy_files.changes_now();
+    if changes.is_empty() || accept {
+        return Ok(());
+    }
+    Err(format!(
+        "refused: the files airlock reads as policy changed since run {run} started, and a \
+         change is never used without you seeing it (a command may have made it):\n  {}\n\
+         check them, then go on with: airlock resume {run} --accept-changed-policy; nothing ran",
+        changes.join("\n  ")
+    ))
+}
+
 fn spec_of(run: &str, row: &RunRow) -> Result<ResumeSpec, String> {
     if !row.signed {
         return Err(format!(
@@ -100,6 +117,7 @@ async fn resume_parked(
     run: &str,
     row: RunRow,
     me: &str,
+    accept_changed_policy: bool,
     out: &mut impl Write,
 ) -> Result<u8> {
     let now = now_ms();
@@ -107,6 +125,7 @@ async fn resume_parked(
     let call_id = latest.as_ref().map(|a| a.call_id.clone());
     let refused = |why: String| refuse(db, run, call_id.as_deref(), why);
     let spec = spec_of(run, &row).map_err(&refused)?;
+    policy_unchanged(run, &spec, accept_changed_policy).map_err(&refused)?;
     let Some(approval) = latest else {
         return Err(refused(format!("run {run} has no approval to resume from")));
     };
@@ -300,9 +319,12 @@ async fn take_over(
     run: &str,
     row: RunRow,
     me: &str,
+    accept_changed_policy: bool,
     out: &mut impl Write,
 ) -> Result<u8> {
-    let mut spec = match spec_of(run, &row) {
+    let mut spec = match spec_of(run, &row)
+        .and_then(|spec| policy_unchanged(run, &spec, accept_changed_policy).map(|()| spec))
+    {
         Ok(spec) => spec,
         Err(why) => {
             let _ = db.record_refusal(Some(run), None, "resume", &why, now_ms());
@@ -321,7 +343,7 @@ async fn take_over(
             ));
         };
         if !approval.consumed() {
-            return resume_parked(db, run, row, me, out).await;
+            return resume_parked(db, run, row, me, accept_changed_policy, out).await;
         }
         if let Some(tampered) = db.tampering(&approval)? {
             let why = format!("{tampered}; nothing runs");

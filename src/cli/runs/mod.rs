@@ -22,6 +22,7 @@ use crate::approval::gate::{judged_definition, judged_path};
 use crate::approval::risk::ToolCatalog;
 use crate::clock::now_ms;
 use crate::config::ConfigFlags;
+use crate::config::fingerprint::PolicyFingerprint;
 use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;
@@ -57,12 +58,17 @@ pub struct ResumeSpec<C = Checkpoint> {
     /// it may run against when it resumes.
     #[serde(default)]
     pub mcp_definition: Option<String>,
+    /// The policy files in force when the run started, with their content's hashes: a run that
+    /// goes on later refuses to use them changed unless the person confirms.
+    #[serde(default)]
+    pub policy_files: PolicyFingerprint,
 }
 
 impl<'a> ResumeSpec<&'a SavedCheckpoint> {
     /// A run's spec as `exec` started it (paths made absolute), with nothing parked yet.
     fn of(
         args: &ExecArgs,
+        policy: &PolicyFingerprint,
         workspace: &Path,
         checkpoint: &'a SavedCheckpoint,
     ) -> ResumeSpec<&'a SavedCheckpoint> {
@@ -78,6 +84,7 @@ impl<'a> ResumeSpec<&'a SavedCheckpoint> {
             verdict: None,
             judged_path: None,
             mcp_definition: None,
+            policy_files: policy.clone(),
         }
     }
 }
@@ -109,13 +116,14 @@ pub fn checkpoint_store() -> Result<Store> {
 pub fn save_running(
     db: &Store,
     args: &ExecArgs,
+    policy: &PolicyFingerprint,
     session: &str,
     workspace: &Path,
     checkpoint: &SavedCheckpoint,
 ) -> Result<()> {
     let spec = ResumeSpec {
         pid: Some(std::process::id()),
-        ..ResumeSpec::of(args, workspace, checkpoint)
+        ..ResumeSpec::of(args, policy, workspace, checkpoint)
     };
     db.save_checkpoint(
         session,
@@ -146,6 +154,7 @@ pub(crate) fn file_hash(path: &Path) -> Option<String> {
 /// Stores a parked turn; returns the `parked` event to print (with the one-time code).
 pub fn park(
     args: &ExecArgs,
+    policy: &PolicyFingerprint,
     session: &str,
     workspace: &Path,
     checkpoint: &SavedCheckpoint,
@@ -165,7 +174,7 @@ pub fn park(
         verdict: Some(ParkedVerdict::of(&request.verdict)),
         judged_path: judged,
         mcp_definition: judged_definition(&request.verdict),
-        ..ResumeSpec::of(args, workspace, checkpoint)
+        ..ResumeSpec::of(args, policy, workspace, checkpoint)
     };
     let db = Store::open(&db_path())?;
     let ttl = std::env::var("AIRLOCK_APPROVAL_TTL_MS")
