@@ -387,3 +387,43 @@ fn a_modal_answered_with_its_code_from_another_terminal_closes_as_approved_withi
         "cockpit\n"
     );
 }
+
+#[test]
+fn a_damaged_database_is_reported_with_its_way_out_and_repaired_with_a_copy_kept() {
+    let w = World::new(PARKED);
+    std::fs::write(w.path("s.json"), PARKED).unwrap();
+    let (_run, _code) = w.park(&[]);
+    // A failing disk: every page but the first turned to junk (no airlock process runs).
+    let db = w.path("state/airlock.db");
+    let bytes = std::fs::read(&db).unwrap();
+    let mut damaged = bytes[..4096].to_vec();
+    damaged.resize(bytes.len().max(3 * 4096), 0xA5);
+    std::fs::write(&db, &damaged).unwrap();
+
+    let listed = w.airlock(&["approvals", "list"], &[]);
+    assert_eq!(listed.status.code(), Some(1));
+    assert!(
+        text(&listed).contains("airlock state repair"),
+        "{}",
+        text(&listed)
+    );
+    let checked = w.airlock(&["state", "check"], &[]);
+    assert_eq!(checked.status.code(), Some(1), "{}", text(&checked));
+    assert!(text(&checked).contains("is damaged"), "{}", text(&checked));
+
+    let repaired = w.airlock(&["state", "repair"], &[]);
+    assert!(repaired.status.success(), "{}", text(&repaired));
+    let said = text(&repaired);
+    assert!(
+        said.contains("is kept as") && said.contains("approvals waiting"),
+        "{said}"
+    );
+    let kept: Vec<_> = std::fs::read_dir(w.path("state"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".damaged-"))
+        .collect();
+    assert!(!kept.is_empty(), "{said}");
+    assert!(w.airlock(&["approvals", "list"], &[]).status.success());
+    assert!(w.airlock(&["state", "check"], &[]).status.success());
+}

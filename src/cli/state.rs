@@ -23,14 +23,23 @@ pub fn check(db: &Path, out: &mut impl Write) -> Result<bool> {
     if health.whole() {
         writeln!(out, "the state database {} is whole", db.display())?;
         writeln!(out, "it holds:")?;
-        for line in health.held.lines() {
+        for line in health.held.counts() {
             writeln!(out, "  {line}")?;
         }
         return Ok(true);
     }
     writeln!(out, "the state database {} is damaged:", db.display())?;
-    for problem in &health.problems {
-        writeln!(out, "  {}", crate::visible::visible_line(problem))?;
+    let lines: Vec<&str> = health
+        .problems
+        .iter()
+        .flat_map(|p| p.lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    for line in lines.iter().take(10) {
+        writeln!(out, "  {}", crate::visible::visible_line(line))?;
+    }
+    if lines.len() > 10 {
+        writeln!(out, "  … and {} more", lines.len() - 10)?;
     }
     writeln!(
         out,

@@ -38,6 +38,25 @@ pub struct Held {
 }
 
 impl Held {
+    /// One line per kind, for a person: how many there are.
+    pub fn counts(&self) -> Vec<String> {
+        let count = |n: Option<u64>| n.map_or("unreadable".into(), |n| n.to_string());
+        vec![
+            format!(
+                "approvals waiting for a decision: {}",
+                count(self.waiting_approvals)
+            ),
+            format!("parked runs: {}", count(self.parked_runs)),
+            format!("cockpit sessions: {}", count(self.sessions)),
+            format!("sessions' grants: {}", count(self.grant_sets)),
+            format!("audit anchors: {}", count(self.audit_anchors)),
+            format!(
+                "MCP servers' accepted tool definitions: {}",
+                count(self.mcp_servers)
+            ),
+        ]
+    }
+
     /// One line per kind, for a person: what it is and what losing it means.
     pub fn lines(&self) -> Vec<String> {
         let count =
@@ -184,6 +203,11 @@ pub fn repair(path: &Path, stamp: &str) -> Result<Repair, RepairError> {
         to: dir.clone(),
         source,
     })?;
+    // A whole database is left alone, whoever uses it; a damaged one is moved only with no
+    // other airlock process using the directory, and checked again once that holds.
+    if check(path).is_none_or(|health| health.whole()) {
+        return Ok(Repair::NothingToDo);
+    }
     let _alone = super::super::users::alone(&dir).map_err(|pids| RepairError::InUse {
         dir: dir.clone(),
         pids,
