@@ -11,6 +11,13 @@
 //! verify says so. (Anchoring after the append would let a forged record follow the anchored
 //! end; anchoring only before it would let the last record be dropped at any time.)
 //!
+//! The anchor is only worth what it costs to rewrite, and the database is as writable as the
+//! log, so the store signs every anchor under the state key and refuses one whose signature does
+//! not verify. Two cases are left to `audit verify`, which judges them with what the store can
+//! tell: an anchor with no signature at all (written before anchors were signed, or stripped of
+//! it), which the writer still compares with and signs again, but which proves nothing; and no
+//! anchor for a session the database otherwise knows, which was deleted.
+//!
 //! The store implements [`ChainAnchor`]; this module owns the rule for what matches.
 
 use std::path::Path;
@@ -30,6 +37,10 @@ pub struct Anchor {
     pub confirmed: ChainEnd,
     /// The end the log was about to reach when the writer last anchored without confirming.
     pub pending: Option<ChainEnd>,
+    /// Its signature verified. `false`: it has none (written before anchors were signed, or
+    /// its signature was removed); the ends are compared all the same, but it proves nothing.
+    /// An anchor whose signature does not verify is never loaded.
+    pub signed: bool,
 }
 
 /// Somewhere a log's end is recorded as the log grows. Errors are the store's own messages,
@@ -37,7 +48,8 @@ pub struct Anchor {
 pub trait ChainAnchor: Send {
     /// What a person is told the log was checked against, e.g. "the state database /x/airlock.db".
     fn place(&self) -> String;
-    /// The session's anchor, `None` if it never had one.
+    /// The session's anchor, `None` if it never had one. An anchor changed outside airlock
+    /// (its signature does not verify) is an error, never returned.
     fn load(&mut self, session: &str) -> Result<Option<Anchor>, String>;
     /// Before a record is written: the log ends at `now` and will end at `next`. Refuses when
     /// the stored anchor is at neither `now` nor a pending `now` (another writer, or the log

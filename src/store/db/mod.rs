@@ -176,6 +176,11 @@ const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE sessions ADD COLUMN messages INTEGER;
     ALTER TABLE sessions ADD COLUMN chain TEXT;",
+    // 9: a signature (HMAC under the state key) on each audit anchor, so an anchor rewritten or
+    // copied from another session with sqlite3 is refused. Rows written before stay unsigned
+    // (NULL) until their session next writes its log; verify does not take one as proof (see
+    // `anchors`).
+    "ALTER TABLE audit_anchors ADD COLUMN mac TEXT;",
 ];
 
 pub struct Store {

@@ -365,3 +365,86 @@ fn records_past_the_head_verify_only_when_the_head_names_a_record_of_the_log() {
     .unwrap();
     assert!(matches!(verify(&path), Err(AuditError::Tampered { .. })));
 }
+
+/// Runs `statement` on the state database, as someone with sqlite3 would.
+fn sql(w: &World, statement: &str, params: impl rusqlite::Params) {
+    let conn = rusqlite::Connection::open(w.db()).unwrap();
+    assert_eq!(conn.execute(statement, params).unwrap(), 1, "{statement}");
+}
+
+fn assert_refused_as_tampered(result: Result<super::super::AnchoredReport, AuditError>) {
+    match result {
+        Err(AuditError::Anchor { reason, .. }) => {
+            assert!(reason.contains("changed outside airlock"), "{reason}");
+        }
+        other => panic!("expected the anchor refused as tampered, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_forged_record_with_the_anchor_rewritten_to_match_fails_as_tampered() {
+    let w = World::new();
+    let path = w.log_with(3);
+    let mut forged = records(&path);
+    forged[1]["body"] = json!({"call_id": "c1", "decision": "allow"});
+    write_recomputed(&path, &forged);
+    let end = verify(&path).unwrap();
+    // The attack: the anchor moved to the forged log's end, as `UPDATE audit_anchors` would.
+    sql(
+        &w,
+        "UPDATE audit_anchors SET records = ?1, last_hash = ?2 WHERE session = 's1'",
+        rusqlite::params![end.records as i64, end.last_hash],
+    );
+    assert_refused_as_tampered(w.verify(&path));
+    // Nor does a writer go on from it.
+    let err = AuditLog::open_anchored(&w.audit(), "s1", Box::new(w.anchor())).unwrap_err();
+    assert!(matches!(err, AuditError::Anchor { .. }), "{err:?}");
+}
+
+#[test]
+fn a_truncated_log_with_the_anchor_rewound_to_match_fails_as_tampered() {
+    let w = World::new();
+    let path = w.log_with(4);
+    let kept = records(&path)[..2].to_vec();
+    write_recomputed(&path, &kept);
+    sql(
+        &w,
+        "UPDATE audit_anchors SET records = 2, last_hash = ?1 WHERE session = 's1'",
+        [kept[1]["hash"].as_str().unwrap()],
+    );
+    assert_refused_as_tampered(w.verify(&path));
+}
+
+#[test]
+fn an_unsigned_anchor_that_matches_its_log_is_taken_by_the_writer_and_signed_again() {
+    let w = World::new();
+    let path = w.log_with(2);
+    // An anchor written before anchors were signed.
+    sql(
+        &w,
+        "UPDATE audit_anchors SET mac = NULL WHERE session = 's1'",
+        [],
+    );
+    assert!(!w.anchor().load("s1").unwrap().unwrap().signed);
+    // Its ends are still compared: a log that does not match it fails as before.
+    let kept = records(&path)[..1].to_vec();
+    let full = fs::read(&path).unwrap();
+    let head = fs::read(head_path_for(&path)).unwrap();
+    write_recomputed(&path, &kept);
+    assert_mismatch(
+        w.verify(&path),
+        &["the log has 1 records", "missing: line 2"],
+    );
+    fs::write(&path, full).unwrap();
+    fs::write(head_path_for(&path), head).unwrap();
+    // One that matches: the writer goes on, and its first write signs the anchor.
+    let log = w.open();
+    log.append("k", json!({"after": "upgrade"})).unwrap();
+    let anchor = w.anchor().load("s1").unwrap().unwrap();
+    assert!(anchor.signed);
+    assert_eq!(anchor.confirmed.records, 3);
+    assert_eq!(
+        w.verify(&path).unwrap().anchor.unwrap().1,
+        AnchorMatch::Confirmed
+    );
+}
