@@ -187,6 +187,7 @@ mod tests {
             hidden: vec!["/tmp/tmux-1000".into()],
             read_only: vec!["/work/ws/.airlock/config.toml".into()],
             pinned: vec!["/work/ws/.airlock".into()],
+            writable_mounts: vec!["/work/ws".into()],
         }
     }
 

@@ -43,6 +43,7 @@ struct Request {
     write: Vec<OsString>,
     /// Covered in the command's mount namespace: see `plan::Plan::hidden`, `pinned`,
     /// `read_only`.
+    writable: Vec<OsString>,
     hide: Vec<OsString>,
     pin: Vec<OsString>,
     read_only: Vec<OsString>,
@@ -56,6 +57,7 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     let mut request = Request {
         read: Vec::new(),
         write: Vec::new(),
+        writable: Vec::new(),
         hide: Vec::new(),
         pin: Vec::new(),
         read_only: Vec::new(),
@@ -69,6 +71,9 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
             Some("--write") => request
                 .write
                 .push(args.next().ok_or("--write needs a path")?),
+            Some("--writable") => request
+                .writable
+                .push(args.next().ok_or("--writable needs a path")?),
             Some("--hide") => request.hide.push(args.next().ok_or("--hide needs a path")?),
             Some("--pin") => request.pin.push(args.next().ok_or("--pin needs a path")?),
             Some("--read-only") => request
@@ -104,7 +109,10 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
 
 impl Request {
     fn has_mounts(&self) -> bool {
-        !(self.hide.is_empty() && self.pin.is_empty() && self.read_only.is_empty())
+        !(self.writable.is_empty()
+            && self.hide.is_empty()
+            && self.pin.is_empty()
+            && self.read_only.is_empty())
     }
 }
 
@@ -231,6 +239,12 @@ mod linux {
                 Ok(()) => {
                     if request.has_mounts() {
                         cover(request)?;
+                        // The working directory was taken before the mounts: taken again, it
+                        // is the one the command's mounts show (the workspace stays writable).
+                        let here = std::env::current_dir()
+                            .map_err(|e| format!("cannot find the working directory: {e}"))?;
+                        std::env::set_current_dir(&here)
+                            .map_err(|e| format!("cannot enter {}: {e}", here.display()))?;
                     }
                     return Ok(no_network);
                 }
@@ -254,9 +268,11 @@ mod linux {
         Ok(user_namespace(CloneFlags::CLONE_NEWNET).is_ok())
     }
 
-    /// In the command's own mount namespace (nothing here reaches the user's): an empty
-    /// read-only directory over each hidden directory and `/dev/null` over each hidden socket,
-    /// each pinned directory mounted over itself (a mount point cannot be renamed), then each
+    /// In the command's own mount namespace (nothing here reaches the user's): the places it
+    /// may write mounted over themselves and every other mount made read-only (so `chmod`,
+    /// `chown`, `utime` and `setxattr`, which Landlock does not govern, fail there); an empty
+    /// read-only directory over each hidden directory and `/dev/null` over each hidden socket;
+    /// each pinned directory mounted over itself (a mount point cannot be renamed); then each
     /// policy file mounted read-only over itself. A path gone since the plan was made is
     /// nothing to cover; any other failure refuses the run.
     fn cover(request: &Request) -> Result<(), String> {
@@ -265,6 +281,20 @@ mod linux {
         mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
             .map_err(|e| format!("cannot make the command's mounts private: {e}"))?;
         let gone = |e: nix::errno::Errno| e == nix::errno::Errno::ENOENT;
+        for path in &request.writable {
+            match mount(
+                Some(path.as_os_str()),
+                path.as_os_str(),
+                none,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                none,
+            ) {
+                Ok(()) => {}
+                Err(e) if gone(e) => {}
+                Err(e) => return Err(format!("cannot keep {path:?} writable: {e}")),
+            }
+        }
+        read_only_elsewhere(&request.writable);
         for path in &request.hide {
             let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
             let covered = if is_dir {
@@ -330,6 +360,70 @@ mod linux {
             }
         }
         Ok(())
+    }
+
+    /// Makes every mount read-only but those at or under `writable`. A mount the kernel will not
+    /// make read-only (some special file systems in a user namespace) stays as it was.
+    fn read_only_elsewhere(writable: &[OsString]) {
+        use nix::mount::{MsFlags, mount};
+        use std::path::Path;
+        let none: Option<&str> = None;
+        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for line in table.lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let (Some(point), Some(options)) = (fields.get(4), fields.get(5)) else {
+                continue;
+            };
+            let point = unescape(point);
+            let inside = writable
+                .iter()
+                .any(|w| Path::new(&point).starts_with(Path::new(w)));
+            if inside || options.split(',').any(|o| o == "ro") {
+                continue;
+            }
+            // A remount must keep the flags the mount has (a user namespace may not clear
+            // them).
+            let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+            for option in options.split(',') {
+                flags |= match option {
+                    "nosuid" => MsFlags::MS_NOSUID,
+                    "nodev" => MsFlags::MS_NODEV,
+                    "noexec" => MsFlags::MS_NOEXEC,
+                    "noatime" => MsFlags::MS_NOATIME,
+                    "nodiratime" => MsFlags::MS_NODIRATIME,
+                    "relatime" => MsFlags::MS_RELATIME,
+                    "strictatime" => MsFlags::MS_STRICTATIME,
+                    _ => MsFlags::empty(),
+                };
+            }
+            let _ = mount(none, point.as_os_str(), none, flags, none);
+        }
+    }
+
+    /// A mount point as `/proc/self/mountinfo` writes it: space, tab, newline and backslash as
+    /// octal escapes.
+    fn unescape(field: &str) -> OsString {
+        let bytes = field.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'\\'
+                && i + 3 < bytes.len()
+                && bytes[i + 1..i + 4]
+                    .iter()
+                    .all(|b| (b'0'..=b'7').contains(b))
+            {
+                let value = bytes[i + 1..i + 4]
+                    .iter()
+                    .fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
+                out.push(value as u8);
+                i += 4;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        std::os::unix::ffi::OsStringExt::from_vec(out)
     }
 
     /// A user namespace of its own (with `more` namespaces), the user's ids mapped to

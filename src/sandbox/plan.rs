@@ -73,6 +73,11 @@ pub struct Plan {
     /// writable), mounted over themselves so they cannot be: a renamed directory would let a
     /// new file take the policy file's path outside the command's mount namespace.
     pub pinned: Vec<PathBuf>,
+    /// Where the write grants start (the workspace, the temp dirs, the devices): kept
+    /// writable in the command's mount namespace, where every other mount is made read-only,
+    /// so `chmod`, `chown`, `utime` and extended attributes, which Landlock does not govern,
+    /// fail outside them.
+    pub writable_mounts: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -96,11 +101,14 @@ impl Plan {
         walk.grant(Path::new("/"), 0, &mut read);
 
         let mut write = Vec::new();
+        let mut writable_mounts = Vec::new();
         if profile.writes_workspace() {
             walk.grant(&ctx.workspace, 0, &mut write);
+            writable_mounts.push(physical(&ctx.workspace));
         }
         for temp in &ctx.temp_dirs {
             walk.grant(temp, 0, &mut write);
+            writable_mounts.push(physical(temp));
         }
         let system_temp = physical(&std::env::temp_dir());
         let temp = if write.iter().any(|w| system_temp.starts_with(w)) {
@@ -108,12 +116,14 @@ impl Plan {
         } else {
             let own = own_temp()?;
             walk.grant(&own, 0, &mut write);
+            writable_mounts.push(own.clone());
             Some(own)
         };
         for device in DEVICES {
             let device = Path::new(device);
             if device.exists() {
                 write.push(physical(device));
+                writable_mounts.push(physical(device));
             }
         }
         write.sort();
@@ -123,6 +133,9 @@ impl Plan {
         protected.sort();
         protected.dedup();
         let (read_only, pinned) = policy_files_in(ctx, &write);
+        writable_mounts.retain(|p| fs::symlink_metadata(p).is_ok());
+        writable_mounts.sort();
+        writable_mounts.dedup();
         Ok(Plan {
             profile,
             workspace: ctx.workspace.clone(),
@@ -133,6 +146,7 @@ impl Plan {
             hidden: sockets_to_hide(&write, &ctx.workspace),
             read_only,
             pinned,
+            writable_mounts,
             write,
         })
     }
@@ -146,6 +160,7 @@ impl Plan {
         for (flag, roots) in [
             ("--read", &self.read),
             ("--write", &self.write),
+            ("--writable", &self.writable_mounts),
             ("--hide", &self.hidden),
             ("--pin", &self.pinned),
             ("--read-only", &self.read_only),
