@@ -38,7 +38,13 @@ fn main() -> ExitCode {
 /// Runs the subcommand `cli` names (none: the cockpit or the demo).
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        None if is_terminal() => open_cockpit(cli.workspace, cli.resume, cli.scenario, cli.config),
+        None if is_terminal() => open_cockpit(
+            cli.workspace,
+            cli.resume,
+            cli.accept_changed_policy,
+            cli.scenario,
+            cli.config,
+        ),
         None if cli.resume.is_some() => Err(anyhow::anyhow!(
             "--resume reopens a cockpit session, which needs a terminal; run it in one"
         )),
@@ -114,6 +120,7 @@ fn block_on<T>(future: impl Future<Output = Result<T>>) -> Result<T> {
 fn open_cockpit(
     workspace: Option<PathBuf>,
     resume: Option<String>,
+    accept_changed_policy: bool,
     scenario: Option<PathBuf>,
     config: airlock::config::ConfigFlags,
 ) -> Result<ExitCode> {
@@ -122,6 +129,7 @@ fn open_cockpit(
         Some(id) => Some(airlock::cli::sessions::reopen(
             Some(id).filter(|id| !id.is_empty()),
             &config,
+            accept_changed_policy,
         )?),
         None => None,
     };
@@ -193,7 +201,7 @@ fn approve(code: &str, session: bool, resume: bool) -> Result<ExitCode> {
         Some(true) => return Ok(ExitCode::SUCCESS),
         Some(false) if is_terminal() => {
             drop(db);
-            let reopen = airlock::cli::sessions::reopen(Some(&run), &Default::default())?;
+            let reopen = airlock::cli::sessions::reopen(Some(&run), &Default::default(), false)?;
             return block_on(cockpit(exec::ExecArgs::default(), Some(reopen)))
                 .map(|()| ExitCode::SUCCESS);
         }

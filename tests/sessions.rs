@@ -259,3 +259,29 @@ fn a_request_parked_from_the_modal_is_approved_after_a_quit_and_the_session_goes
     let calc = calc_in_the_session_listed(&listing);
     assert!(calc.contains("return a + b"), "{calc}");
 }
+
+#[test]
+fn a_session_whose_rules_changed_while_it_was_closed_reopens_only_once_the_person_confirms() {
+    let world = World::new();
+    std::fs::write(world.path("rules.toml"), "deny = [\"bash(curl *)\"]\n").unwrap();
+    let rules = format!("--rules {}", world.path("rules.toml").display());
+    let tmux = Tmux::start("policy", 120, 40, &world.cockpit(&rules));
+    tmux.wait_for("wants to run edit_file");
+    world.kill_the_open_cockpit();
+    std::fs::write(world.path("rules.toml"), "allow = [\"bash(curl *)\"]\n").unwrap();
+
+    tmux.open(120, 40, &world.cockpit("--resume"));
+    let screen = tmux.wait_for("AIRLOCK-ENDED");
+    assert!(
+        screen.contains("changed since session") && screen.contains("rules.toml"),
+        "{screen}"
+    );
+    assert!(screen.contains("--accept-changed-policy"), "{screen}");
+    assert!(
+        world.airlock(&["sessions"]).contains("stopped mid-turn"),
+        "the session was not taken"
+    );
+
+    tmux.open(120, 40, &world.cockpit("--resume --accept-changed-policy"));
+    tmux.wait_for("wants to run edit_file");
+}

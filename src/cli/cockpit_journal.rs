@@ -11,6 +11,7 @@
 //! Sessions written before (the whole conversation in one signed spec) are read as before; the
 //! first save after one is reopened writes its messages as rows.
 
+use crate::config::fingerprint::PolicyFingerprint;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -34,6 +35,9 @@ pub struct KeptSession {
     /// The flags it was started with (the config files are read again when it reopens).
     pub config: ConfigFlags,
     pub scenario: Option<PathBuf>,
+    /// The policy files in force when it last ran, with their hashes (none for a session kept
+    /// before they were recorded).
+    pub policy_files: PolicyFingerprint,
 }
 
 /// The spec of a session written before messages had rows: everything in one.
@@ -52,6 +56,7 @@ struct SpecOut<'a> {
     workspace: &'a Path,
     config: &'a ConfigFlags,
     scenario: Option<&'a Path>,
+    policy_files: &'a PolicyFingerprint,
 }
 
 /// The spec kept beside a session's message rows, as read.
@@ -61,6 +66,8 @@ struct SpecIn {
     workspace: PathBuf,
     config: ConfigFlags,
     scenario: Option<PathBuf>,
+    #[serde(default)]
+    policy_files: PolicyFingerprint,
 }
 
 /// Whether a kept session was between turns, from either kind of spec, without reading its
@@ -104,6 +111,7 @@ pub fn read(db: &Store, row: &SessionRow) -> Result<KeptSession> {
             workspace: spec.workspace,
             config: spec.config,
             scenario: spec.scenario,
+            policy_files: PolicyFingerprint::default(),
         });
     };
     let spec: SpecIn = serde_json::from_str(text).with_context(unreadable)?;
@@ -121,6 +129,7 @@ pub fn read(db: &Store, row: &SessionRow) -> Result<KeptSession> {
         workspace: spec.workspace,
         config: spec.config,
         scenario: spec.scenario,
+        policy_files: spec.policy_files,
     })
 }
 
@@ -152,9 +161,16 @@ pub struct CockpitJournal {
     owner: String,
     config: ConfigFlags,
     scenario: Option<PathBuf>,
+    policy: PolicyFingerprint,
 }
 
 impl CockpitJournal {
+    /// The same journal, keeping `policy` (the policy files in force, hashed) with the session.
+    pub fn with_policy(mut self, policy: PolicyFingerprint) -> CockpitJournal {
+        self.policy = policy;
+        self
+    }
+
     /// The journal of `session`, recorded as open and owned by this process: a new session is
     /// added; a reopened one must already have been taken over by this process.
     pub fn open(args: &ExecArgs, session: &str, workspace: &Path) -> Result<CockpitJournal> {
@@ -205,6 +221,7 @@ impl CockpitJournal {
             owner,
             config,
             scenario,
+            policy: PolicyFingerprint::default(),
         })
     }
 
@@ -237,6 +254,7 @@ impl Journal for CockpitJournal {
             workspace: &self.workspace,
             config: &self.config,
             scenario: self.scenario.as_deref(),
+            policy_files: &self.policy,
         })
         .map_err(|e| e.to_string())?;
         let saved = written

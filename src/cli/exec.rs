@@ -162,7 +162,12 @@ pub fn start_with(
     let (journal, remote_codes) = match is_headless {
         true => (None, None),
         false => {
-            let (journal, codes) = super::session::cockpit_stores(args, &session, &workspace)?;
+            let (journal, codes) = super::session::cockpit_stores(
+                args,
+                &session,
+                &workspace,
+                &crate::config::fingerprint::PolicyFingerprint::of(&config.active_files()),
+            )?;
             (Some(journal), Some(codes))
         }
     };

@@ -46,6 +46,10 @@ pub struct Cli {
     /// running airlock has open); `airlock sessions` lists them.
     #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
+    /// With `--resume`: reopen it although the config or rules files changed since it last ran
+    /// (it is refused otherwise, listing the changes).
+    #[arg(long, requires = "resume")]
+    pub accept_changed_policy: bool,
     /// For the cockpit: play this scenario with the scripted model instead of the demo.
     #[arg(long)]
     pub scenario: Option<PathBuf>,

@@ -235,8 +235,10 @@ pub fn cockpit_stores(
     args: &ExecArgs,
     session: &str,
     workspace: &Path,
+    policy: &crate::config::fingerprint::PolicyFingerprint,
 ) -> Result<(Arc<CockpitJournal>, Arc<dyn CodeBook>)> {
-    let journal = Arc::new(CockpitJournal::open(args, session, workspace)?);
+    let journal =
+        Arc::new(CockpitJournal::open(args, session, workspace)?.with_policy(policy.clone()));
     let codes = Arc::new(StateDbCodes {
         db: super::runs::db_path(),
         session: session.to_string(),

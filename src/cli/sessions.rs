@@ -29,8 +29,14 @@ pub struct Reopened {
     pub resume: Resume,
 }
 
-/// Takes over `wanted` (or the most recent session no process runs) for this process.
-pub fn reopen(wanted: Option<&str>, flags: &ConfigFlags) -> Result<Reopened> {
+/// Takes over `wanted` (or the most recent session no process runs) for this process. Refused,
+/// taking nothing, when a file airlock reads as policy changed since the session last ran,
+/// unless `accept_changed_policy` (the person has seen the change).
+pub fn reopen(
+    wanted: Option<&str>,
+    flags: &ConfigFlags,
+    accept_changed_policy: bool,
+) -> Result<Reopened> {
     let db = Store::open(&db_path())?;
     let row = match wanted {
         Some(id) => db.session(id)?.with_context(|| {
@@ -56,6 +62,16 @@ pub fn reopen(wanted: Option<&str>, flags: &ConfigFlags) -> Result<Reopened> {
         );
     }
     let spec = cockpit_journal::read(&db, &row)?;
+    let changes = spec.policy_files.changes_now();
+    if !changes.is_empty() && !accept_changed_policy {
+        bail!(
+            "refused: the files airlock reads as policy changed since session {id} last ran, and a \
+             change is never used without you seeing it (a command may have made it):\n  {}\n\
+             check them, then reopen it with: airlock --resume {id} --accept-changed-policy",
+            changes.join("\n  "),
+            id = visible_line(&id)
+        );
+    }
     if !spec.workspace.is_dir() {
         bail!(
             "the workspace of session {} is gone: {}",
