@@ -16,6 +16,9 @@ use crate::approval::risk::Risk;
 /// Longest name a model provider accepts for a tool (OpenAI: 64).
 pub const MAX_EXPOSED_NAME: usize = 64;
 
+/// How much of a changed description is quoted (before and after) where a change is named.
+const DESCRIPTION_SHOWN: usize = 300;
+
 /// What the server said about one tool, as pinned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
@@ -116,7 +119,20 @@ impl ToolDefinition {
     pub fn changes_from(&self, old: &ToolDefinition) -> Vec<String> {
         let mut changes = Vec::new();
         if self.description != old.description {
-            changes.push("the description changed".to_string());
+            // Both, quoted (control characters escaped) and bounded: the person must read the
+            // new words before accepting them.
+            let quoted = |text: &str| {
+                let mut shown: String = text.chars().take(DESCRIPTION_SHOWN).collect();
+                if text.chars().count() > DESCRIPTION_SHOWN {
+                    shown.push('…');
+                }
+                format!("{shown:?}")
+            };
+            changes.push(format!(
+                "the description changed from {} to {}",
+                quoted(&old.description),
+                quoted(&self.description)
+            ));
         }
         if canonical_json(&self.input_schema) != canonical_json(&old.input_schema) {
             changes.push("the input schema changed".to_string());
@@ -247,7 +263,7 @@ mod tests {
         assert_eq!(
             new.changes_from(&old),
             vec![
-                "the description changed",
+                "the description changed from \"d\" to \"other\"",
                 "destructiveHint: absent → true",
                 "readOnlyHint: true → absent"
             ]
