@@ -1,6 +1,7 @@
 //! Resolution: a path argument turned into the place it lands, the way the kernel walks it
 //! (symlinks followed, `..` after a link climbing out of its target) and the way tools that
-//! normalise first read it. `/dev/std*` and `/proc` magic links are taken for what they mean.
+//! normalise first read it. `/dev/fd`, `/dev/std*` and `/proc` magic links are taken for what
+//! they mean, `..` out of them included.
 
 use std::ffi::OsString;
 use std::fs;
@@ -105,6 +106,7 @@ pub(super) fn walk(start: &Path, cwd: Option<&Path>) -> Walk {
                 continue;
             }
             Step::Up => {
+                current = through_proc(current);
                 current.pop();
                 continue;
             }
@@ -141,6 +143,25 @@ pub(super) fn walk(start: &Path, cwd: Option<&Path>) -> Walk {
         }
     }
     Walk::Resolved(current)
+}
+
+/// `/dev/fd` and the `/dev/std*` names are links into `/proc/self/fd`, kept literal while a walk
+/// goes down them (what they name depends on the process that opens them). Climbing out of one
+/// climbs out of its target: `/dev/fd/..` is `/proc/self`, so `/dev/fd/../../1/environ` is
+/// `/proc/1/environ`.
+fn through_proc(current: PathBuf) -> PathBuf {
+    const LINKS: &[(&str, &str)] = &[
+        ("/dev/fd", "/proc/self/fd"),
+        ("/dev/stdin", "/proc/self/fd/0"),
+        ("/dev/stdout", "/proc/self/fd/1"),
+        ("/dev/stderr", "/proc/self/fd/2"),
+    ];
+    for (link, target) in LINKS {
+        if let Ok(rest) = current.strip_prefix(link) {
+            return Path::new(target).join(rest);
+        }
+    }
+    current
 }
 
 /// The longest existing prefix resolved physically, the rest lexically.

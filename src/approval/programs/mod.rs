@@ -4,12 +4,14 @@
 //! listed here and none of its writing or executing flags are present. Anything not listed is
 //! `Unknown`, which asks. The policy turns effects into reasons; this file only describes.
 
+mod airlock;
 mod args;
 mod builtins;
 mod files;
 mod filters;
 pub mod git;
 mod inline;
+mod launchers;
 pub mod links;
 mod network;
 mod readers;
@@ -51,8 +53,8 @@ pub enum Effect {
     },
     /// Looks at the name and metadata of what the word names (`stat`, `ls`), not its contents.
     Inspect(Word),
-    /// Reads every file in a directory tree (`grep -r`, `rg`): judged by what the tree holds.
-    SearchTree(Word),
+    /// Reads the files of a directory tree (`grep -r`, `rg`): judged by what the tree holds.
+    SearchTree(Search),
     /// Reads a directory tree following symbolic links, which may lead anywhere.
     ReadTree(Word),
     /// Runs code from the project or a toolchain (builds, tests, scripts, package managers).
@@ -89,6 +91,20 @@ pub enum Effect {
     /// A shell keyword where a command should be: bash would reject the line, or the grammar
     /// misread it. Either way nothing runs.
     Misparsed(String),
+}
+
+/// A recursive search: where it starts, and which files under it it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    pub root: Word,
+    /// Reads hidden files and directories (`grep -r`, `rg --hidden`, `rg -uu`).
+    pub hidden: bool,
+    /// Skips what ripgrep's ignore files (`.gitignore`, `.ignore`, `.rgignore`) exclude: rg
+    /// without `-u`.
+    pub ignores: bool,
+    /// File name globs in ripgrep's `--glob` syntax (`*.rs` keeps only those, `!*.min.js`
+    /// and `!target/` skip): `grep --include`, `--exclude`, `--exclude-dir`, `rg -g`.
+    pub globs: Vec<String>,
 }
 
 /// Words bash reserves; one of them in command position means the line is not what it seems.
@@ -142,27 +158,31 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
             ));
         }
     }
-    for w in &cmd.wrappers {
-        if w == "sudo" || w == "doas" {
-            effects.push(Effect::Privileged(format!(
-                "runs as another user via `{w}`"
-            )));
-        }
-    }
+    effects.extend(
+        cmd.wrappers
+            .iter()
+            .filter_map(|w| launchers::privileged(w))
+            .map(Effect::Privileged),
+    );
     let Some(first) = cmd.argv.first() else {
         return effects;
+    };
+    let args = Args {
+        words: &cmd.argv[1..],
     };
     let Some(name) = lit(first) else {
         effects.push(Effect::Opaque(format!(
             "the command name `{}` is computed at run time",
             first.display()
         )));
+        effects.extend(airlock::maybe_airlock(first, &args));
         return effects;
     };
     if let Word::Lit { glob: true, .. } = first {
         effects.push(Effect::Opaque(format!(
             "the command name `{name}` is a file name pattern"
         )));
+        effects.extend(airlock::maybe_airlock(first, &args));
         return effects;
     }
     if cmd.name_disguised {
@@ -179,12 +199,9 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
     if cmd.is_script_function {
         return effects;
     }
-    let args = Args {
-        words: &cmd.argv[1..],
-    };
     // airlock itself, by any path: checked before anything else about the program.
     if name.rsplit('/').next() == Some("airlock") {
-        effects.extend(airlock_effects(&args));
+        effects.extend(airlock::airlock_effects(&args));
     }
     if name.contains('/') {
         effects.push(Effect::RunsCode(format!("runs the program `{name}`")));
@@ -202,49 +219,13 @@ pub fn classify(cmd: &SimpleCommand) -> Vec<Effect> {
     effects
 }
 
-/// What running airlock from a command would lift: answering a request (the agent approving
-/// itself), trusting a project config, going on with a parked run or session, or a nested agent
-/// that approves everything. Other subcommands are left to the ordinary rules.
-fn airlock_effects(args: &Args) -> Vec<Effect> {
-    let words: Vec<&str> = args.iter().filter_map(lit).collect();
-    let mut e = Vec::new();
-    // Any word, not only the first: options with values come before the subcommand.
-    if let Some(sub) = words
-        .iter()
-        .find(|w| matches!(**w, "approve" | "deny" | "resume" | "trust"))
-    {
-        e.push(Effect::TampersWithAirlock(format!(
-            "`airlock {sub}` answers or lifts airlock's own checks; only a person runs it"
-        )));
-    }
-    if words.len() < args.iter().count() {
-        e.push(Effect::TampersWithAirlock(
-            "airlock run with words computed at run time could be `airlock approve`; only a person runs it"
-                .into(),
-        ));
-    }
-    if words.contains(&"--resume") {
-        e.push(Effect::TampersWithAirlock(
-            "`airlock --resume` reopens a session, with its waiting requests; only a person runs it"
-                .into(),
-        ));
-    }
-    let allow_all = words
-        .windows(2)
-        .any(|p| p[0] == "--approvals" && p[1] == "dangerously-allow-all")
-        || words.contains(&"--approvals=dangerously-allow-all");
-    if allow_all {
-        e.push(Effect::TampersWithAirlock(
-            "a nested airlock that allows whatever would ask runs commands nobody approves".into(),
-        ));
-    }
-    e
-}
-
 /// The effects of a program named without a path: the curated tables first, then each family of
 /// programs in turn, then `Unknown`. The families are asked in this order on purpose: a program a
 /// list in a later family also names is still judged by the earlier one.
 fn program_effects(name: &str, args: &Args, cmd: &SimpleCommand) -> Vec<Effect> {
+    if let Some(effects) = launchers::launchers(name, args) {
+        return effects;
+    }
     if let Some(effects) = special::special(name, args) {
         return effects;
     }

@@ -170,7 +170,7 @@ pub(super) const SYSTEM_CHANGE: &[&str] = &[
 ];
 
 pub(super) const SHELLS_NO_C: &[&str] = &[
-    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish",
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "rbash", "csh", "tcsh",
 ];
 
 /// Environment variables that only change formatting or logging.

@@ -1,8 +1,89 @@
 //! Programs that read and filter text: grep and friends, find, fd, awk, jq (sed has its own
 //! file). Read-only only without the flags and script commands that write files or run programs.
 
-use super::{Args, Effect, lit, reads};
+use super::{Args, Effect, Search, lit, reads};
 use crate::approval::shell::Word;
+
+/// The options of each search tool that take a value in the next word, so that a value (`-f
+/// PATTERNS`, `-g GLOB`, `-m 5`) is not read as the path to search. Options whose value is
+/// optional are left out: their value is never the next word.
+const VALUE_OPTIONS: &[(&str, &[char], &[&str])] = &[
+    (
+        "grep",
+        &['e', 'f', 'm', 'A', 'B', 'C', 'd', 'D'],
+        GREP_VALUE_LONG,
+    ),
+    (
+        "egrep",
+        &['e', 'f', 'm', 'A', 'B', 'C', 'd', 'D'],
+        GREP_VALUE_LONG,
+    ),
+    (
+        "fgrep",
+        &['e', 'f', 'm', 'A', 'B', 'C', 'd', 'D'],
+        GREP_VALUE_LONG,
+    ),
+    (
+        "rg",
+        &[
+            'e', 'f', 'g', 't', 'T', 'm', 'A', 'B', 'C', 'd', 'j', 'M', 'E', 'r',
+        ],
+        &[
+            "regexp",
+            "file",
+            "glob",
+            "iglob",
+            "type",
+            "type-not",
+            "type-add",
+            "type-clear",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "max-depth",
+            "threads",
+            "max-columns",
+            "encoding",
+            "replace",
+            "pre",
+            "pre-glob",
+            "ignore-file",
+            "sort",
+            "sortr",
+            "colors",
+            "color",
+            "context-separator",
+            "field-match-separator",
+            "field-context-separator",
+            "path-separator",
+            "max-filesize",
+            "dfa-size-limit",
+            "regex-size-limit",
+            "engine",
+            "hostname-bin",
+            "hyperlink-format",
+        ],
+    ),
+];
+
+const GREP_VALUE_LONG: &[&str] = &[
+    "regexp",
+    "file",
+    "max-count",
+    "after-context",
+    "before-context",
+    "context",
+    "directories",
+    "devices",
+    "include",
+    "exclude",
+    "exclude-from",
+    "exclude-dir",
+    "label",
+    "binary-files",
+    "group-separator",
+];
 
 pub(super) fn search(name: &str, args: &Args) -> Vec<Effect> {
     let mut e = Vec::new();
@@ -19,13 +100,19 @@ pub(super) fn search(name: &str, args: &Args) -> Vec<Effect> {
     if name == "ag" && args.has(&[], &["pager"]) {
         e.push(Effect::RunsCode("`ag --pager` runs a program".into()));
     }
-    // The pattern is the first positional unless given with -e / -f / --regexp / --file.
+    // The pattern is the first operand unless given with -e / -f / --regexp / --file.
     let pattern_given = args.has(&['e', 'f'], &["regexp", "file"]);
-    let mut paths: Vec<Word> = args.positional().into_iter().cloned().collect();
+    let mut paths: Vec<Word> = match VALUE_OPTIONS.iter().find(|(n, _, _)| *n == name) {
+        Some((_, short, long)) => super::readers::operands(args, short, long),
+        None => args.positional().into_iter().cloned().collect(),
+    };
     if !pattern_given && !paths.is_empty() {
         paths.remove(0);
     }
-    if paths.is_empty() && !matches!(name, "grep" | "egrep" | "fgrep" | "zgrep") {
+    let grep_like = matches!(name, "grep" | "egrep" | "fgrep" | "zgrep");
+    // grep without a file reads standard input, unless it recurses: then it searches `.`.
+    let recursive = recursion(name, args);
+    if paths.is_empty() && (!grep_like || recursive.is_some()) {
         paths.push(Word::lit("."));
     }
     // `grep -R` and `rg -L` follow symlinks while they walk; `grep -r` and plain `rg` do not.
@@ -34,30 +121,83 @@ pub(super) fn search(name: &str, args: &Args) -> Vec<Effect> {
         "ag" => args.has(&['f'], &["follow"]),
         _ => args.has(&['R'], &["dereference-recursive"]),
     };
-    // Whether it searches a whole tree, hidden directories (`~/.ssh`, `~/.aws`) included: rg and
-    // ag skip hidden files unless told not to.
-    let recursive = match name {
-        "rg" => {
-            args.has(&['.'], &["hidden"])
-                || args.iter().filter_map(lit).any(|a| {
-                    a.starts_with('-') && !a.starts_with("--") && a.matches('u').count() >= 2
-                })
-                || args.iter().filter_map(lit).filter(|a| *a == "-u").count() >= 2
-        }
-        "ag" => args.has(&['u'], &["hidden", "unrestricted"]),
-        "ack" => true,
-        _ => args.has(&['r', 'R'], &["recursive", "dereference-recursive"]),
-    };
     if follows {
         e.extend(paths.iter().cloned().map(Effect::ReadTree));
     } else {
         e.extend(reads(paths.iter().cloned()));
     }
-    if recursive {
-        e.extend(paths.into_iter().map(Effect::SearchTree));
+    if let Some((hidden, ignores, globs)) = recursive {
+        e.extend(paths.into_iter().map(|root| {
+            Effect::SearchTree(Search {
+                root,
+                hidden,
+                ignores,
+                globs: globs.clone(),
+            })
+        }));
     }
     e.extend(reads(args.values_of(&["-f"], &["file", "ignore-file"])));
     e
+}
+
+/// Whether a search walks a tree, and then which files in it it reads: hidden ones, ignored
+/// ones, and the globs that pick them. rg and ag always walk, skipping hidden files unless told
+/// not to (`rg -uu`, `rg --hidden`, `ag -u`), rg ignored ones too (`rg -u` reads them); grep
+/// walks with `-r` and reads everything; ack reads everything.
+fn recursion(name: &str, args: &Args) -> Option<(bool, bool, Vec<String>)> {
+    let u_count: usize = args
+        .iter()
+        .filter_map(lit)
+        .filter(|a| a.starts_with('-') && !a.starts_with("--"))
+        .map(|a| a.matches('u').count())
+        .sum();
+    let no_ignore = args
+        .iter()
+        .filter_map(lit)
+        .any(|a| a.starts_with("--no-ignore") || a.starts_with("--unrestricted"));
+    Some(match name {
+        // `rg --files` lists names and reads no file.
+        "rg" if args.iter().any(|a| lit(a) == Some("--files")) => return None,
+        "rg" => (
+            args.has(&['.'], &["hidden"]) || u_count >= 2,
+            u_count == 0 && !no_ignore,
+            args.values_of(&["-g"], &["glob", "iglob"])
+                .iter()
+                .filter_map(|g| g.as_lit().map(str::to_string))
+                .collect(),
+        ),
+        // ag's ignore rules are not ripgrep's: airlock walks what it may ignore too.
+        "ag" => (
+            args.has(
+                &['u', 'U', 't'],
+                &["unrestricted", "skip-vcs-ignores", "all-text", "hidden"],
+            ),
+            false,
+            Vec::new(),
+        ),
+        "ack" => (true, false, Vec::new()),
+        _ => {
+            let recurse = args.has(&['r', 'R'], &["recursive", "dereference-recursive"])
+                || args
+                    .values_of(&["-d"], &["directories"])
+                    .iter()
+                    .any(|v| v.as_lit() == Some("recurse"));
+            if !recurse {
+                return None;
+            }
+            let mut globs: Vec<String> = Vec::new();
+            let lits = |long: &str| -> Vec<String> {
+                args.values_of(&[], &[long])
+                    .iter()
+                    .filter_map(|v| v.as_lit().map(str::to_string))
+                    .collect()
+            };
+            globs.extend(lits("include"));
+            globs.extend(lits("exclude").into_iter().map(|g| format!("!{g}")));
+            globs.extend(lits("exclude-dir").into_iter().map(|g| format!("!{g}/")));
+            (true, false, globs)
+        }
+    })
 }
 
 /// `find [-H] [-L] [-P] [-D opts] [-Olevel] [roots...] [expression]`: the starting points, and

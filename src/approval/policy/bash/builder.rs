@@ -8,10 +8,13 @@ use crate::approval::paths::planned::{self, Landings};
 use crate::approval::paths::{self, PathContext, ResolvedPath};
 use crate::approval::policy::judge::{self, Access, Target};
 use crate::approval::policy::links;
-use crate::approval::programs::Effect;
+use crate::approval::programs::{Effect, Search};
 use crate::approval::risk::Risk;
 use crate::approval::shell::{self, Word};
 use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
+
+/// Most sensitive files a search names one by one; the rest are counted.
+const MAX_NAMED_SECRETS: usize = 5;
 
 /// Where and when a part opens its paths: what the links the command line creates can reach.
 pub(super) struct When<'a> {
@@ -23,8 +26,13 @@ pub(super) struct When<'a> {
 
 pub(super) struct Builder<'a> {
     pub(super) ctx: &'a PathContext,
+    /// The command line being judged.
+    pub(super) command: &'a str,
     /// Links the command line creates; every path is judged through them too.
     pub(super) links: links::Plan,
+    /// Names the command line makes refer to other variables (`declare -n r=x`): a word that
+    /// uses one is only known when the command runs, whatever value airlock read for it.
+    pub(super) namerefs: Vec<String>,
     pub(super) parts: Vec<Part>,
     pub(super) reasons: Vec<Reason>,
 }
@@ -132,6 +140,11 @@ impl Builder<'_> {
             .collect()
     }
 
+    /// The text of the command line at `span`, when the builder was given it.
+    pub(super) fn source(&self, span: std::ops::Range<usize>) -> Option<&str> {
+        self.command.get(span)
+    }
+
     fn shown(&self, path: &std::path::Path) -> String {
         if let Ok(rel) = path.strip_prefix(&self.ctx.workspace) {
             return rel.display().to_string();
@@ -174,22 +187,72 @@ impl Builder<'_> {
         roots
     }
 
-    /// A search through every file of a tree that holds the home directory reads the private
-    /// keys and credential stores in it: `grep -r "PRIVATE KEY" ~` is refused like `cat` of them.
-    fn search_effect(&mut self, part: usize, word: &Word, when: &When) {
+    /// A recursive search reads what its tree holds. One through every file of a tree that
+    /// holds the home directory reads the private keys and credential stores in it: `grep -r
+    /// "PRIVATE KEY" ~` is refused like `cat` of them. Otherwise each sensitive file it would
+    /// read is judged as reading it (`grep -r x .` prints a `.env` as `cat .env` does), and a
+    /// tree too large to look through asks.
+    fn search_effect(&mut self, part: usize, search: &Search, when: &When) {
         // `ln -s ~ h && grep -r KEY h` searches the home through the link.
-        for root in self.roots(word, when) {
+        for root in self.roots(&search.root, when) {
             if self.ctx.home.starts_with(&root.path) && root.path.components().count() > 0 {
                 let shown = judge::show(self.ctx, &root);
-                self.reason(
+                if search.hidden {
+                    self.reason(
+                        part,
+                        Ruling::Deny,
+                        ReasonCode::CredentialMaterial,
+                        Risk::Dangerous,
+                        format!(
+                            "searches every file under {shown}, which holds your home directory with its private keys and credential stores"
+                        ),
+                    );
+                    continue;
+                }
+            }
+            if !root.path.is_dir() {
+                continue;
+            }
+            let shown = judge::show(self.ctx, &root);
+            let what = if search.hidden && !search.ignores {
+                "every file"
+            } else {
+                "the files"
+            };
+            match super::search::sensitive_files(self.ctx, &root.path, search) {
+                Ok(found) => {
+                    let named = found.len().min(MAX_NAMED_SECRETS);
+                    for (_, f) in &found[..named] {
+                        let message = format!("searches {what} under {shown}, so it {}", f.message);
+                        self.reason(part, f.ruling, f.code, f.risk, message);
+                    }
+                    if found.len() > named {
+                        let ruling = found[named..]
+                            .iter()
+                            .map(|(_, f)| f.ruling)
+                            .max()
+                            .unwrap_or(Ruling::Ask);
+                        self.reason(
+                            part,
+                            ruling,
+                            ReasonCode::ReadsSecret,
+                            Risk::Mutating,
+                            format!(
+                                "searches {what} under {shown}, so it also reads {} more sensitive files",
+                                found.len() - named
+                            ),
+                        );
+                    }
+                }
+                Err(why) => self.reason(
                     part,
-                    Ruling::Deny,
-                    ReasonCode::CredentialMaterial,
-                    Risk::Dangerous,
+                    Ruling::Ask,
+                    ReasonCode::UnknownPath,
+                    Risk::Mutating,
                     format!(
-                        "searches every file under {shown}, which holds your home directory with its private keys and credential stores"
+                        "searches {what} under {shown}, which airlock cannot check for secrets: {why}"
                     ),
-                );
+                ),
             }
         }
     }
@@ -226,7 +289,7 @@ pub(super) fn apply_effect(b: &mut Builder, part: usize, when: &When, effect: &E
         Effect::Read(w) => b.path_effect(part, Access::Read, w, when),
         Effect::Inspect(w) => b.path_effect(part, Access::Inspect, w, when),
         Effect::MakeDryRun { dir, file } => b.make_dry_run(part, dir, file.as_ref(), when),
-        Effect::SearchTree(w) => b.search_effect(part, w, when),
+        Effect::SearchTree(search) => b.search_effect(part, search, when),
         Effect::ReadTree(w) => b.tree_effect(part, w, when),
         Effect::Write(w) => b.path_effect(part, Access::Write, w, when),
         Effect::Delete(w) => b.path_effect(part, Access::Delete, w, when),

@@ -14,6 +14,7 @@ use super::links;
 use super::scope::command_prefix;
 
 mod builder;
+mod search;
 
 use builder::{Builder, When, apply_effect};
 
@@ -71,7 +72,9 @@ pub fn assess(ctx: &PathContext, command: &str) -> BashAssessment {
     let facts = shell::analyze(command, &shell_ctx);
     let mut b = Builder {
         ctx,
+        command,
         links: links::Plan::new(ctx, &facts.commands),
+        namerefs: namerefs(command, &facts),
         parts: Vec::new(),
         reasons: Vec::new(),
     };
@@ -175,6 +178,10 @@ impl Builder<'_> {
             apply_effect(self, part, &when, effect);
         }
         for f in super::command_checks::findings(self.ctx, cmd) {
+            self.reason(part, f.ruling, f.code, f.risk, f.message);
+        }
+        if let Some(name) = uses_any(&cmd.text, &self.namerefs) {
+            let f = judge::judge_unknown(Access::Read, &through_nameref(name));
             self.reason(part, f.ruling, f.code, f.risk, f.message);
         }
         if self.parts[part].ruling == Ruling::Allow
@@ -282,6 +289,12 @@ impl Builder<'_> {
             scope,
         );
         self.path_effect(part, access, &redirect.target, &when);
+        if let Some(source) = self.source(redirect.span.clone())
+            && let Some(name) = uses_any(source, &self.namerefs)
+        {
+            let f = judge::judge_unknown(access, &through_nameref(name));
+            self.reason(part, f.ruling, f.code, f.risk, f.message);
+        }
     }
 
     /// Reading an environment variable: harmless ones are allowed, others ask.
@@ -386,6 +399,57 @@ impl Builder<'_> {
         );
         }
     }
+}
+
+/// The names `declare -n` / `local -n` / `typeset -n` make refer to other variables (the walk
+/// reports each such declaration as something it cannot see through, with its span).
+fn namerefs(command: &str, facts: &ShellFacts) -> Vec<String> {
+    let mut names = Vec::new();
+    for opaque in &facts.opaque {
+        if !opaque.what.contains(" -n` makes a name refer") {
+            continue;
+        }
+        let Some(text) = command.get(opaque.span.clone()) else {
+            continue;
+        };
+        for word in text.split_whitespace().skip(1) {
+            if word.starts_with(['-', '+']) {
+                continue;
+            }
+            let name = word.split(['=', '[']).next().unwrap_or(word);
+            if is_name(name) && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// The first of `names` that `text` expands (`$r`, `${r}`, `${r:-x}`).
+fn uses_any<'n>(text: &str, names: &'n [String]) -> Option<&'n str> {
+    names.iter().map(String::as_str).find(|name| {
+        ["$", "${"].iter().any(|lead| {
+            let needle = format!("{lead}{name}");
+            text.match_indices(&needle).any(|(at, _)| {
+                !text[at + needle.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
+            })
+        })
+    })
+}
+
+fn through_nameref(name: &str) -> String {
+    format!(
+        "`${name}` refers to another variable (a nameref, `declare -n`), whose value is only known when the command runs"
+    )
 }
 
 /// The command part whose span holds `span` most tightly.

@@ -33,3 +33,4 @@ mod planned_links;
 mod sandbox;
 mod self_approval;
 mod verdicts;
+mod wrappers;

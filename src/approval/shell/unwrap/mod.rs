@@ -1,9 +1,20 @@
 //! Taking wrappers off a simple command: `sudo`, `env`, `command`, `builtin`, `exec`, `nice`,
-//! `timeout`, `nohup`, `stdbuf`, `time`, `ionice`, `setsid`, `xargs`, and pulling the commands out
-//! of `find -exec` and `bash -c`. What a wrapper runs is what gets judged.
+//! `timeout`, `nohup`, `stdbuf`, `time`, `ionice`, `setsid`, `xargs`, the launchers (`taskset`,
+//! `chrt`, `flock`, `runuser`, `chroot`, ... in `launchers`), the tracers (`strace`, `gdb`, ... in
+//! `tracers`), and pulling the commands out of `find -exec`, `parallel` and `bash -c` (or another
+//! shell's `-c`). What a wrapper runs is what gets judged, exactly as if it ran on its own: a
+//! wrapper that is not taken off hides its command behind a name airlock reads as the program.
+//!
+//! A privileged wrapper (`sudo`, `runuser`, `chroot`, ...) is judged as well as what it runs:
+//! its name stays in `wrappers`, and when what it runs is a shell string that replaces the
+//! command, the wrapper itself stays as the command (see [`privileged_stays`]).
 
 mod env;
+mod getopt;
+mod launchers;
+mod parallel;
 mod runners;
+mod tracers;
 
 use super::words::Word;
 
@@ -35,7 +46,16 @@ pub struct Unwrapped {
     pub problems: Vec<String>,
 }
 
-pub const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"];
+pub const SHELLS: &[&str] = &[
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "rbash",
+];
+
+/// Wrappers that run their command as another user, with other ids or capabilities, in other
+/// namespaces or under another root: the wrapper is judged besides its command. `programs`
+/// gives each its reason, by the same names.
+const PRIVILEGED: &[&str] = &[
+    "sudo", "doas", "su", "runuser", "sg", "setpriv", "nsenter", "unshare", "chroot",
+];
 
 /// Directories whose programs airlock knows by their base name (`/usr/bin/rm` is `rm`).
 const STANDARD_BIN_DIRS: &[&str] = &[
@@ -98,20 +118,43 @@ pub fn unwrap(argv: Vec<Word>) -> Unwrapped {
     };
     for _ in 0..16 {
         let Some(name) = out.argv.first().and_then(program_name) else {
-            return out;
+            return privileged_stays(out);
         };
         let Some(rest_from) = take_off(&name, &mut out) else {
-            return out;
+            if out.replaced && PRIVILEGED.contains(&name.as_str()) {
+                // `runuser bob -c STRING`: the string replaced the wrapper's own shell.
+                out.wrappers.push(name);
+            }
+            return privileged_stays(out);
         };
         if rest_from >= out.argv.len() {
             // The wrapper runs nothing else: it is the command itself (`env`, `sudo -v`, `exec >f`).
-            return out;
+            return privileged_stays(out);
         }
         out.wrappers.push(name);
         out.argv.drain(..rest_from);
     }
     out.problems
         .push("more than 16 nested wrappers; airlock stopped unwrapping".into());
+    privileged_stays(out)
+}
+
+/// A shell string replaces the shell that runs it (`sudo bash -c STRING` is judged as STRING),
+/// but not a privileged wrapper around that shell: the outermost one stays as the command, with
+/// the wrappers outside it, so it is judged too.
+fn privileged_stays(mut out: Unwrapped) -> Unwrapped {
+    if !out.replaced {
+        return out;
+    }
+    if let Some(at) = out
+        .wrappers
+        .iter()
+        .position(|w| PRIVILEGED.contains(&w.as_str()))
+    {
+        out.argv = vec![Word::lit(&out.wrappers[at])];
+        out.wrappers.truncate(at);
+        out.replaced = false;
+    }
     out
 }
 
@@ -138,6 +181,52 @@ fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
         "ionice" => skip_options(&out.argv, 1, &["-c", "-n", "--class", "--classdata"], false),
         "stdbuf" => skip_options(&out.argv, 1, &["-i", "-o", "-e"], false),
         "timeout" => timeout(out),
+        "taskset" => launchers::taskset(out)?,
+        "chrt" => launchers::chrt(out)?,
+        "prlimit" => launchers::prlimit(out)?,
+        "numactl" => launchers::numactl(out)?,
+        "flock" => launchers::flock(out)?,
+        "script" => {
+            launchers::script(out);
+            return None;
+        }
+        "setpriv" => launchers::setpriv(out)?,
+        "runuser" | "su" => launchers::runuser(name, out)?,
+        "sg" => {
+            launchers::sg(out);
+            return None;
+        }
+        "unshare" => launchers::unshare(out)?,
+        "nsenter" => launchers::nsenter(out)?,
+        "chroot" => launchers::chroot(out)?,
+        "fakeroot" => launchers::fakeroot(out)?,
+        "dbus-run-session" => launchers::dbus_run_session(out)?,
+        "xvfb-run" => launchers::xvfb_run(out)?,
+        "unbuffer" => launchers::unbuffer(out),
+        "strace" | "ltrace" => tracers::tracer(name, out)?,
+        "valgrind" => tracers::valgrind(out)?,
+        "gdb" => tracers::gdb(out)?,
+        "parallel" => {
+            parallel::parallel(out);
+            return None;
+        }
+        // `busybox APPLET ARGS`: the applet is the program (`busybox sh -c` is a shell).
+        "busybox" => match out.argv.get(1).and_then(lit) {
+            Some(applet) if SHELLS.contains(&applet) => {
+                runners::shell_c(out);
+                return None;
+            }
+            Some(applet) if !applet.starts_with('-') => 1,
+            _ => return None,
+        },
+        "csh" | "tcsh" => {
+            runners::csh_c(name, out);
+            return None;
+        }
+        "fish" => {
+            runners::fish_c(out);
+            return None;
+        }
         "xargs" => {
             *out = runners::xargs(std::mem::take(out));
             return None;

@@ -1,7 +1,10 @@
 //! The wrappers that run commands airlock must dig out: a shell with `-c` (the string is the
 //! command), `xargs` (the command gets words from its input), and `find -exec` (the command
-//! runs once per file found).
+//! runs once per file found). Shells of another language (csh, tcsh, fish) are read as bash
+//! too, their redirections that bash spells otherwise translated, and always ask: bash's reading
+//! of their strings is close, not exact.
 
+use super::getopt::{self, Spec, Takes};
 use super::{Inner, SHELLS, Unwrapped, lit, unwrap};
 use crate::approval::shell::words::Word;
 
@@ -56,6 +59,135 @@ pub(super) fn shell_c(out: &mut Unwrapped) {
             .problems
             .push("the shell runs a command string built at run time".into()),
         None => out.problems.push("`-c` without a command string".into()),
+    }
+}
+
+/// `csh -c STRING` / `tcsh -c STRING`: options are letters only (`-fc`), the string follows
+/// them. Its positional parameters are not bash's, so they count as unknown.
+pub(super) fn csh_c(name: &str, out: &mut Unwrapped) {
+    let mut i = 1;
+    let mut has_c = false;
+    while let Some(w) = out.argv.get(i).and_then(lit) {
+        if w == "-" || w == "--" {
+            i += 1;
+            break;
+        }
+        if !w.starts_with('-') {
+            break;
+        }
+        has_c |= w[1..].contains('c');
+        i += 1;
+    }
+    if !has_c {
+        return;
+    }
+    let positional = out.argv[(i + 1).min(out.argv.len())..]
+        .iter()
+        .map(|w| Word::Dynamic {
+            text: w.display().to_string(),
+            vars: Vec::new(),
+        })
+        .collect();
+    match out.argv.get(i).cloned() {
+        Some(Word::Lit { value, .. }) => {
+            foreign_script(name, out, csh_redirects(&value), positional);
+            out.replaced = true;
+        }
+        Some(Word::Dynamic { .. }) => out
+            .problems
+            .push(format!("`{name}` runs a command string built at run time")),
+        None => out.problems.push("`-c` without a command string".into()),
+    }
+}
+
+/// csh's clobbering redirections in bash's spelling: `>!` is `>|`, `>>!` is `>>`, `>&` and
+/// `>>&` send both streams.
+fn csh_redirects(text: &str) -> String {
+    text.replace(">>&!", "&>>")
+        .replace(">>&", "&>>")
+        .replace(">&!", "&>")
+        .replace(">>!", ">>")
+        .replace(">!", ">|")
+}
+
+const FISH: Spec = Spec {
+    short: &[
+        ('c', Takes::Value),
+        ('C', Takes::Value),
+        ('d', Takes::Value),
+        ('o', Takes::Value),
+        ('f', Takes::Value),
+        ('p', Takes::Value),
+        ('D', Takes::Value),
+        ('i', Takes::Nothing),
+        ('l', Takes::Nothing),
+        ('n', Takes::Nothing),
+        ('N', Takes::Nothing),
+        ('P', Takes::Nothing),
+        ('v', Takes::Nothing),
+        ('h', Takes::Nothing),
+    ],
+    long: &[
+        ("command", Takes::Value),
+        ("init-command", Takes::Value),
+        ("debug", Takes::Value),
+        ("debug-output", Takes::Value),
+        ("features", Takes::Value),
+        ("profile", Takes::Value),
+        ("profile-startup", Takes::Value),
+        ("debug-stack-frames", Takes::Value),
+        ("interactive", Takes::Nothing),
+        ("login", Takes::Nothing),
+        ("no-execute", Takes::Nothing),
+        ("no-config", Takes::Nothing),
+        ("private", Takes::Nothing),
+        ("version", Takes::Nothing),
+        ("help", Takes::Nothing),
+        ("print-rusage-self", Takes::Nothing),
+        ("print-debug-categories", Takes::Nothing),
+    ],
+    permute: false,
+};
+
+/// `fish -c STRING` (and `-C STRING`, run first, even when fish then reads a script or its
+/// input): each string is judged; `-o FILE` and `--profile FILE` are files it writes. Only with
+/// `-c` is fish replaced by its strings; otherwise it stays, as the program `fish`.
+pub(super) fn fish_c(out: &mut Unwrapped) {
+    let read = getopt::read(&out.argv, 1, &FISH);
+    if let Some(problem) = read.unknown_problem("fish") {
+        out.problems.push(problem);
+    }
+    let strings = read.values(&["c", "command", "C", "init-command"]);
+    if strings.is_empty() {
+        return;
+    }
+    out.writes
+        .extend(read.values(&["o", "debug-output", "p", "profile", "profile-startup"]));
+    for string in strings {
+        match string {
+            Word::Lit { value, .. } => {
+                let text = value
+                    .replace(">?", ">")
+                    .replace(" ^^", " 2>>")
+                    .replace(" ^", " 2>");
+                foreign_script("fish", out, text, Vec::new());
+            }
+            Word::Dynamic { .. } => out
+                .problems
+                .push("`fish` runs a command string built at run time".into()),
+        }
+    }
+    out.replaced = read.has(&["c", "command"]);
+}
+
+/// A string in another shell's language, read as bash; it asks, since bash's reading of it is
+/// close, not exact.
+fn foreign_script(name: &str, out: &mut Unwrapped, text: String, positional: Vec<Word>) {
+    out.inner.push(Inner::Script { text, positional });
+    let problem =
+        format!("`{name}` runs its string in its own language, which airlock reads as bash");
+    if !out.problems.contains(&problem) {
+        out.problems.push(problem);
     }
 }
 
