@@ -11,18 +11,26 @@ use serde_json::{Value, json};
 const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted-secret\n";
 
 fn exec(w: &World, approvals: &str, env: &[(&str, &str)]) -> std::process::Output {
-    w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            approvals,
-        ],
-        env,
-    )
+    exec_with(w, approvals, &[], env)
+}
+
+fn exec_with(
+    w: &World,
+    approvals: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut args = vec![
+        "exec",
+        "--scenario",
+        "s.json",
+        "--workspace",
+        "ws",
+        "--approvals",
+        approvals,
+    ];
+    args.extend_from_slice(extra);
+    w.airlock(&args, env)
 }
 
 fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -174,20 +182,7 @@ fn allow_all_never_runs_a_call_the_model_asked_to_run_without_the_sandbox() {
     assert!(!w.path("ws/marker").exists(), "it ran unconfined");
 
     // The person's own choice still holds: `--sandbox off` runs it.
-    let chosen = w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "dangerously-allow-all",
-            "--sandbox",
-            "off",
-        ],
-        &[],
-    );
+    let chosen = exec_with(&w, "dangerously-allow-all", &["--sandbox", "off"], &[]);
     assert!(chosen.status.success(), "{}", stderr(&chosen));
     assert!(w.path("ws/marker").exists());
 }
