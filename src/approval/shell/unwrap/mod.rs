@@ -11,6 +11,7 @@
 
 mod env;
 mod getopt;
+mod identity;
 mod launchers;
 mod parallel;
 mod runners;
@@ -190,15 +191,15 @@ fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
             launchers::script(out);
             return None;
         }
-        "setpriv" => launchers::setpriv(out)?,
-        "runuser" | "su" => launchers::runuser(name, out)?,
+        "setpriv" => identity::setpriv(out)?,
+        "runuser" | "su" => identity::runuser(name, out)?,
         "sg" => {
-            launchers::sg(out);
+            identity::sg(out);
             return None;
         }
-        "unshare" => launchers::unshare(out)?,
-        "nsenter" => launchers::nsenter(out)?,
-        "chroot" => launchers::chroot(out)?,
+        "unshare" => identity::unshare(out)?,
+        "nsenter" => identity::nsenter(out)?,
+        "chroot" => identity::chroot(out)?,
         "fakeroot" => launchers::fakeroot(out)?,
         "dbus-run-session" => launchers::dbus_run_session(out)?,
         "xvfb-run" => launchers::xvfb_run(out)?,
