@@ -159,15 +159,13 @@ pub fn start_with(
     let model_name = model.name();
     let is_headless = headless.is_some();
     // A cockpit keeps its session, and its requests can be answered from another terminal.
+    // The policy files as this session found them: kept with its checkpoints and its journal.
+    let policy_files = crate::config::fingerprint::PolicyFingerprint::of(&config.active_files());
     let (journal, remote_codes) = match is_headless {
         true => (None, None),
         false => {
-            let (journal, codes) = super::session::cockpit_stores(
-                args,
-                &session,
-                &workspace,
-                &crate::config::fingerprint::PolicyFingerprint::of(&config.active_files()),
-            )?;
+            let (journal, codes) =
+                super::session::cockpit_stores(args, &session, &workspace, &policy_files)?;
             (Some(journal), Some(codes))
         }
     };
@@ -212,7 +210,7 @@ pub fn start_with(
         notices,
         journal,
         no_sandbox: sandbox.support.notice(),
-        policy: crate::config::fingerprint::PolicyFingerprint::of(&config.active_files()),
+        policy: policy_files,
     })
 }
 

@@ -158,15 +158,25 @@ impl App {
     /// Whatever another program drew on the terminal is then wiped before a decision can be
     /// made on it (cells the cockpit thinks unchanged are otherwise never redrawn).
     pub fn take_full_repaint(&mut self, now: Instant) -> bool {
+        // Called on every pass of the loop (a flood of output included): nothing is allocated
+        // unless the front request or its arming changed.
         let front = self.overlays.iter().find_map(|o| match o {
             Overlay::Approval(a) => a
                 .queue
                 .front()
-                .map(|r| (r.call_id.clone(), now >= a.armed_at)),
+                .map(|r| (r.call_id.as_str(), now >= a.armed_at)),
             _ => None,
         });
-        let due = front.is_some() && front != self.repainted_for;
-        self.repainted_for = front;
+        let unchanged = match (&front, &self.repainted_for) {
+            (Some((id, armed)), Some((was_id, was_armed))) => id == was_id && armed == was_armed,
+            (None, None) => true,
+            _ => false,
+        };
+        if unchanged {
+            return false;
+        }
+        let due = front.is_some();
+        self.repainted_for = front.map(|(id, armed)| (id.to_string(), armed));
         due
     }
 
