@@ -208,7 +208,8 @@ async fn a_grandchild_started_with_setsid_and_nohup_is_sandboxed_too() {
     let key = w.home().join(".ssh/id_ed25519");
     let script = format!(
         "setsid nohup bash -c 'cat {key} > leak 2> err; echo x 2>> err > {outside}; echo done > done' \
-         > /dev/null 2>&1 < /dev/null &",
+         > /dev/null 2>&1 < /dev/null & \
+         for i in $(seq 200); do test -e done && break; sleep 0.025; done",
         key = key.display(),
         outside = w.home().join("y").display()
     );
@@ -237,16 +238,132 @@ async fn a_grandchild_started_with_setsid_and_nohup_is_sandboxed_too() {
 #[tokio::test]
 async fn a_sandboxed_command_cannot_signal_the_process_that_started_it() {
     let w = World::new();
-    // bash's parent is this test process (the launcher became bash), outside the sandbox.
+    // This test process started the launcher: outside the sandbox. In a PID namespace of its
+    // own the command cannot even name it; without one, Landlock's scope refuses the signal.
     let out = w
-        .run(Profile::WorkspaceWrite, "kill -0 $PPID && echo reached")
+        .run(
+            Profile::WorkspaceWrite,
+            &format!("kill -0 {} && echo reached", std::process::id()),
+        )
         .await;
     assert!(!out.content.contains("reached"), "{}", out.content);
     assert!(
-        out.content.contains("Operation not permitted"),
+        out.content.contains("Operation not permitted") || out.content.contains("No such process"),
         "{}",
         out.content
     );
+}
+
+/// The processes whose command line holds `marker`, the way `ps` would find them.
+fn processes_marked(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .count()
+}
+
+/// A fork bomb that stops itself: forks sleepers until `fork` fails, says how far it got, and
+/// leaves its sleepers behind (`MARKER` in their command line).
+const BOMB: &str = r#"import os, sys, time
+n = 0
+try:
+    while n < 3000:
+        if os.fork() == 0:
+            os.close(1)
+            os.close(2)
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print('stopped after', n, 'forks:', e.strerror)
+print('forked', n)
+"#;
+
+fn bomb_stopped_after(output: &str) -> Option<usize> {
+    let line = output.lines().find(|l| l.starts_with("stopped after "))?;
+    line.split(' ').nth(2)?.parse().ok()
+}
+
+#[tokio::test]
+async fn a_fork_bomb_stops_at_the_process_limit_and_nothing_it_started_outlives_the_command() {
+    let w = World::new();
+    let marker = format!("airlock-bomb-{}", std::process::id());
+    std::fs::write(w.ws().join("bomb.py"), BOMB).unwrap();
+    let out = w
+        .run(
+            Profile::WorkspaceWrite,
+            &format!("echo pids=$(ls /proc | grep -c '^[0-9]'); python3 bomb.py {marker}"),
+        )
+        .await;
+    let stopped = bomb_stopped_after(&out.content);
+    let limit = airlock::sandbox::processes::MAX_PROCESSES as usize;
+    assert!(
+        stopped.is_some_and(|n| n < limit),
+        "the bomb was not stopped by the limit:\n{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("Resource temporarily unavailable"),
+        "{}",
+        out.content
+    );
+    // Its /proc shows its own processes only (the launcher, bash, `ls`), not the machine's.
+    let pids: usize = out
+        .content
+        .lines()
+        .find_map(|l| l.strip_prefix("pids="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of its processes:\n{}", out.content));
+    assert!(pids <= 8, "{}", out.content);
+    // Every sleeper went with the command (they are killed with its namespace, not waited
+    // for: give the kernel a moment to take them).
+    let mut left = processes_marked(&marker);
+    for _ in 0..100 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = processes_marked(&marker);
+    }
+    assert_eq!(left, 0, "sleepers outlived the command");
+}
+
+#[test]
+fn an_unprivileged_users_fork_bomb_stops_at_the_process_limit_too() {
+    let Ok(setpriv) = which("setpriv") else {
+        panic!("setpriv (util-linux) is needed for this test");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(dir.path().join("bomb.py"), BOMB).unwrap();
+    let marker = format!("airlock-user-bomb-{}", std::process::id());
+    let out = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_airlock-sandbox"))
+        .args(["--read", "/", "--write", "/dev/null", "--", "python3"])
+        .arg(dir.path().join("bomb.py"))
+        .arg(&marker)
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let limit = airlock::sandbox::processes::MAX_PROCESSES as usize;
+    assert!(
+        bomb_stopped_after(&stdout).is_some_and(|n| n < limit),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without a PID namespace the sleepers are not killed with it: this test takes them.
+    let _ = std::process::Command::new("pkill")
+        .args(["-9", "-f", &marker])
+        .status();
 }
 
 #[tokio::test]

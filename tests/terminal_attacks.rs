@@ -26,16 +26,18 @@ try:
     early = os.open("/dev/tty", os.O_RDWR)
 except OSError as e:
     early = "/dev/tty: cannot open (%s)" % e.strerror
-if os.fork():
-    sys.exit(0)
-try:
-    os.setsid()
-except OSError:
-    pass
-null = os.open("/dev/null", os.O_RDWR)
-for fd in (0, 1, 2):
-    os.dup2(null, fd)
-time.sleep(3)
+now = sys.argv[1:2] == ["now"]
+if not now:
+    if os.fork():
+        sys.exit(0)
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    time.sleep(3)
 targets = ["/dev/tty"]
 if sys.argv[1:] != ["tty-only"]:
     targets += ["/dev/pts/%d" % n for n in range(16)] + ["/dev/console", "/dev/ptmx"]
@@ -64,14 +66,14 @@ for path in targets:
         results.append("%s: cannot inject (%s)" % (path, e.strerror))
 for name in ("TMUX", "TMUX_PANE", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR"):
     results.append("env %s=%s" % (name, os.environ.get(name, "unset")))
-with open("attack.log", "w") as log:
+with open("attack-now.log" if now else "attack.log", "w") as log:
     log.write("\n".join(results) + "\ndone\n")
 "#;
 
-fn scenario(attack_args: &str) -> String {
+fn scenario(command: &str) -> String {
     serde_json::json!({"name": "t", "prompt": "go", "steps": [
         {"say": "Running the helper.", "calls": [
-            {"tool": "bash", "args": {"command": format!("python3 attack.py {attack_args}")}}
+            {"tool": "bash", "args": {"command": command}}
         ]},
         {"say": "Now the second thing.", "expect": ["ok"], "calls": [
             {"tool": "bash", "args": {"command": "echo second >> second.txt"}}
@@ -81,9 +83,19 @@ fn scenario(attack_args: &str) -> String {
     .to_string()
 }
 
-/// Runs the attack in a cockpit started with `args`; returns the attack's log.
-fn attack_from_a_cockpit(name: &str, args: &str, attack_args: &str) -> String {
-    let w = World::new(&scenario(attack_args));
+/// What the attack found: while its command ran (`now`, when the command made it try then
+/// too), and three seconds after (`later`, when it outlived its command).
+struct Report {
+    now: String,
+    later: Option<String>,
+}
+
+/// Runs the attack (`python3 attack.py ATTACK_ARGS`, after one attempt at once when `first`
+/// says so) in a cockpit started with `args`. `survives` says whether the attacker's delayed
+/// half should outlive its command: if not, the test waits as long as it would have taken and
+/// checks it never ran.
+fn attack_from_a_cockpit(name: &str, args: &str, command: &str, survives: bool) -> Report {
+    let w = World::new(&scenario(command));
     std::fs::write(w.path("ws/attack.py"), ATTACK).unwrap();
     let tmux = Tmux::start(name, 120, 40, &w.cockpit(args));
     tmux.wait_for("python3 attack.py");
@@ -94,19 +106,26 @@ fn attack_from_a_cockpit(name: &str, args: &str, attack_args: &str) -> String {
 
     // The attack fires about three seconds after the first call ended.
     let log = w.path("ws/attack.log");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let report = loop {
+    let waited = if survives { 30 } else { 6 };
+    let deadline = Instant::now() + Duration::from_secs(waited);
+    let later = loop {
         let report = std::fs::read_to_string(&log).unwrap_or_default();
         if report.contains("done") {
-            break report;
+            break Some(report);
         }
-        assert!(
-            Instant::now() < deadline,
-            "the attack never ran:\n{}",
-            tmux.screen()
-        );
+        if Instant::now() >= deadline {
+            assert!(!survives, "the attack never ran:\n{}", tmux.screen());
+            break None;
+        }
         thread::sleep(Duration::from_millis(100));
     };
+    if !survives {
+        assert!(
+            later.is_none(),
+            "the attacker outlived its command:\n{later:?}"
+        );
+    }
+    let report = format!("{later:?}");
     // Time for an injected key or a forged line to show.
     thread::sleep(Duration::from_millis(1500));
     let screen = tmux.screen();
@@ -123,12 +142,13 @@ fn attack_from_a_cockpit(name: &str, args: &str, attack_args: &str) -> String {
     // The person answers: the modal takes their key as before.
     tmux.keys("n");
     tmux.wait_for("Understood, stopping here.");
-    report
+    Report {
+        now: std::fs::read_to_string(w.path("ws/attack-now.log")).unwrap_or_default(),
+        later,
+    }
 }
 
-#[test]
-fn a_sandboxed_command_cannot_draw_on_or_type_into_the_terminal_the_human_approves_in() {
-    let report = attack_from_a_cockpit("sandboxed", "--scenario s.json --workspace ws", "");
+fn refused_everything(report: &str) {
     assert!(report.contains("/dev/tty: cannot open"), "{report}");
     assert!(!report.contains("WROTE"), "{report}");
     assert!(!report.contains("INJECTED"), "{report}");
@@ -138,12 +158,32 @@ fn a_sandboxed_command_cannot_draw_on_or_type_into_the_terminal_the_human_approv
 }
 
 #[test]
+fn a_sandboxed_command_cannot_draw_on_or_type_into_the_terminal_the_human_approves_in() {
+    // As root the command has a PID namespace of its own, and the half of the attack that
+    // waits for the next modal ends with its command: it never gets to try. So it tries at
+    // once too, while its command runs.
+    let root = nix::unistd::geteuid().is_root();
+    let report = attack_from_a_cockpit(
+        "sandboxed",
+        "--scenario s.json --workspace ws",
+        "python3 attack.py now; python3 attack.py",
+        !root,
+    );
+    refused_everything(&report.now);
+    if let Some(later) = &report.later {
+        refused_everything(later);
+    }
+}
+
+#[test]
 fn without_landlock_a_command_still_has_no_controlling_terminal() {
     let report = attack_from_a_cockpit(
         "unconfined",
         "--scenario s.json --workspace ws --sandbox off",
-        "tty-only",
+        "python3 attack.py tty-only",
+        true,
     );
-    assert!(report.contains("/dev/tty: cannot open"), "{report}");
-    assert!(!report.contains("INJECTED"), "{report}");
+    let later = report.later.unwrap();
+    assert!(later.contains("/dev/tty: cannot open"), "{later}");
+    assert!(!later.contains("INJECTED"), "{later}");
 }

@@ -17,7 +17,8 @@
 //! or a kernel without Landlock), where the launcher does nothing else. Run as root, a sandboxed
 //! command starts in a user namespace of its own (ids mapped to themselves), so it keeps no
 //! capability over the machine (`reboot`, `mknod` of devices, modules, `TIOCSTI` on another
-//! terminal); and no write root lets it make device files.
+//! terminal); and no write root lets it make device files. Its processes are limited, and as
+//! root none outlives it: see `processes`.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ struct Request {
     no_network: bool,
     /// Only leave the terminal's session: no Landlock, no namespaces.
     unconfined: bool,
+    /// This launcher is the first process of the PID namespace the launcher that started it
+    /// made (see `processes`): it is in its namespaces and session already.
+    first: bool,
     program: Vec<OsString>,
 }
 
@@ -63,6 +67,7 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
         read_only: Vec::new(),
         no_network: false,
         unconfined: false,
+        first: false,
         program: Vec::new(),
     };
     while let Some(arg) = args.next() {
@@ -81,6 +86,8 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
                 .push(args.next().ok_or("--read-only needs a path")?),
             Some("--no-network") => request.no_network = true,
             Some("--unconfined") => request.unconfined = true,
+            #[cfg(target_os = "linux")]
+            Some(super::processes::FIRST_ARG) => request.first = true,
             Some("--") => {
                 request.program = args.collect();
                 break;
@@ -97,12 +104,15 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
         return Err("no program to run after `--`".into());
     }
     if request.unconfined
-        && (request.no_network
+        && (request.first
+            || request.no_network
             || !request.read.is_empty()
             || !request.write.is_empty()
             || request.has_mounts())
     {
-        return Err("--unconfined takes no roots, no mounts and no --no-network".into());
+        return Err(
+            "--unconfined takes no roots, no mounts, no --no-network and no --first".into(),
+        );
     }
     Ok(request)
 }
@@ -119,13 +129,25 @@ impl Request {
 #[cfg(target_os = "linux")]
 fn run(args: impl Iterator<Item = OsString>) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
-    let request = parse(args)?;
+    let args: Vec<OsString> = args.collect();
+    let request = parse(args.iter().cloned())?;
+    let root = nix::unistd::geteuid().is_root();
+    if request.first {
+        // Pid 1 of the command's namespaces, in the session the launcher outside made.
+        super::processes::limit_and_mount_proc()?;
+        linux::cover_and_reenter(&request)?;
+        let null = super::processes::null();
+        linux::restrict(&request, request.no_network)?;
+        return super::processes::run_as_first(&request.program, null);
+    }
     // No controlling terminal: a session of its own (the launcher is never a group leader).
     nix::unistd::setsid().map_err(|e| format!("cannot leave the terminal's session: {e}"))?;
     if !request.unconfined {
-        let root = nix::unistd::geteuid().is_root();
-        let own_namespace = linux::own_namespaces(&request, root)?;
-        linux::restrict(&request, own_namespace)?;
+        let namespaces = linux::own_namespaces(&request, root)?;
+        if namespaces.pid {
+            return super::processes::start_first(&args);
+        }
+        linux::restrict(&request, namespaces.network)?;
     }
     let error = std::process::Command::new(&request.program[0])
         .args(&request.program[1..])
@@ -217,15 +239,26 @@ mod linux {
         .unwrap_or(0)
     }
 
-    /// The namespaces of a sandboxed command; true when it has a network namespace of its own.
+    /// The namespaces a sandboxed command got.
+    pub struct Namespaces {
+        /// A network namespace of its own (no network to reach).
+        pub network: bool,
+        /// A PID namespace of its own: its first process is still to start (`processes`),
+        /// and covers the mounts.
+        pub pid: bool,
+    }
+
+    /// The namespaces of a sandboxed command.
     ///
-    /// As root: always a user namespace of its own (with a network namespace when the network
-    /// is cut, and a mount namespace when there is something to cover), ids mapped to
-    /// themselves, so its capabilities hold only inside it; refused when none can be made and
-    /// the process holds any capability. As another user: the same when the kernel lets users
-    /// make user namespaces; where it does not, a network namespace if one can be made, and
-    /// nothing is covered (the README says what remains reachable then).
-    pub fn own_namespaces(request: &Request, root: bool) -> Result<bool, String> {
+    /// Whoever runs airlock: first a user namespace with a PID namespace and a mount namespace
+    /// of its own (and a network namespace when the network is cut), ids mapped to themselves,
+    /// so its capabilities hold only inside it, its processes are limited and none outlives it
+    /// (`processes`). Where the kernel will not make those: as root, the same without the PID
+    /// namespace, refused when none can be made and the process holds any capability; as
+    /// another user, the same when the kernel lets users make user namespaces; where it does
+    /// not, a network namespace if one can be made, and nothing is covered (the README says
+    /// what remains reachable then).
+    pub fn own_namespaces(request: &Request, root: bool) -> Result<Namespaces, String> {
         let no_network = request.no_network;
         let mut flags = CloneFlags::empty();
         if no_network {
@@ -234,38 +267,60 @@ mod linux {
         if request.has_mounts() {
             flags |= CloneFlags::CLONE_NEWNS;
         }
-        if root || !flags.is_empty() {
-            match user_namespace(flags) {
-                Ok(()) => {
-                    if request.has_mounts() {
-                        cover(request)?;
-                        // The working directory was taken before the mounts: taken again, it
-                        // is the one the command's mounts show (the workspace stays writable).
-                        let here = std::env::current_dir()
-                            .map_err(|e| format!("cannot find the working directory: {e}"))?;
-                        std::env::set_current_dir(&here)
-                            .map_err(|e| format!("cannot enter {}: {e}", here.display()))?;
-                    }
-                    return Ok(no_network);
+        // Root keeps its capabilities inside when the launcher starts again as pid 1 (another
+        // user's are gone at `exec`, so for them the limit is `RLIMIT_NPROC`, below).
+        let whole = flags | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWNS;
+        if root && user_namespace(whole).is_ok() {
+            return Ok(Namespaces {
+                network: no_network,
+                pid: true,
+            });
+        }
+        let network = |network| Namespaces {
+            network,
+            pid: false,
+        };
+        // Another user always gets a user namespace when the kernel allows it: the processes
+        // `RLIMIT_NPROC` counts are then the command's alone.
+        match user_namespace(flags) {
+            Ok(()) => {
+                if !root {
+                    super::super::processes::limit_user_processes();
                 }
-                Err(why) if root && holds_capabilities() => {
-                    return Err(format!(
-                        "cannot take root's capabilities away from the command: {why}; run \
-                         airlock as a normal user, or allow user namespaces"
-                    ));
-                }
-                Err(_) => {}
+                cover_and_reenter(request)?;
+                return Ok(network(no_network));
             }
+            Err(why) if root && holds_capabilities() => {
+                return Err(format!(
+                    "cannot take root's capabilities away from the command: {why}; run \
+                     airlock as a normal user, or allow user namespaces"
+                ));
+            }
+            Err(_) => {}
         }
         if !no_network {
-            return Ok(false);
+            return Ok(network(false));
         }
         if unshare(CloneFlags::CLONE_NEWNET).is_ok() {
-            return Ok(true);
+            return Ok(network(true));
         }
         // Without the maps every file would look owned by `nobody`; if they cannot be written,
         // the namespaces still cut the network, so the run goes on.
-        Ok(user_namespace(CloneFlags::CLONE_NEWNET).is_ok())
+        Ok(network(user_namespace(CloneFlags::CLONE_NEWNET).is_ok()))
+    }
+
+    /// Covers what the request covers (nothing when it has no mounts), then takes the working
+    /// directory again: taken before the mounts, it is the one the command's mounts show (the
+    /// workspace stays writable).
+    pub fn cover_and_reenter(request: &Request) -> Result<(), String> {
+        if request.has_mounts() {
+            cover(request)?;
+            let here = std::env::current_dir()
+                .map_err(|e| format!("cannot find the working directory: {e}"))?;
+            std::env::set_current_dir(&here)
+                .map_err(|e| format!("cannot enter {}: {e}", here.display()))?;
+        }
+        Ok(())
     }
 
     /// In the command's own mount namespace (nothing here reaches the user's): the places it

@@ -17,6 +17,8 @@ pub mod blocked;
 pub mod launcher;
 pub mod leftovers;
 pub mod plan;
+#[cfg(target_os = "linux")]
+pub mod processes;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
