@@ -18,6 +18,8 @@ mod http;
 mod provider;
 #[path = "mcp/resume.rs"]
 mod resume;
+#[path = "mcp/sandbox.rs"]
+mod sandbox;
 #[path = "mcp/starting.rs"]
 mod starting;
 
@@ -44,7 +46,7 @@ fn rug_server() -> PathBuf {
 impl World {
     fn new() -> World {
         let root = tempfile::tempdir().unwrap();
-        for sub in ["home/.config/airlock", "state", "tmp", "ws", "rug"] {
+        for sub in ["home/.config/airlock", "state", "tmp", "ws/rug"] {
             std::fs::create_dir_all(root.path().join(sub)).unwrap();
         }
         let world = World { root };
@@ -65,12 +67,33 @@ impl World {
         self.root.path().join(sub)
     }
 
+    /// What a session would start its `command` servers in (for hubs made by a test).
+    fn sandbox(&self) -> Arc<airlock::sandbox::Sandbox> {
+        let paths = airlock::approval::paths::PathContext::new(
+            &self.ws(),
+            &self.path("home"),
+            &self.path("state"),
+        )
+        .unwrap();
+        let policy = airlock::sandbox::SandboxPolicy {
+            default: airlock::sandbox::Profile::WorkspaceWrite,
+            support: airlock::sandbox::Support::current(),
+        };
+        Arc::new(airlock::sandbox::Sandbox::new(
+            PathBuf::from(env!("CARGO_BIN_EXE_airlock-sandbox")),
+            policy,
+            paths,
+        ))
+    }
+
     fn ws(&self) -> PathBuf {
         self.path("ws")
     }
 
+    /// The rug server keeps its files in the workspace: it runs in its sandbox
+    /// (`workspace-write`), like every server airlock starts.
     fn rug_dir(&self) -> PathBuf {
-        self.path("rug")
+        self.ws().join("rug")
     }
 
     /// What the rug server's `echo` says about itself at its next listing.
@@ -281,7 +304,8 @@ fn a_project_server_starts_only_once_the_project_is_trusted() {
     let w = World::new();
     std::fs::write(w.path("home/.config/airlock/config.toml"), "").unwrap();
     std::fs::create_dir_all(w.ws().join(".airlock")).unwrap();
-    let marker = w.path("started");
+    // In the workspace: the server runs in its sandbox (workspace-write).
+    let marker = w.ws().join("started");
     std::fs::write(
         w.ws().join(".airlock/config.toml"),
         format!(
@@ -326,11 +350,13 @@ fn hub(w: &World, timeout_secs: Option<u64>) -> Arc<airlock::mcp::McpHub> {
             config,
             file: PathBuf::from("config.toml"),
             pin_key: "rug".into(),
+            from_project: false,
         }],
         Vec::new(),
         w.ws(),
         Vec::new(),
         Some(w.path("state/state.db")),
+        w.sandbox(),
     )
 }
 

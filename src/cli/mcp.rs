@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
+use crate::approval::paths::PathContext;
 use crate::config::{ConfigFlags, ProcessEnv, Resolved, resolve};
 use crate::mcp::{McpHub, ServerState};
+use crate::sandbox::{Sandbox, SandboxPolicy, Support};
 use crate::visible::visible_line;
 
 /// The hub for a session's configured servers, or `None` when there are none (nothing is started
@@ -24,7 +26,26 @@ pub fn hub_for(config: &Resolved, workspace: &Path) -> Option<Arc<McpHub>> {
         workspace.to_path_buf(),
         config.api_key_env.iter().map(|s| s.value.clone()).collect(),
         Some(super::runs::db_path()),
+        servers_sandbox(config, workspace)?,
     ))
+}
+
+/// What a `command` server is started in: the session's launcher and sandbox plans (the files
+/// airlock reads as policy read-only, as for commands). `None` only when the workspace is gone.
+fn servers_sandbox(config: &Resolved, workspace: &Path) -> Option<Arc<Sandbox>> {
+    let state = crate::store::state_dir();
+    let paths = PathContext::new(workspace, &crate::store::home_dir(), &state)
+        .ok()?
+        .with_protected_files(&config.active_files());
+    let policy = SandboxPolicy {
+        default: config.sandbox.value,
+        support: Support::current(),
+    };
+    Some(Arc::new(Sandbox::new(
+        crate::sandbox::installed_launcher(),
+        policy,
+        paths,
+    )))
 }
 
 fn resolved(workspace: Option<PathBuf>) -> Result<(Resolved, PathBuf)> {
@@ -73,6 +94,9 @@ pub fn print_catalog(hub: &McpHub, out: &mut dyn Write) -> Result<()> {
             visible_line(&server),
             visible_line(&state.describe())
         )?;
+        if let Some(confinement) = hub.confinement(&server) {
+            writeln!(out, "  {}", visible_line(&confinement))?;
+        }
         let mine: Vec<_> = tools.iter().filter(|t| t.server == server).collect();
         if let Some(why) = mine.iter().find_map(|t| t.changed.as_ref()) {
             writeln!(out, "  CHANGED: {}", visible_line(why))?;
@@ -112,12 +136,15 @@ pub async fn accept(name: &str, workspace: Option<PathBuf>, out: &mut dyn Write)
             visible_line(name)
         );
     };
+    let sandbox = servers_sandbox(&config, &workspace)
+        .with_context(|| format!("the workspace {} is gone", workspace.display()))?;
     let hub = McpHub::new(
         vec![server.clone()],
         Vec::new(),
         workspace,
         config.api_key_env.iter().map(|s| s.value.clone()).collect(),
         Some(super::runs::db_path()),
+        sandbox,
     );
     hub.connect_all().await;
     let catalog = hub.catalog();

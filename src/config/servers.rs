@@ -25,6 +25,7 @@ pub(super) fn mcp_servers(
                 config: config.clone(),
                 file: layers.user_path.clone(),
                 pin_key: name.clone(),
+                from_project: false,
             };
             (name.clone(), server)
         })
@@ -44,6 +45,7 @@ pub(super) fn mcp_servers(
             config: config.clone(),
             file: layers.project_path.clone(),
             pin_key: format!("{name}@{}", workspace.display()),
+            from_project: true,
         };
         servers.insert(name.clone(), server);
     }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::sandbox::Profile;
+
 /// How long one tool call may run unless the server's config says otherwise.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a server has to start and list its tools.
@@ -34,6 +36,10 @@ pub struct ServerConfig {
     pub timeout_secs: Option<u64>,
     /// Seconds the server has to start and list its tools (default 30).
     pub startup_timeout_secs: Option<u64>,
+    /// The sandbox a `command` server runs in, as a `bash` call's: `workspace-write` (the
+    /// default), `read-only`, `network`, or `off` (all of your rights; taken only from your
+    /// own config, never a project's).
+    pub sandbox: Option<String>,
 }
 
 impl ServerConfig {
@@ -47,6 +53,15 @@ impl ServerConfig {
         self.startup_timeout_secs
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    /// The profile a `command` server runs under: its `sandbox`, else `workspace-write`. (A
+    /// value that is not a profile never gets here: [`ServerConfig::check`] refuses the file.)
+    pub fn sandbox(&self) -> Profile {
+        self.sandbox
+            .as_deref()
+            .and_then(Profile::parse)
+            .unwrap_or(Profile::WorkspaceWrite)
     }
 
     /// Checks what the TOML types cannot: the name, exactly one of `command` and `url`, and
@@ -95,6 +110,20 @@ impl ServerConfig {
         if self.command.is_none() && (!self.args.is_empty() || !self.env.is_empty()) {
             return Err(format!(
                 "[mcp_servers.{name}]: `args` and `env` are for `command` servers; a `url` server takes `headers` or `bearer_token_env`"
+            ));
+        }
+        if self.command.is_none() && self.sandbox.is_some() {
+            return Err(format!(
+                "[mcp_servers.{name}]: `sandbox` is for `command` servers, which airlock starts; a `url` server runs elsewhere, out of airlock's reach"
+            ));
+        }
+        if let Some(profile) = &self.sandbox
+            && Profile::parse(profile).is_none()
+        {
+            return Err(format!(
+                "[mcp_servers.{name}]: `sandbox = {:?}` is not a profile; give one of {}",
+                crate::visible::visible_line(profile),
+                Profile::choices()
             ));
         }
         for (header, value) in &self.headers {
@@ -161,6 +190,8 @@ pub struct ConfiguredServer {
     /// The key its pins are stored under: the name for a user server, `NAME@WORKSPACE` for a
     /// project's, so two projects' servers of one name never share pins.
     pub pin_key: String,
+    /// Named by a project's config (trusted, or it would not be here) rather than the user's.
+    pub from_project: bool,
 }
 
 #[cfg(test)]
@@ -191,6 +222,28 @@ mod tests {
                 .unwrap_err()
                 .contains("not both")
         );
+    }
+
+    #[test]
+    fn a_command_server_runs_in_workspace_write_unless_its_sandbox_names_another_profile() {
+        let servers = parse(concat!(
+            "[plain]\ncommand = \"x\"\n",
+            "[net]\ncommand = \"x\"\nsandbox = \"network\"\n",
+            "[bogus]\ncommand = \"x\"\nsandbox = \"none\"\n",
+            "[web]\nurl = \"https://h/mcp\"\nsandbox = \"read-only\"\n",
+        ))
+        .unwrap();
+        assert_eq!(servers["plain"].sandbox(), Profile::WorkspaceWrite);
+        assert_eq!(servers["net"].sandbox(), Profile::Network);
+        assert!(servers["net"].check("net").is_ok());
+        let bogus = servers["bogus"].check("bogus").unwrap_err();
+        assert!(
+            bogus.contains("`sandbox = \"none\"` is not a profile")
+                && bogus.contains("read-only, workspace-write, network, off"),
+            "{bogus}"
+        );
+        let web = servers["web"].check("web").unwrap_err();
+        assert!(web.contains("`sandbox` is for `command` servers"), "{web}");
     }
 
     #[test]

@@ -204,6 +204,7 @@ mod tests {
             config,
             file: "config.toml".into(),
             pin_key: "web".into(),
+            from_project: false,
         }
     }
 

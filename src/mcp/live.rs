@@ -22,6 +22,9 @@ pub(super) struct Live {
     /// Texts never shown in an error (the values of a remote server's headers and token): an
     /// error from the HTTP stack may quote a request.
     pub(super) secrets: Vec<String>,
+    /// The sandbox plan a server airlock started runs under (`None`: a remote server, or `off`):
+    /// its refusals are explained to the model like a command's.
+    pub(super) plan: Option<crate::sandbox::plan::Plan>,
 }
 
 impl Live {
@@ -39,6 +42,7 @@ impl Live {
             stderr: Arc::default(),
             stderr_read,
             secrets,
+            plan: None,
         }
     }
 

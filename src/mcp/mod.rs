@@ -36,6 +36,21 @@ pub use catalog::{McpCatalog, McpTool, ServerState};
 pub use config::{ConfiguredServer, ServerConfig};
 use server::Server;
 
+/// Where a configured server runs, in words (see [`McpHub::confinement`]).
+pub fn confinement_label(configured: &ConfiguredServer) -> String {
+    let config = &configured.config;
+    if config.command.is_none() {
+        return "remote: runs elsewhere, out of airlock's sandbox".into();
+    }
+    match config.sandbox() {
+        crate::sandbox::Profile::Off => format!(
+            "NO SANDBOX: `sandbox = \"off\"` in {}, it runs with all of your rights",
+            configured.file.display()
+        ),
+        profile => format!("sandbox {} ({})", profile.as_str(), profile.describe()),
+    }
+}
+
 /// The configured servers of one session.
 pub struct McpHub {
     servers: BTreeMap<String, Arc<Server>>,
@@ -44,13 +59,15 @@ pub struct McpHub {
 
 impl McpHub {
     /// `servers` may start; `not_trusted` are a project's servers that may not (they are listed
-    /// as such). `db` is the state database that keeps the pins.
+    /// as such). `db` is the state database that keeps the pins; `sandbox` what a `command`
+    /// server is started in (under its own `sandbox` profile).
     pub fn new(
         servers: Vec<ConfiguredServer>,
         not_trusted: Vec<String>,
         workspace: PathBuf,
         hidden_env: Vec<String>,
         db: Option<PathBuf>,
+        sandbox: Arc<crate::sandbox::Sandbox>,
     ) -> Arc<McpHub> {
         let catalog = McpCatalog::new();
         for name in not_trusted {
@@ -66,11 +83,19 @@ impl McpHub {
                     hidden_env.clone(),
                     db.clone(),
                     catalog.clone(),
+                    sandbox.clone(),
                 );
                 (name, Arc::new(server))
             })
             .collect();
         Arc::new(McpHub { servers, catalog })
+    }
+
+    /// Where `server` runs, in words: its sandbox profile, `NO SANDBOX` when its config says
+    /// `off`, or that a remote server runs out of airlock's reach.
+    pub fn confinement(&self, server: &str) -> Option<String> {
+        let configured = &self.servers.get(server)?.configured;
+        Some(confinement_label(configured))
     }
 
     pub fn catalog(&self) -> Arc<McpCatalog> {

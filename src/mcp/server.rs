@@ -53,6 +53,7 @@ pub struct Server {
     hidden_env: Vec<String>,
     db: Option<PathBuf>,
     catalog: Arc<McpCatalog>,
+    sandbox: Arc<crate::sandbox::Sandbox>,
     conn: tokio::sync::Mutex<Conn>,
     /// Failures in a row (failed starts, stops) since the last call that worked.
     failures: std::sync::atomic::AtomicU32,
@@ -65,6 +66,7 @@ impl Server {
         hidden_env: Vec<String>,
         db: Option<PathBuf>,
         catalog: Arc<McpCatalog>,
+        sandbox: Arc<crate::sandbox::Sandbox>,
     ) -> Server {
         catalog.set_state(&configured.name, ServerState::Starting);
         catalog.set_startup_limit(&configured.name, configured.config.startup_timeout());
@@ -74,6 +76,7 @@ impl Server {
             hidden_env,
             db,
             catalog,
+            sandbox,
             conn: tokio::sync::Mutex::new(Conn::Down {
                 retry_at: None,
                 last_error: None,
@@ -154,7 +157,15 @@ impl Server {
         let limit = config.startup_timeout();
         let live = match (&config.command, &config.url) {
             (Some(program), _) => {
-                stdio::start(&self.configured, program, &self.workspace, &self.hidden_env).await?
+                let sandbox = stdio::Confinement::of(&self.configured, &self.sandbox)?;
+                stdio::start(
+                    &self.configured,
+                    program,
+                    &self.workspace,
+                    &self.hidden_env,
+                    &sandbox,
+                )
+                .await?
             }
             (None, Some(url)) => http::start(&self.configured, url).await?,
             (None, None) => {
@@ -311,7 +322,12 @@ impl Server {
             Ok(ServerResult::CallToolResult(result)) => {
                 self.failures.store(0, Ordering::SeqCst);
                 let json = serde_json::to_value(&result).unwrap_or(Value::Null);
-                let (text, is_error) = content::text_of(&json);
+                let (mut text, is_error) = content::text_of(&json);
+                if let Some(note) = live.plan.as_ref().filter(|_| is_error).and_then(|plan| {
+                    crate::sandbox::blocked::explain_for_server(plan, &text, self.name())
+                }) {
+                    text.push_str(&format!("\n{note}"));
+                }
                 sink.send(Stream::Stdout, text.as_bytes());
                 let status = if is_error {
                     ToolStatus::Failed

@@ -1,9 +1,11 @@
-//! Starting a stdio server: the configured command, in the workspace, in a process group of
-//! its own (so `npx` and the node it starts go together), without airlock's key variables, its
-//! stderr kept (the last lines explain a failure) instead of painted over the cockpit.
+//! Starting a stdio server: the configured command, in the workspace, through the sandbox
+//! launcher under the server's `sandbox` profile (in a session and process group of its own, so
+//! `npx` and the node it starts go together, with no terminal), without airlock's key
+//! variables, its stderr kept (the last lines explain a failure) instead of painted over the
+//! cockpit.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rmcp::ServiceExt;
@@ -13,23 +15,115 @@ use tokio::io::AsyncBufReadExt;
 use crate::mcp::config::ConfiguredServer;
 use crate::mcp::handler::{Handler, lock};
 use crate::mcp::live::{Live, tail_text};
+use crate::sandbox::plan::Plan;
+use crate::sandbox::{Profile, Sandbox};
 
 /// Lines of a server's stderr kept to explain a failure.
 const STDERR_LINES: usize = 12;
 
-/// Starts `program` for `configured` and finishes the MCP handshake.
+/// How a `command` server starts: always through the sandbox launcher (a session of its own,
+/// no terminal), under the plan of its `sandbox` profile, or unconfined when that is `off`.
+pub(super) struct Confinement {
+    launcher: PathBuf,
+    plan: Option<Plan>,
+}
+
+impl Confinement {
+    /// The confinement of `configured`. Fails closed: a profile the kernel cannot enforce (no
+    /// Landlock) does not start the server, and neither does `off` from a project's config.
+    pub(super) fn of(configured: &ConfiguredServer, sandbox: &Sandbox) -> Result<Self, String> {
+        let profile = configured.config.sandbox();
+        let name = &configured.name;
+        if profile == Profile::Off {
+            if configured.from_project {
+                return Err(format!(
+                    "`sandbox = \"off\"` in [mcp_servers.{name}] of {} is not taken from a project's config: only your own config may run a server with all of your rights; it was not started",
+                    configured.file.display()
+                ));
+            }
+            return Ok(Confinement {
+                launcher: sandbox.launcher.clone(),
+                plan: None,
+            });
+        }
+        if let Some(why) = sandbox.policy.support.missing() {
+            return Err(format!(
+                "it cannot be started in its sandbox `{}`: {why}; it was not started (to run it with all of your rights, set `sandbox = \"off\"` in [mcp_servers.{name}] of your own config)",
+                profile.as_str()
+            ));
+        }
+        Ok(Confinement {
+            launcher: sandbox.launcher.clone(),
+            plan: Some(sandbox.plan(profile)?),
+        })
+    }
+
+    /// What the modal and `airlock mcp list` say about it.
+    pub(super) fn profile(&self) -> Profile {
+        self.plan.as_ref().map_or(Profile::Off, |p| p.profile)
+    }
+
+    fn command(&self, program: &str) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.launcher);
+        match &self.plan {
+            Some(plan) => {
+                command.args(plan.launcher_args());
+                if let Some(temp) = &plan.temp {
+                    for name in ["TMPDIR", "TMP", "TEMP"] {
+                        command.env(name, temp);
+                    }
+                }
+            }
+            None => {
+                command.args([crate::sandbox::LAUNCHER_ARG, "--unconfined"]);
+            }
+        }
+        command
+            .arg("--")
+            .arg(program)
+            .env("AIRLOCK_SANDBOX", self.profile().as_str());
+        command
+    }
+}
+
+/// Where `program` is, looked up on the `PATH` it will be started with, so a wrong `command`
+/// is said before anything starts. A name with a `/` is taken as it is (from the workspace).
+fn find(program: &str, path: Option<&str>) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    let path = path
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"))?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Starts `program` for `configured` (confined as `confinement` says) and finishes the MCP
+/// handshake.
 pub(super) async fn start(
     configured: &ConfiguredServer,
     program: &str,
     workspace: &Path,
     hidden_env: &[String],
+    confinement: &Confinement,
 ) -> Result<Live, String> {
     let config = &configured.config;
-    let mut command = tokio::process::Command::new(program);
+    let not_found = || {
+        format!(
+            "cannot start `{}`: not found on PATH; check `command` in [mcp_servers.{}] of {}",
+            crate::visible::visible_line(program),
+            configured.name,
+            configured.file.display()
+        )
+    };
+    let found = find(program, config.env.get("PATH").map(String::as_str)).ok_or_else(not_found)?;
+    // The launcher makes the server's session (and so its process group).
+    let mut command = confinement.command(&found.to_string_lossy());
     command
         .args(&config.args)
         .current_dir(workspace)
-        .process_group(0)
         .kill_on_drop(true);
     for name in crate::tools::bash::HIDDEN_ENV
         .iter()
@@ -90,6 +184,7 @@ pub(super) async fn start(
         stderr: kept,
         stderr_read,
         secrets: Vec::new(),
+        plan: confinement.plan.clone(),
     })
 }
 

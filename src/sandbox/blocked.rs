@@ -17,8 +17,10 @@ const DENIED: &[&str] = &[
     "Permission denied",
     "Operation not permitted",
     "Read-only file system",
+    "read-only file system",
     "EACCES",
     "EPERM",
+    "EROFS",
 ];
 
 /// Words that mean a network call failed the way it does with the network cut.
@@ -83,16 +85,58 @@ pub fn refusals(plan: &Plan, output: &str) -> Vec<Refusal> {
 /// The note added to a run's result when the sandbox refused something; `None` when nothing
 /// in the output points at it.
 pub fn explain(plan: &Plan, output: &str) -> Option<String> {
+    let profile = plan.profile;
+    let mut note = listed(
+        plan,
+        output,
+        &format!(
+            "[sandbox] this command ran in the sandbox `{}` ({}), which refused:\n",
+            profile.as_str(),
+            profile.describe()
+        ),
+    )?;
+    let wider = match profile {
+        Profile::ReadOnly => "\"workspace-write\" (writes the workspace), \"network\" or \"off\"",
+        Profile::WorkspaceWrite => "\"network\" (adds the network) or \"off\" (no sandbox)",
+        Profile::Network | Profile::Off => "\"off\" (no sandbox)",
+    };
+    note.push_str(&format!(
+        "If the task needs this, you may call bash again with \"sandbox\": {wider}; that is a \
+         new request, and the user sees the wider profile before deciding. Do not try to get \
+         around the sandbox otherwise.\n"
+    ));
+    Some(note)
+}
+
+/// The same note for a tool of MCP server `server`, which airlock started under `plan`: its
+/// error `output` names what the sandbox refused. Only the user can widen a server's sandbox.
+pub fn explain_for_server(plan: &Plan, output: &str, server: &str) -> Option<String> {
+    let profile = plan.profile;
+    let mut note = listed(
+        plan,
+        output,
+        &format!(
+            "[sandbox] MCP server `{server}` runs in the sandbox `{}` ({}), which refused:\n",
+            profile.as_str(),
+            profile.describe()
+        ),
+    )?;
+    note.push_str(&format!(
+        "A server's sandbox is set by the user (`sandbox` in [mcp_servers.{server}] of their \
+         config); a call cannot widen it. Tell the user if the task needs more, and do not try \
+         to get around the sandbox.\n"
+    ));
+    Some(note)
+}
+
+/// `head` and a line per refusal `output` shows; `None` when it shows none.
+fn listed(plan: &Plan, output: &str, head: &str) -> Option<String> {
     let found = refusals(plan, output);
     if found.is_empty() {
         return None;
     }
     let profile = plan.profile;
-    let mut note = format!(
-        "[sandbox] this command ran in the sandbox `{}` ({}), which refused:\n",
-        profile.as_str(),
-        profile.describe()
-    );
+    let mut note = head.to_string();
     for refusal in found.iter().take(MAX_LISTED) {
         let line = match refusal {
             Refusal::Read(p) => format!(
@@ -115,16 +159,6 @@ pub fn explain(plan: &Plan, output: &str) -> Option<String> {
     if found.len() > MAX_LISTED {
         note.push_str(&format!("  - and {} more\n", found.len() - MAX_LISTED));
     }
-    let wider = match profile {
-        Profile::ReadOnly => "\"workspace-write\" (writes the workspace), \"network\" or \"off\"",
-        Profile::WorkspaceWrite => "\"network\" (adds the network) or \"off\" (no sandbox)",
-        Profile::Network | Profile::Off => "\"off\" (no sandbox)",
-    };
-    note.push_str(&format!(
-        "If the task needs this, you may call bash again with \"sandbox\": {wider}; that is a \
-         new request, and the user sees the wider profile before deciding. Do not try to get \
-         around the sandbox otherwise.\n"
-    ));
     Some(note)
 }
 

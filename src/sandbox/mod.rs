@@ -35,6 +35,15 @@ pub const LAUNCHER_ARG: &str = "__sandbox";
 /// same arguments, [`LAUNCHER_ARG`] included.
 pub const SMALL_LAUNCHER: &str = "airlock-sandbox";
 
+/// The launcher a session starts commands (and MCP servers) with: [`SMALL_LAUNCHER`] next to
+/// airlock's binary when it is there (it starts faster), else airlock itself (it answers to
+/// [`LAUNCHER_ARG`]).
+pub fn installed_launcher() -> PathBuf {
+    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
+    let small = me.with_file_name(SMALL_LAUNCHER);
+    if small.is_file() { small } else { me }
+}
+
 /// Set (to `1`) to make airlock behave as if the kernel had no Landlock: every command that
 /// would have been sandboxed asks. For tests and for trying the fallback.
 pub const PRETEND_NO_LANDLOCK: &str = "AIRLOCK_SANDBOX_PRETEND_NO_LANDLOCK";
@@ -128,6 +137,14 @@ impl Support {
 
     pub fn available(&self) -> bool {
         matches!(self, Support::Landlock { .. })
+    }
+
+    /// Why no sandbox can be made, when none can.
+    pub fn missing(&self) -> Option<&str> {
+        match self {
+            Support::Landlock { .. } => None,
+            Support::Missing { why } => Some(why),
+        }
     }
 
     /// Said once at start, and in the status bar, when there is no sandbox.

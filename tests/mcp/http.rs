@@ -150,11 +150,13 @@ fn http_hub(w: &World, url: &str, timeout_secs: Option<u64>) -> Arc<airlock::mcp
             },
             file: PathBuf::from("config.toml"),
             pin_key: "web".into(),
+            from_project: false,
         }],
         Vec::new(),
         w.ws(),
         Vec::new(),
         Some(w.path("state/state.db")),
+        w.sandbox(),
     )
 }
 
