@@ -21,6 +21,11 @@ pub struct McpTool {
     /// Why it asks whatever the policy says: its server's definitions differ from the ones the
     /// user accepted (or cannot be checked). `None` when they are as accepted.
     pub changed: Option<String>,
+    /// How it changes a file, when it is known to (`mcp::file_tools`): its approval shows the
+    /// change as a diff.
+    pub file_tool: Option<crate::mcp::file_tools::FileTool>,
+    /// Where its server runs, in words (`mcp::confinement_label`): the modal shows it.
+    pub confinement: Option<String>,
 }
 
 impl McpTool {

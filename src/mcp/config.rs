@@ -40,6 +40,9 @@ pub struct ServerConfig {
     /// default), `read-only`, `network`, or `off` (all of your rights; taken only from your
     /// own config, never a project's).
     pub sandbox: Option<String>,
+    /// Which of its tools change a file, and through which arguments (`mcp::file_tools`):
+    /// replaces airlock's table of known servers for this server; `{}` turns it off.
+    pub file_tools: Option<BTreeMap<String, crate::mcp::file_tools::FileTool>>,
 }
 
 impl ServerConfig {
@@ -116,6 +119,9 @@ impl ServerConfig {
             return Err(format!(
                 "[mcp_servers.{name}]: `sandbox` is for `command` servers, which airlock starts; a `url` server runs elsewhere, out of airlock's reach"
             ));
+        }
+        for (tool, file_tool) in self.file_tools.iter().flatten() {
+            file_tool.check(name, tool)?;
         }
         if let Some(profile) = &self.sandbox
             && Profile::parse(profile).is_none()

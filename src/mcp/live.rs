@@ -46,6 +46,14 @@ impl Live {
         }
     }
 
+    /// The name the server gave itself at the handshake (`serverInfo.name`).
+    pub(super) fn server_name(&self) -> Option<String> {
+        self.service
+            .peer()
+            .peer_info()
+            .and_then(|info| info.server_info.as_ref().map(|i| i.name.clone()))
+    }
+
     pub(super) fn alive(&self) -> bool {
         !self.service.is_closed() && !self.service.peer().is_transport_closed()
     }

@@ -16,6 +16,7 @@ pub mod catalog;
 pub mod config;
 pub mod content;
 pub mod definition;
+pub mod file_tools;
 mod handler;
 mod http;
 mod live;
@@ -187,8 +188,16 @@ pub fn catalog_from_pins(servers: &[ConfiguredServer], db: &std::path::Path) -> 
                     server: server.name.clone(),
                     exposed: definition::exposed_name(&server.name, &d.name)?,
                     digest: d.digest(),
+                    // Nothing is started here, so only the config's own table is known.
+                    file_tool: file_tools::recognise(
+                        server.config.file_tools.as_ref(),
+                        None,
+                        &d.name,
+                        &d.input_schema,
+                    ),
                     definition: d,
                     changed: changed.clone(),
+                    confinement: Some(confinement_label(server)),
                 })
             })
             .collect();

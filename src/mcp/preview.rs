@@ -3,21 +3,30 @@
 //! marked `│`), so a long text reads as text; every character stays (control characters are
 //! escaped by JSON or made visible by the renderer), nothing is cut.
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::approval::approver::Preview;
 use crate::mcp::McpTool;
 
-/// The preview of a call of `tool` with `args` (the frozen arguments).
-pub fn preview(tool: &McpTool, args: &Value) -> Preview {
+/// The preview of a call of `tool` with `args` (the frozen arguments); for a tool known to
+/// change a file, with that change as a diff against the file in `workspace`.
+pub fn preview(tool: &McpTool, args: &Value, workspace: &Path) -> Preview {
     let mut lines = Vec::new();
     pretty(args, 0, "", &mut lines);
+    let change = tool
+        .file_tool
+        .as_ref()
+        .map(|file_tool| Box::new(crate::mcp::file_tools::change(file_tool, args, workspace)));
     Preview::Mcp {
         server: tool.server.clone(),
         tool: tool.definition.name.clone(),
         annotations: tool.definition.annotation_lines(),
         arguments: lines,
         definition_digest: tool.digest.clone(),
+        change,
+        confinement: tool.confinement.clone(),
     }
 }
 

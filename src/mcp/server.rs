@@ -98,7 +98,7 @@ impl Server {
                 if live.handler.list_changed.swap(false, Ordering::SeqCst) {
                     let defs = list(&live.service, self.configured.config.startup_timeout()).await;
                     match defs {
-                        Ok(defs) => self.publish(defs),
+                        Ok(defs) => self.publish(defs, &live.server_name()),
                         Err(e) => return Err(e),
                     }
                 }
@@ -179,12 +179,13 @@ impl Server {
         let defs = list(&live.service, limit)
             .await
             .map_err(|e| live.explain(&e))?;
-        self.publish(defs);
+        self.publish(defs, &live.server_name());
         Ok(live)
     }
 
     /// Checks a listing against the pins and offers its tools.
-    fn publish(&self, defs: Vec<ToolDefinition>) {
+    /// `server_name` is the name the server gave itself at the handshake.
+    fn publish(&self, defs: Vec<ToolDefinition>, server_name: &Option<String>) {
         let changed = self.pin_check(&defs);
         let mut tools = Vec::new();
         let mut skipped = Vec::new();
@@ -194,8 +195,15 @@ impl Server {
                     server: self.name().to_string(),
                     exposed,
                     digest: definition.digest(),
+                    file_tool: crate::mcp::file_tools::recognise(
+                        self.configured.config.file_tools.as_ref(),
+                        server_name.as_deref(),
+                        &definition.name,
+                        &definition.input_schema,
+                    ),
                     definition,
                     changed: changed.clone(),
+                    confinement: Some(crate::mcp::confinement_label(&self.configured)),
                 }),
                 None => skipped.push(format!(
                     "`{}`: its name cannot be offered to a model (letters, digits, `_` and `-` only, at most 64 with the server's name)",

@@ -61,7 +61,28 @@ pub enum Preview {
         arguments: Vec<String>,
         /// The pinned digest of the tool's definition.
         definition_digest: String,
+        /// For a tool known to change a file (`mcp::file_tools`): the change as a diff against
+        /// the file on disk, or why none can be shown.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<Box<Preview>>,
+        /// Where its server runs: its sandbox, `NO SANDBOX`, or remote.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        confinement: Option<String>,
     },
+}
+
+impl Preview {
+    /// The unified diff it shows, its own or its MCP call's change.
+    pub fn unified_diff(&self) -> Option<&str> {
+        match self {
+            Preview::Diff { unified, .. } => Some(unified),
+            Preview::Mcp {
+                change: Some(change),
+                ..
+            } => change.unified_diff(),
+            _ => None,
+        }
+    }
 }
 
 /// A human's (or a headless stand-in's) answer.

@@ -34,8 +34,8 @@ impl Tool for McpTool {
         McpTool::risk(self)
     }
 
-    fn preview(&self, args: &Value, _at: PreviewAt<'_>) -> Option<Preview> {
-        Some(crate::mcp::preview::preview(self, args))
+    fn preview(&self, args: &Value, at: PreviewAt<'_>) -> Option<Preview> {
+        Some(crate::mcp::preview::preview(self, args, at.workspace))
     }
 
     fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {

@@ -112,17 +112,17 @@ pub struct PreviewAt<'a> {
 
 impl<'a> PreviewAt<'a> {
     /// Where a file tool's preview reads, or the preview saying there is nothing to show.
-    pub fn place(&self, tool: &str) -> Result<Place<'a>, Preview> {
+    pub fn place(&self, tool: &str) -> Result<Place<'a>, Box<Preview>> {
         match self.judged {
             Some(judged) => Ok(Place {
                 workspace: self.workspace,
                 judged,
             }),
-            None => Err(Preview::Error {
+            None => Err(Box::new(Preview::Error {
                 message: format!(
                     "`{tool}` was not judged on a path, so there is nothing to preview"
                 ),
-            }),
+            })),
         }
     }
 }

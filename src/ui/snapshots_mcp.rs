@@ -21,6 +21,17 @@ fn request() -> ApprovalRequest {
 }
 
 fn request_for(annotations: Value, args: Value) -> ApprovalRequest {
+    request_in(annotations, args, None, std::path::Path::new("/work"))
+}
+
+/// The request for `args`, its tool known to change a file as `file_tool` says, previewed
+/// against `workspace`.
+fn request_in(
+    annotations: Value,
+    args: Value,
+    file_tool: Option<crate::mcp::file_tools::FileTool>,
+    workspace: &std::path::Path,
+) -> ApprovalRequest {
     let definition = ToolDefinition::from_listing(&json!({
         "name": "write_file", "description": "Write a file.",
         "inputSchema": {"type": "object"},
@@ -33,6 +44,10 @@ fn request_for(annotations: Value, args: Value) -> ApprovalRequest {
         digest: definition.digest(),
         definition,
         changed: None,
+        file_tool,
+        confinement: Some(
+            "sandbox workspace-write (writes only the workspace and temp, no network)".into(),
+        ),
     };
     let catalog = McpCatalog::new();
     catalog.set_tools("fs", vec![tool.clone()], Vec::new());
@@ -50,7 +65,7 @@ fn request_for(annotations: Value, args: Value) -> ApprovalRequest {
         session_scopes: verdict.session_scopes(),
         no_session_grant: verdict.no_session_grant.clone(),
         directory_scope: None,
-        preview: Some(crate::mcp::preview::preview(&tool, &args)),
+        preview: Some(crate::mcp::preview::preview(&tool, &args, workspace)),
         deadline_ms: None,
         code: None,
         verdict,
@@ -89,6 +104,7 @@ fn the_modal_shows_server_tool_annotations_arguments_and_digests() {
         "fs__write_file",
         "MCP server fs, tool write_file (definition sha256:",
         "annotations: destructiveHint: true, idempotentHint: true, readOnlyHint: false",
+        "its server runs in: sandbox workspace-write (writes only the workspace and temp, no",
         "\"content\": (2 lines of text)",
         "│ second line\\u001b[2J",
         "\"path\": \"/work/notes.md\"",
@@ -98,4 +114,36 @@ fn the_modal_shows_server_tool_annotations_arguments_and_digests() {
         assert!(screen.contains(expected), "{expected:?} not in\n{screen}");
     }
     insta::assert_snapshot!("mcp_approval", screen);
+}
+
+#[test]
+fn a_known_file_write_shows_its_change_as_a_diff_below_the_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.md"),
+        "# Notes\nfirst line\nlast line\n",
+    )
+    .unwrap();
+    let write = crate::mcp::file_tools::recognise(
+        None,
+        Some("secure-filesystem-server"),
+        "write_file",
+        &json!({"properties": {"path": {}, "content": {}}}),
+    );
+    let request = request_in(
+        json!({"readOnlyHint": false, "destructiveHint": true}),
+        json!({"path": "notes.md", "content": "# Notes\nfirst line, changed\nlast line\n"}),
+        write,
+        dir.path(),
+    );
+    let screen = screen(request);
+    for expected in [
+        "changes notes.md: +1 -1, the diff below the arguments",
+        "\"path\": \"notes.md\"",
+        "-first line",
+        "+first line, changed",
+    ] {
+        assert!(screen.contains(expected), "{expected:?} not in\n{screen}");
+    }
+    insta::assert_snapshot!("mcp_approval_file_write_diff", screen);
 }

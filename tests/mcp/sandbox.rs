@@ -127,6 +127,13 @@ fn off_runs_a_server_unconfined_only_when_the_users_own_config_says_so() {
         &["--approvals", "dangerously-allow-all"],
     );
     assert!(outside.exists(), "{events:?}");
+    // The modal says so before anyone approves.
+    let asked = parked(
+        &w,
+        json!({"tool": "fs__write_file", "args": {"path": outside, "content": "again\n"}}),
+    );
+    let confinement = asked["preview"]["confinement"].as_str().unwrap();
+    assert!(confinement.starts_with("NO SANDBOX"), "{confinement}");
 
     // The same from a trusted project's config: not started, and the list says why.
     std::fs::write(w.path("home/.config/airlock/config.toml"), "").unwrap();
@@ -184,4 +191,93 @@ fn without_landlock_a_server_is_not_started_unless_the_user_said_off() {
     );
     w.fs_over_home("sandbox = \"off\"\n");
     assert!(listed(&w).contains("fs: ready"));
+}
+
+/// Runs one call with `--approvals park`; the event that parked it.
+fn parked(w: &World, call: Value) -> Value {
+    let scenario = w.path("scenario.json");
+    let text =
+        json!({"name": "mcp", "prompt": "go", "steps": [{"calls": [call]}, {"expect": ["any"]}]});
+    std::fs::write(&scenario, text.to_string()).unwrap();
+    let ws = w.ws();
+    let out = w.airlock(&[
+        "exec",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--approvals",
+        "park",
+    ]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "parked")
+        .unwrap_or_else(|| panic!("nothing parked: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn a_filesystem_write_or_edit_asks_with_its_change_as_a_diff_and_the_arguments_below() {
+    let w = World::new();
+    let notes = w.ws().join("notes.md");
+    std::fs::write(&notes, "one\ntwo\nthree\n").unwrap();
+    let write = parked(
+        &w,
+        json!({"tool": "fs__write_file", "args": {"path": notes, "content": "one\nTWO\nthree\n"}}),
+    );
+    let edit = parked(
+        &w,
+        json!({"tool": "fs__edit_file", "args": {"path": notes, "edits": [{"oldText": "three", "newText": "3"}]}}),
+    );
+    for (event, change) in [(&write, "-two\n+TWO\n"), (&edit, "-three\n+3\n")] {
+        let preview = &event["preview"];
+        assert_eq!(preview["change"]["kind"], "diff", "{preview}");
+        let unified = preview["change"]["unified"].as_str().unwrap();
+        assert!(unified.contains(change), "{unified}");
+        let arguments = preview["arguments"].to_string();
+        assert!(arguments.contains("notes.md"), "{arguments}");
+        assert!(
+            preview["confinement"]
+                .as_str()
+                .unwrap()
+                .starts_with("sandbox workspace-write"),
+            "{preview}"
+        );
+    }
+    // Nothing ran: the file is as it was.
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+
+    // Outside the workspace there is no diff, and the modal says why.
+    let outside = parked(
+        &w,
+        json!({"tool": "fs__write_file", "args": {"path": w.path("home/x.txt"), "content": "x"}}),
+    );
+    let change = &outside["preview"]["change"];
+    assert_eq!(change["kind"], "error", "{change}");
+    assert!(
+        change["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace")
+    );
+
+    // The user's own table replaces the known one: `file_tools = {}` turns the diff off.
+    let config = std::fs::read_to_string(w.path("home/.config/airlock/config.toml")).unwrap();
+    let config = config.replace(
+        "[mcp_servers.rug]",
+        "[mcp_servers.fs.file_tools]\n\n[mcp_servers.rug]",
+    );
+    std::fs::write(w.path("home/.config/airlock/config.toml"), config).unwrap();
+    let plain = parked(
+        &w,
+        json!({"tool": "fs__write_file", "args": {"path": notes, "content": "x"}}),
+    );
+    assert!(
+        plain["preview"].get("change").is_none(),
+        "{}",
+        plain["preview"]
+    );
 }

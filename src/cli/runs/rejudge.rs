@@ -300,6 +300,8 @@ mod tests {
             digest: definition.digest(),
             definition,
             changed: None,
+            file_tool: None,
+            confinement: None,
         };
         let digest = echo.digest.clone();
         let catalog = McpCatalog::new();

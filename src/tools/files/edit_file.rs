@@ -66,7 +66,7 @@ impl Tool for EditFile {
         let raw = text("path")?;
         let place = match at.place(NAME) {
             Ok(place) => place,
-            Err(unjudged) => return Some(unjudged),
+            Err(unjudged) => return Some(*unjudged),
         };
         // The file the edit would change, opened as the tool opens it (no link followed), if it
         // is a regular file of a size a preview can hold.

@@ -63,7 +63,7 @@ impl Tool for WriteFile {
         let raw = text("path")?;
         let place = match at.place(NAME) {
             Ok(place) => place,
-            Err(unjudged) => return Some(unjudged),
+            Err(unjudged) => return Some(*unjudged),
         };
         Some(diff::write_preview(raw, place.judged, text("content")?))
     }

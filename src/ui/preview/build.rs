@@ -107,6 +107,8 @@ pub(super) fn prelude(request: &ApprovalRequest) -> (Vec<DocLine>, Vec<(usize, M
             annotations,
             arguments,
             definition_digest,
+            change,
+            confinement,
         }) => {
             reasons(
                 &mut out,
@@ -124,11 +126,48 @@ pub(super) fn prelude(request: &ApprovalRequest) -> (Vec<DocLine>, Vec<(usize, M
                 TEXT_CONT,
                 Style::default(),
             );
+            if let Some(confinement) = confinement {
+                let style = if confinement.starts_with("NO SANDBOX") {
+                    Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
+                } else {
+                    dim()
+                };
+                out.push(
+                    format!("its server runs in: {}", visible_line(confinement)),
+                    TEXT_CONT,
+                    style,
+                );
+            }
             out.push(
                 format!("annotations: {}", visible_line(&annotations.join(", "))),
                 TEXT_CONT,
                 dim(),
             );
+            match change.as_deref() {
+                Some(Preview::Diff {
+                    path,
+                    added,
+                    removed,
+                    approximate,
+                    ..
+                }) => {
+                    let note = if *approximate { " (approximate)" } else { "" };
+                    out.push(
+                        format!(
+                            "changes {}: +{added} -{removed}{note}, the diff below the arguments",
+                            visible_line(path)
+                        ),
+                        TEXT_CONT,
+                        Style::default(),
+                    );
+                }
+                Some(Preview::Error { message }) => out.push(
+                    format!("no diff: {}", visible_line(message)),
+                    TEXT_CONT,
+                    dim(),
+                ),
+                _ => {}
+            }
             out.push("arguments:".into(), TEXT_CONT, dim());
             for (i, line) in arguments.iter().enumerate() {
                 let line = visible_line(line);

@@ -136,8 +136,8 @@ impl<'a> Doc<'a> {
     /// request; without it (a stale or missing index) one is built here, correct but slower.
     pub fn new(request: &'a ApprovalRequest, index: Option<&'a DiffIndex>) -> Doc<'a> {
         let (prelude, mut must) = build::prelude(request);
-        let diff = match &request.preview {
-            Some(Preview::Diff { unified, .. }) => {
+        let diff = match request.preview.as_ref().and_then(Preview::unified_diff) {
+            Some(unified) => {
                 let index = match index {
                     Some(i) if i.call_id == request.call_id => Cow::Borrowed(i),
                     _ => Cow::Owned(DiffIndex::build(&request.call_id, unified)),
@@ -146,9 +146,9 @@ impl<'a> Doc<'a> {
                     must.push((prelude.len() + first, MustSee::ChangeStart));
                     must.push((prelude.len() + last, MustSee::ChangeEnd));
                 }
-                Some((unified.as_str(), index))
+                Some((unified, index))
             }
-            _ => None,
+            None => None,
         };
         Doc {
             prelude,

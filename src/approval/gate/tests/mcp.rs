@@ -18,6 +18,8 @@ fn tool(description: &str) -> McpTool {
         digest: definition.digest(),
         definition,
         changed: None,
+        file_tool: None,
+        confinement: None,
     }
 }
 

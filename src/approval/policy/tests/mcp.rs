@@ -25,6 +25,8 @@ fn tool(name: &str, annotations: Value, changed: Option<&str>) -> McpTool {
         digest: definition.digest(),
         definition,
         changed: changed.map(str::to_string),
+        file_tool: None,
+        confinement: None,
     }
 }
 

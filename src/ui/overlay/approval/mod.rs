@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use tui_textarea::TextArea;
 
-use crate::approval::approver::{ApprovalRequest, Preview};
+use crate::approval::approver::ApprovalRequest;
 use crate::ui::preview::{DiffIndex, Doc, MustSee, Scroll, Seen, View};
 
 mod draw;
@@ -86,9 +86,12 @@ impl ApprovalOverlay {
         self.diff = match self.queue.front() {
             Some(ApprovalRequest {
                 call_id,
-                preview: Some(Preview::Diff { unified, .. }),
+                preview: Some(preview),
                 ..
-            }) => DiffIndex::build(call_id, unified),
+            }) => match preview.unified_diff() {
+                Some(unified) => DiffIndex::build(call_id, unified),
+                None => DiffIndex::default(),
+            },
             _ => DiffIndex::default(),
         };
     }
