@@ -163,12 +163,13 @@ pub fn change(tool: &FileTool, args: &Value, workspace: &Path) -> Preview {
             tool.path
         ));
     };
-    let Some(path) = inside(workspace, raw) else {
+    let Some((path, shown)) = inside(workspace, raw) else {
         return error(format!(
             "{} is outside the workspace: no diff, the arguments below are what runs",
             crate::visible::visible_line(raw)
         ));
     };
+    let raw = shown.as_str();
     if let Some(key) = &tool.content {
         return match args.get(key).and_then(Value::as_str) {
             Some(content) => crate::tools::diff::write_preview(raw, &path, content),
@@ -210,8 +211,9 @@ pub fn change(tool: &FileTool, args: &Value, workspace: &Path) -> Preview {
 }
 
 /// `raw` as a path inside `workspace` (relative ones from it), with its directory resolved
-/// physically, so a link cannot lead the diff elsewhere; `None` when it is outside.
-fn inside(workspace: &Path, raw: &str) -> Option<PathBuf> {
+/// physically, so a link cannot lead the diff elsewhere, and as the diff names it (from the
+/// workspace); `None` when it is outside.
+fn inside(workspace: &Path, raw: &str) -> Option<(PathBuf, String)> {
     let path = Path::new(raw);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -224,7 +226,15 @@ fn inside(workspace: &Path, raw: &str) -> Option<PathBuf> {
     let workspace = std::fs::canonicalize(workspace).ok()?;
     let leaf_is_link =
         std::fs::symlink_metadata(&resolved).is_ok_and(|m| m.file_type().is_symlink());
-    (resolved.starts_with(&workspace) && !leaf_is_link).then_some(resolved)
+    if leaf_is_link {
+        return None;
+    }
+    let shown = resolved
+        .strip_prefix(&workspace)
+        .ok()?
+        .display()
+        .to_string();
+    Some((resolved, shown))
 }
 
 fn read_small(path: &Path) -> Result<String, String> {
