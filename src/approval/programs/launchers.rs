@@ -17,6 +17,13 @@ pub(super) fn privileged(name: &str) -> Option<String> {
         "nsenter" => "runs inside another process's namespaces via",
         "unshare" => "runs in new namespaces (as root inside them, with `-r`) via",
         "chroot" => "runs under another root directory via",
+        "bwrap" => "runs in new namespaces with a filesystem view of its own via",
+        "firejail" => {
+            "runs in a sandbox with mounts, filters and ids of its own, set up as root, via"
+        }
+        "systemd-run" => {
+            "runs as a unit of the service manager (the system's, as root, without `--user`), outside this session, via"
+        }
         _ => return None,
     };
     Some(format!("{why} `{name}`"))
@@ -27,9 +34,8 @@ pub(super) fn launchers(name: &str, args: &Args) -> Option<Vec<Effect>> {
     Some(match name {
         // With arguments they are judged as before (`sudo -v`, `sudo -e FILE`, `su USER`).
         "sudo" | "doas" | "su" if args.words.is_empty() => vec![privileged_effect(name)],
-        "runuser" | "sg" | "setpriv" | "nsenter" | "unshare" | "chroot" => {
-            vec![privileged_effect(name)]
-        }
+        "runuser" | "sg" | "setpriv" | "nsenter" | "unshare" | "chroot" | "bwrap" | "firejail"
+        | "systemd-run" => vec![privileged_effect(name)],
         "taskset" | "chrt" | "prlimit" => {
             if args.has(&['p'], &["pid"]) {
                 vec![Effect::ProcessControl(format!(
@@ -40,7 +46,9 @@ pub(super) fn launchers(name: &str, args: &Args) -> Option<Vec<Effect>> {
             }
         }
         "numactl" | "flock" | "script" | "fakeroot" | "dbus-run-session" | "xvfb-run"
-        | "unbuffer" | "valgrind" | "parallel" => vec![],
+        | "unbuffer" | "valgrind" | "parallel" | "cgexec" | "proxychains" | "proxychains4" => {
+            vec![]
+        }
         "strace" | "ltrace" => {
             if args.has(&['p'], &["attach"]) {
                 vec![attaches(name)]

@@ -1,6 +1,8 @@
 //! Taking wrappers off a simple command: `sudo`, `env`, `command`, `builtin`, `exec`, `nice`,
 //! `timeout`, `nohup`, `stdbuf`, `time`, `ionice`, `setsid`, `xargs`, the launchers (`taskset`,
-//! `chrt`, `flock`, `runuser`, `chroot`, ... in `launchers`), the tracers (`strace`, `gdb`, ... in
+//! `chrt`, `flock`, `runuser`, `chroot`, ... in `launchers` and `identity`), the sandboxes
+//! (`bwrap`, `firejail` in `isolation`), the service manager, control groups and proxies
+//! (`systemd-run`, `cgexec`, `proxychains` in `services`), the tracers (`strace`, `gdb`, ... in
 //! `tracers`), and pulling the commands out of `find -exec`, `parallel` and `bash -c` (or another
 //! shell's `-c`). What a wrapper runs is what gets judged, exactly as if it ran on its own: a
 //! wrapper that is not taken off hides its command behind a name airlock reads as the program.
@@ -12,9 +14,11 @@
 mod env;
 mod getopt;
 mod identity;
+mod isolation;
 mod launchers;
 mod parallel;
 mod runners;
+mod services;
 mod tracers;
 
 use super::words::Word;
@@ -52,10 +56,21 @@ pub const SHELLS: &[&str] = &[
 ];
 
 /// Wrappers that run their command as another user, with other ids or capabilities, in other
-/// namespaces or under another root: the wrapper is judged besides its command. `programs`
-/// gives each its reason, by the same names.
+/// namespaces, under another root, in a sandbox or as a unit of the service manager: the wrapper
+/// is judged besides its command. `programs` gives each its reason, by the same names.
 const PRIVILEGED: &[&str] = &[
-    "sudo", "doas", "su", "runuser", "sg", "setpriv", "nsenter", "unshare", "chroot",
+    "sudo",
+    "doas",
+    "su",
+    "runuser",
+    "sg",
+    "setpriv",
+    "nsenter",
+    "unshare",
+    "chroot",
+    "bwrap",
+    "firejail",
+    "systemd-run",
 ];
 
 /// Directories whose programs airlock knows by their base name (`/usr/bin/rm` is `rm`).
@@ -200,6 +215,11 @@ fn take_off(name: &str, out: &mut Unwrapped) -> Option<usize> {
         "unshare" => identity::unshare(out)?,
         "nsenter" => identity::nsenter(out)?,
         "chroot" => identity::chroot(out)?,
+        "bwrap" => isolation::bwrap(out)?,
+        "firejail" => isolation::firejail(out)?,
+        "systemd-run" => services::systemd_run(out)?,
+        "cgexec" => services::cgexec(out)?,
+        "proxychains" | "proxychains4" => services::proxychains(name, out)?,
         "fakeroot" => launchers::fakeroot(out)?,
         "dbus-run-session" => launchers::dbus_run_session(out)?,
         "xvfb-run" => launchers::xvfb_run(out)?,

@@ -9,9 +9,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::approval::shell::words::Word;
-use crate::approval::shell::{
-    Cwd, MAX_NESTING, Order, Origin, ShellAssignment, SimpleCommand, Stdin,
-};
+use crate::approval::shell::{Cwd, MAX_NESTING, Order, Origin, SimpleCommand, Stdin};
 
 use super::{Nested, analyze_into, lexical_normalize};
 
@@ -413,12 +411,8 @@ impl Walker<'_, '_> {
                 let span = self.span(node);
                 for name in targets {
                     self.locals.insert(name.clone());
-                    self.vars.assign(&name, None);
-                    self.facts.assignments.push(ShellAssignment {
-                        name,
-                        span: span.clone(),
-                        exported: false,
-                    });
+                    // Through a nameref, the variable it refers to gets the value.
+                    self.set_var(&name, None, None, span.clone(), false);
                 }
             }
             _ => {}

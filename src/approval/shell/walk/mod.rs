@@ -80,6 +80,7 @@ pub fn analyze_into(
         _outer: outer_span.clone(),
         vars: ScriptVars::default(),
         locals: HashSet::new(),
+        namerefs: HashMap::new(),
         functions: HashSet::new(),
         node_command: HashMap::new(),
         cwd: nested.cwd,
@@ -179,6 +180,8 @@ struct Walker<'a, 'f> {
     vars: ScriptVars,
     /// Names the script binds itself (loop variables, `read` targets, function parameters).
     locals: HashSet<String>,
+    /// Names made to refer to other variables (`declare -n r=x`), with what they refer to.
+    namerefs: HashMap<String, variables::Ref>,
     functions: HashSet<String>,
     node_command: HashMap<usize, usize>,
     cwd: Cwd,
