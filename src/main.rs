@@ -28,11 +28,22 @@ fn main() -> ExitCode {
     }
     match dispatch(Cli::parse()) {
         Ok(code) => code,
+        // The reader went away (`airlock sessions | head`): nothing more to say to it.
+        Err(error) if closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("airlock: {error:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `error` comes from writing to a pipe whose reader has closed it.
+fn closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Runs the subcommand `cli` names (none: the cockpit or the demo).
@@ -233,14 +244,20 @@ fn mcp(command: McpCommand) -> Result<ExitCode> {
     block_on(async {
         match command {
             McpCommand::List { workspace } => {
-                airlock::cli::mcp::list(workspace, &mut io::stdout()).await
+                let failed = airlock::cli::mcp::list(workspace, &mut io::stdout()).await?;
+                Ok(if failed > 0 {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                })
             }
             McpCommand::Accept { name, workspace } => {
-                airlock::cli::mcp::accept(&name, workspace, &mut io::stdout()).await
+                airlock::cli::mcp::accept(&name, workspace, &mut io::stdout())
+                    .await
+                    .map(|()| ExitCode::SUCCESS)
             }
         }
-    })?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 fn trust_project(workspace: Option<PathBuf>) -> Result<ExitCode> {

@@ -453,3 +453,51 @@ fn policy_check_judges_a_write_through_a_link_made_earlier_in_the_command_like_t
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn output_into_a_pipe_whose_reader_has_gone_ends_quietly() {
+    let home = tempfile::tempdir().unwrap();
+    let call = r#"{"id":1,"tool":"bash","args":{"command":"ls"}}"#;
+    let input = format!("{call}\n").repeat(20_000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["policy", "check", "--workspace"])
+        .arg(repo().join("assets/examples/workspace"))
+        .env("HOME", home.path())
+        .env("AIRLOCK_HOME", home.path().join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    // Like `| head -1`: read a little, then close the pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_model_named_without_a_provider_is_refused_not_played_as_the_demo() {
+    let home = tempfile::tempdir().unwrap();
+    let out = airlock(&["exec", "--model", "m", "hi"], "", home.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("a model is named (m, from flag --model) but no provider"),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

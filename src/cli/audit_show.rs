@@ -41,7 +41,11 @@ pub fn log_path(dir: &Path, run: Option<&str>) -> Result<PathBuf> {
 pub fn run(dir: &Path, run: Option<&str>, db: Option<&Path>, out: &mut impl Write) -> Result<()> {
     let path = log_path(dir, run)?;
     writeln!(out, "{}", visible_line(&path.display().to_string()))?;
-    for record in audit::read_records(&path)? {
+    let records = audit::read_records(&path)?;
+    if records.is_empty() {
+        writeln!(out, "(no records)")?;
+    }
+    for record in records {
         if let Some(l) = audit::summary_line(&record) {
             writeln!(out, "{}", visible_line(&l))?;
         }
@@ -60,4 +64,19 @@ pub fn run(dir: &Path, run: Option<&str>, db: Option<&Path>, out: &mut impl Writ
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_log_says_it_has_no_records() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s1.jsonl"), "").unwrap();
+        let mut out = Vec::new();
+        run(dir.path(), Some("s1"), None, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.ends_with("s1.jsonl\n(no records)\n"), "{text}");
+    }
 }

@@ -32,6 +32,7 @@ pub struct ExecArgs {
     pub workspace: Option<PathBuf>,
     #[command(flatten)]
     pub config: ConfigFlags,
+    /// What happens to a call that would ask, with nobody at a terminal.
     #[arg(long, value_enum, default_value = "deny")]
     pub approvals: HeadlessApprovals,
     /// Print events for a person to read instead of JSON lines.

@@ -65,8 +65,9 @@ fn resolved(workspace: Option<PathBuf>) -> Result<(Resolved, PathBuf)> {
 }
 
 /// `airlock mcp list`: starts each configured server, waits for its tools, and prints servers,
-/// their state, and each tool with the risk airlock gives it.
-pub async fn list(workspace: Option<PathBuf>, out: &mut dyn Write) -> Result<()> {
+/// their state, and each tool with the risk airlock gives it. Returns how many servers failed
+/// (the command then exits with status 1).
+pub async fn list(workspace: Option<PathBuf>, out: &mut dyn Write) -> Result<usize> {
     let (config, workspace) = resolved(workspace)?;
     for note in config.trust_note.iter() {
         writeln!(out, "note: {}", visible_line(note))?;
@@ -77,10 +78,23 @@ pub async fn list(workspace: Option<PathBuf>, out: &mut dyn Write) -> Result<()>
             "no MCP servers configured; add [mcp_servers.NAME] to {} (see README.md, MCP servers)",
             config.user_config.display()
         )?;
-        return Ok(());
+        return Ok(0);
     };
     hub.connect_all().await;
-    print_catalog(&hub, out)
+    print_catalog(&hub, out)?;
+    let failed = hub
+        .catalog()
+        .servers()
+        .into_iter()
+        .filter(|(_, state)| matches!(state, ServerState::Failed(_)))
+        .count();
+    if failed > 0 {
+        writeln!(
+            out,
+            "{failed} server(s) failed: their tools are not offered; the line under each says why"
+        )?;
+    }
+    Ok(failed)
 }
 
 /// Prints what the hub knows: each server, then its tools.

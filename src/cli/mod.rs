@@ -33,7 +33,7 @@ use crate::approval::policy::Mode;
     name = "airlock",
     version,
     about = "A terminal cockpit for coding agents: nothing the agent asks for runs until it has passed one gate.",
-    after_help = "Start with: airlock policy check --workspace assets/examples/workspace < assets/examples/calls.jsonl"
+    after_help = "Start with: airlock (the offline demo in the cockpit), or airlock exec --human (the same without a UI). With a model: airlock --provider openai --model MODEL (the key from OPENAI_API_KEY). README.md says more."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -79,6 +79,7 @@ pub enum Command {
     /// Trust this project's `.airlock/config.toml` and every file it pulls in (its rules file,
     /// wherever it lives) as they are now; a change to any of them must be trusted again.
     Trust {
+        /// The project to trust (default: the current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
@@ -89,6 +90,8 @@ pub enum Command {
     },
     /// Approve a parked call by its one-time code.
     Approve {
+        /// The one-time code the request showed (e.g. GB7E-GQWJ); `airlock approvals list`
+        /// lists the waiting ones.
         code: String,
         /// Record it as allow-for-session (the parked call itself runs once).
         #[arg(long)]
@@ -99,12 +102,15 @@ pub enum Command {
     },
     /// Deny a parked call by its one-time code; the model is told the reason.
     Deny {
+        /// The one-time code the request showed.
         code: String,
+        /// Told to the model as the reason for the denial.
         #[arg(long)]
         reason: Option<String>,
     },
     /// Go on with a parked run: runs exactly the frozen call (if approved), then the model goes on.
     Resume {
+        /// The run's id, as the parked event or `airlock approvals list` printed it.
         run: String,
         /// Go on although the config or rules files changed since the run started (resume
         /// refuses otherwise and lists the changes).
@@ -170,12 +176,16 @@ pub enum McpCommand {
     /// Start the configured MCP servers and list their state and tools, with the risk airlock
     /// gives each tool and whether its definition changed since you accepted it.
     List {
+        /// The project whose config (and trusted servers) count (default: the current
+        /// directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
     /// Accept a server's tool definitions as they are now (after a change was reported).
     Accept {
+        /// The server's name, as in `[mcp_servers.NAME]`.
         name: String,
+        /// The project whose config names it (default: the current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
@@ -185,6 +195,7 @@ pub enum McpCommand {
 pub enum ConfigCommand {
     /// Print the resolved configuration with its sources.
     Show {
+        /// The project whose config counts (default: the current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
         #[command(flatten)]

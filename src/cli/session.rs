@@ -113,6 +113,16 @@ pub fn model_for(
         model.mcp = mcp.map(|hub| hub.catalog());
         (Arc::new(model), prompt)
     } else {
+        // A model named without a provider would otherwise play the demo, silently.
+        if let (None, Some(model)) = (&args.scenario, &config.model) {
+            bail!(
+                "a model is named ({}, from {}) but no provider: add --provider openai (any \
+                 OpenAI-compatible server) or --provider anthropic, or set `provider` in the \
+                 config; without a model airlock plays its offline demo",
+                crate::visible::visible_line(&model.value),
+                model.source
+            );
+        }
         let scenario = match &args.scenario {
             Some(path) => Scenario::load(path)?,
             None => Scenario::parse(demo::SCENARIO, "the built-in demo scenario")?,

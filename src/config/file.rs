@@ -60,7 +60,7 @@ impl ConfigFile {
         })?;
         let file: ConfigFile = toml::from_str(text).map_err(|e| {
             anyhow::anyhow!(
-                "{}: {e}\n  fix or remove that key; see README.md (Configuration)",
+                "{}: {e}\n  fix it there (the line and column above say where); see README.md (Configuration)",
                 path.display()
             )
         })?;

@@ -69,8 +69,12 @@ pub struct ConfigFlags {
     /// The model provider: openai (any OpenAI-compatible server) or anthropic.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
+    /// The model's name as the provider knows it (e.g. gpt-4.1, claude-sonnet-4-5); with no
+    /// provider configured, airlock plays its offline demo.
     #[arg(long)]
     pub model: Option<String>,
+    /// The provider's API address (default: the provider's own; any OpenAI-compatible server
+    /// for openai, e.g. http://127.0.0.1:8080/v1).
     #[arg(long = "base-url")]
     pub base_url: Option<String>,
     /// default, auto-edit or read-only.

@@ -26,6 +26,7 @@ pub enum ProviderKind {
     #[value(name = "openai")]
     #[serde(rename = "openai")]
     OpenAi,
+    /// Anthropic's Messages API.
     Anthropic,
 }
 

@@ -154,7 +154,11 @@ fn off_runs_a_server_unconfined_only_when_the_users_own_config_says_so() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let listed = w.list();
+    let out = w.airlock(&["mcp", "list", "--workspace", ws.to_str().unwrap()]);
+    // A server that failed makes the list fail too.
+    assert_eq!(out.status.code(), Some(1));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("1 server(s) failed"), "{listed}");
     assert!(
         listed.contains("wide: failed: `sandbox = \"off\"` in [mcp_servers.wide]")
             && listed.contains("is not taken from a project's config"),

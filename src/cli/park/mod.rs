@@ -35,14 +35,21 @@ pub fn list(out: &mut impl Write) -> Result<()> {
     }
     for row in pending {
         let summary: Value = serde_json::from_str(&row.summary).unwrap_or(Value::Null);
+        let sandbox = row
+            .frozen
+            .verified_args()
+            .ok()
+            .and_then(|args| crate::sandbox::profile_arg(&args).ok().flatten())
+            .map(|p| format!("  sandbox {}", p.as_str()))
+            .unwrap_or_default();
         writeln!(
             out,
-            "run {}  call {}  {}  risk {}  expires in {}s",
+            "run {}  call {}  {}  risk {}{sandbox}  expires in {}",
             visible_line(&row.run_id),
             visible_line(&row.call_id),
             visible_line(&row.tool),
             visible_line(summary["risk"].as_str().unwrap_or("?")),
-            row.expires_ms.saturating_sub(now) / 1000
+            duration_words(row.expires_ms.saturating_sub(now) / 1000)
         )?;
         if let Some(why) = db.tampering(&row)? {
             writeln!(
@@ -68,12 +75,26 @@ pub fn list(out: &mut impl Write) -> Result<()> {
             }
             _ => writeln!(out, "  args: {}", visible_line(&row.frozen.canonical))?,
         }
-        writeln!(
-            out,
-            "  (the code was printed when the run parked; it is stored only as a hash)"
-        )?;
+        // A cockpit's request is kept under its session and still waits in its modal.
+        let live = db.run(&row.run_id)?.is_some_and(|run| run.state == "live");
+        let shown = if live {
+            "the code is in the cockpit's approval modal"
+        } else {
+            "the code was printed when the run parked"
+        };
+        writeln!(out, "  ({shown}; it is stored only as a hash)")?;
     }
     Ok(())
+}
+
+/// `seconds` as a person reads a wait: "40 s", "5 min", "23 h 59 min".
+fn duration_words(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s if s % 3600 < 60 => format!("{} h", s / 3600),
+        s => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
 }
 
 pub fn decide(
@@ -114,4 +135,17 @@ pub fn decide(
     Ok(format!(
         "{verb} {call} ({tool}) in run {run}; go on with: airlock resume {run}"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiry_reads_in_hours_minutes_or_seconds() {
+        assert_eq!(duration_words(86_389), "23 h 59 min");
+        assert_eq!(duration_words(7_200), "2 h");
+        assert_eq!(duration_words(300), "5 min");
+        assert_eq!(duration_words(40), "40 s");
+    }
 }
