@@ -3,9 +3,10 @@
 reports medians and the ratio, and writes one JSON per scenario to target/bench/.
 
 Run through scripts/bench.sh (it builds the release binary first). BENCH_ROUNDS sets the rounds.
-BENCH_BASELINE=/path/to/another/airlock adds that build's cockpit and exec arms to S1 and S3,
-interleaved with the rest, so two builds are compared under the same load. BENCH_BUSY=N keeps N
-cores busy (`yes > /dev/null`) for the whole run: S1's goal is stated for a machine that is
+BENCH_BASELINE=/path/to/another/airlock adds that build's cockpit and exec arms to S1 and S3
+(and its denied and parked arms to S8), interleaved with the rest, so two builds are compared
+under the same load. BENCH_WRITE_MB sets the size of S8's write (100 by default). BENCH_BUSY=N
+keeps N cores busy (`yes > /dev/null`) for the whole run: S1's goal is stated for a machine that is
 doing something else too (load about 1.5 on two cores with BENCH_BUSY=1).
 """
 
@@ -397,12 +398,69 @@ def s7(work, env):
                       f"elapsed seconds, {frames['running']} frames)"})
 
 
+def s8(work, env):
+    """One `write_file` of BENCH_WRITE_MB (100) megabytes of text in `airlock exec`: judged and
+    denied (`--approvals deny`: the policy asks, nobody is there to approve), and judged and
+    parked (`--approvals park`). Every sample starts from an empty state directory: a parked run
+    leaves its checkpoint file and its approval there, hundreds of megabytes at this size."""
+    megabytes = int(os.environ.get("BENCH_WRITE_MB", "100"))
+    line = "the quick brown fox jumps over the lazy dog, line {:09d}\n"
+    content = "".join(line.format(i) for i in range(megabytes * 1_000_000 // len(line.format(0))))
+    size = len(content.encode())
+    path = work / "s8.json"
+    path.write_text(json.dumps({"name": "s8", "prompt": "s8", "steps": [
+        {"calls": [{"tool": "write_file", "args": {"path": "big.txt", "content": content}}]},
+        {"say": "done", "expect": ["denied"]}]}))
+    del content
+    (work / "ws8").mkdir(exist_ok=True)
+    state = work / "state8"
+
+    def arm(approvals, binary=AIRLOCK):
+        return ["env", f"AIRLOCK_HOME={state}", str(binary), "exec", "--scenario", str(path),
+                "--workspace", str(work / "ws8"), "--approvals", approvals]
+
+    # (argv, the exit status it must end with: 0 completed, 5 parked)
+    arms = {"denied": (arm("deny"), 0), "parked": (arm("park"), 5)}
+    if BASELINE:
+        arms["baseline_denied"] = (arm("deny", BASELINE), 0)
+        arms["baseline_parked"] = (arm("park", BASELINE), 5)
+    samples = {name: [] for name in arms}
+    for _ in range(ROUNDS):
+        for name, (argv, status) in arms.items():
+            shutil.rmtree(state, ignore_errors=True)
+            settle(env)
+            sample = run(argv, env, rss=True, ok=(status,))
+            sample["state_bytes"] = sum(f.stat().st_size for f in state.rglob("*") if f.is_file())
+            samples[name].append(sample)
+    shutil.rmtree(state, ignore_errors=True)
+    rss = {k: median(v, "max_rss_kib") * 1024 / size for k, v in samples.items()}
+    wall = {k: median(v, "wall_s") for k, v in samples.items()}
+    kept = {k: median(v, "state_bytes") / size for k, v in samples.items()}
+    baseline = ""
+    if BASELINE:
+        baseline = (f"; baseline build: denied {rss['baseline_denied']:.2f}x in "
+                    f"{wall['baseline_denied']:.2f} s, parked {rss['baseline_parked']:.2f}x in "
+                    f"{wall['baseline_parked']:.2f} s")
+    write({"id": "S8", "scenario": f"one write_file of {size} bytes of text in `airlock exec`, "
+           "judged and denied (nobody approves), and judged and parked; whole process",
+           "content_bytes": size, "samples": samples,
+           "median_peak_rss_per_content_byte": rss, "median_wall_s": wall,
+           "median_state_bytes_per_content_byte": kept,
+           "goal": "denied: peak RSS < 3x the content, wall < 2 s",
+           "meets_goal": rss["denied"] < 3 and wall["denied"] < 2,
+           "summary": f"denied: peak RSS {rss['denied']:.2f}x the content "
+                      f"({median(samples['denied'], 'max_rss_kib') / 1024:.0f} MiB), "
+                      f"{wall['denied']:.2f} s; parked: {rss['parked']:.2f}x, "
+                      f"{wall['parked']:.2f} s; state left {kept['denied']:.1f}x / "
+                      f"{kept['parked']:.1f}x the content" + baseline})
+
+
 def main():
     if not Path(GNU_TIME).exists():
         sys.exit(f"bench: {GNU_TIME} is missing; install GNU time (apt-get install time)")
     if not AIRLOCK.exists():
         sys.exit(f"bench: {AIRLOCK} is missing; run scripts/bench.sh (it builds it)")
-    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7"]
+    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"]
     busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(BUSY)]
     try:
         run_chosen(chosen)
@@ -420,7 +478,7 @@ def run_chosen(chosen):
         env.pop("AIRLOCK_PROVIDER", None)
         for name in chosen:
             {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6,
-             "S7": s7}[name.upper()](work, env)
+             "S7": s7, "S8": s8}[name.upper()](work, env)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ impl Agent {
             } else {
                 // Calls already running may finish while this one waits for its answer: each
                 // is reported the moment it ends, not when the last question is answered.
-                let check = self.gate.check(call.clone(), cancel);
+                let check = self.gate.check(call, cancel);
                 tokio::pin!(check);
                 match check.as_mut().now_or_never() {
                     // Decided at once (the policy, a grant): on to the next call.

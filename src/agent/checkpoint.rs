@@ -4,14 +4,20 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::title;
 use crate::model::{CallResult, Message};
 use crate::protocol::{RestoredCall, RestoredEntry, RestoredSession, SavedCheckpoint, ToolCall};
 
 /// Where a parked turn stands: everything needed to go on later, in another process.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Serialized as its [`CheckpointRef`] is: when `calls` are the calls of the conversation's last
+/// message (a turn's batch always is), they are not written a second time
+/// (`"calls_in_conversation": true`), and reading it back takes them from that message.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "StoredCheckpoint")]
 pub struct Checkpoint {
     /// The conversation up to and including the model message that asked for `calls`.
     pub conversation: Vec<Message>,
@@ -31,6 +37,137 @@ pub struct Checkpoint {
     /// between turns). A resume restores it and waits for the next prompt.
     #[serde(default)]
     pub idle: bool,
+}
+
+/// A checkpoint borrowed from the agent, to be written without a copy of the conversation (a
+/// 100 MB `write_file` is in it, in the batch's last message). Serializes as the `Checkpoint`
+/// with the same fields, and reads back as one.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckpointRef<'a> {
+    pub conversation: &'a [Message],
+    pub calls: &'a [ToolCall],
+    pub results: &'a [Option<Message>],
+    pub parked: usize,
+    pub model: &'a serde_json::Value,
+    pub turn: u64,
+    pub started: &'a [usize],
+    pub idle: bool,
+}
+
+impl CheckpointRef<'_> {
+    /// Whether `calls` are the calls of the conversation's last message, so writing them once,
+    /// in the conversation, is enough.
+    fn calls_in_conversation(&self) -> bool {
+        !self.calls.is_empty()
+            && matches!(
+                self.conversation.last(),
+                Some(Message::Assistant { calls, .. })
+                    if std::ptr::eq(calls.as_slice(), self.calls) || calls.as_slice() == self.calls
+            )
+    }
+}
+
+impl CheckpointRef<'_> {
+    /// Sealed for the protocol (the JSON made here, in memory).
+    pub fn saved(&self) -> SavedCheckpoint {
+        // As `Checkpoint::saved`: plain data, which serializes without fail.
+        SavedCheckpoint::of(self).unwrap_or_else(|_| SavedCheckpoint::null())
+    }
+}
+
+impl Serialize for CheckpointRef<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Checkpoint", 8)?;
+        out.serialize_field("conversation", self.conversation)?;
+        if self.calls_in_conversation() {
+            out.serialize_field("calls_in_conversation", &true)?;
+        } else {
+            out.serialize_field("calls", self.calls)?;
+        }
+        out.serialize_field("results", self.results)?;
+        out.serialize_field("parked", &self.parked)?;
+        out.serialize_field("model", self.model)?;
+        out.serialize_field("turn", &self.turn)?;
+        out.serialize_field("started", self.started)?;
+        out.serialize_field("idle", &self.idle)?;
+        out.end()
+    }
+}
+
+impl Serialize for Checkpoint {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.view().serialize(serializer)
+    }
+}
+
+/// A checkpoint as it is written: `calls`, or `calls_in_conversation` when they are the last
+/// message's.
+#[derive(Deserialize)]
+struct StoredCheckpoint {
+    conversation: Vec<Message>,
+    #[serde(default)]
+    calls: Option<Vec<ToolCall>>,
+    #[serde(default)]
+    calls_in_conversation: bool,
+    results: Vec<Option<Message>>,
+    parked: usize,
+    model: serde_json::Value,
+    turn: u64,
+    #[serde(default)]
+    started: Vec<usize>,
+    #[serde(default)]
+    idle: bool,
+}
+
+impl TryFrom<StoredCheckpoint> for Checkpoint {
+    type Error = String;
+
+    fn try_from(stored: StoredCheckpoint) -> Result<Checkpoint, String> {
+        let calls = match (stored.calls, stored.calls_in_conversation) {
+            (Some(calls), false) => calls,
+            (None, true) => match stored.conversation.last() {
+                Some(Message::Assistant { calls, .. }) if !calls.is_empty() => calls.clone(),
+                _ => {
+                    return Err(
+                        "the checkpoint's calls are said to be in its last message, which asks for none"
+                            .into(),
+                    );
+                }
+            },
+            (Some(_), true) => {
+                return Err(
+                    "the checkpoint has calls of its own and says they are in its last message"
+                        .into(),
+                );
+            }
+            (None, false) => return Err("missing field `calls`".into()),
+        };
+        Ok(Checkpoint {
+            conversation: stored.conversation,
+            calls,
+            results: stored.results,
+            parked: stored.parked,
+            model: stored.model,
+            turn: stored.turn,
+            started: stored.started,
+            idle: stored.idle,
+        })
+    }
+}
+
+/// Keeps a headless run's checkpoints (`airlock exec`), so that another process can go on with
+/// the run: after it parked, or after the process running it stopped. Called on the agent task,
+/// before the step a checkpoint describes goes on (a call is on record as started before it
+/// starts), with the checkpoint borrowed: nothing is copied to hand it over.
+pub trait Checkpoints: Send + Sync {
+    /// Keeps where a running turn stands. An error is told to the driver once (the keeper's
+    /// owner decides whether the run can go on without it).
+    fn keep(&self, checkpoint: &CheckpointRef<'_>) -> Result<(), String>;
+
+    /// Seals a parked turn's checkpoint for `TurnOutcome::Parked`: what the driver will store
+    /// and hand back to resume it (the keeper may have written the JSON elsewhere and seal
+    /// where it is).
+    fn seal(&self, checkpoint: &CheckpointRef<'_>) -> Result<SavedCheckpoint, String>;
 }
 
 /// Where a turn stands apart from the conversation, borrowed from the agent for a journal: the
@@ -104,12 +241,26 @@ pub trait Journal: Send + Sync {
 }
 
 impl Checkpoint {
+    /// This checkpoint, borrowed.
+    pub fn view(&self) -> CheckpointRef<'_> {
+        CheckpointRef {
+            conversation: &self.conversation,
+            calls: &self.calls,
+            results: &self.results,
+            parked: self.parked,
+            model: &self.model,
+            turn: self.turn,
+            started: &self.started,
+            idle: self.idle,
+        }
+    }
+
     /// Sealed for the protocol.
     pub fn saved(&self) -> SavedCheckpoint {
         // A checkpoint is plain data (strings, numbers, JSON values, structs, no maps with
         // non-string keys), which serializes without fail. Were it ever to fail, `null` is a
         // checkpoint that refuses to reopen, loudly, rather than one that reopens wrong.
-        SavedCheckpoint::of(self).unwrap_or_else(|_| SavedCheckpoint::null())
+        self.view().saved()
     }
 
     /// Opens a checkpoint a driver kept; an error says what is wrong with it.
@@ -211,6 +362,56 @@ mod tests {
         assert_eq!((opened.turn, opened.started), (2, vec![0]));
         let kept = SavedCheckpoint::from_json(saved.json().to_string()).unwrap();
         assert_eq!(kept.json(), saved.json());
+    }
+
+    #[test]
+    fn calls_that_are_the_last_messages_are_written_once_and_read_back_from_it() {
+        let call = ToolCall {
+            id: "c1".into(),
+            tool: "write_file".into(),
+            args: serde_json::json!({ "path": "a.txt", "content": "only once\n" }),
+        };
+        let mut checkpoint = Checkpoint {
+            conversation: vec![
+                Message::User { text: "go".into() },
+                Message::Assistant {
+                    text: String::new(),
+                    calls: vec![call.clone()],
+                },
+            ],
+            calls: vec![call.clone()],
+            results: vec![None],
+            parked: 0,
+            model: serde_json::Value::Null,
+            turn: 1,
+            started: Vec::new(),
+            idle: false,
+        };
+        let json = serde_json::to_string(&checkpoint).unwrap();
+        assert_eq!(json.matches("only once").count(), 1, "{json}");
+        let opened = Checkpoint::from_saved(&checkpoint.saved()).unwrap();
+        assert_eq!(opened.calls, vec![call.clone()]);
+        assert_eq!(serde_json::to_string(&opened).unwrap(), json);
+        // Calls of their own (another batch than the last message's) are written as they are.
+        checkpoint.calls[0].id = "c2".into();
+        let json = serde_json::to_string(&checkpoint).unwrap();
+        assert_eq!(json.matches("only once").count(), 2, "{json}");
+        assert_eq!(
+            Checkpoint::from_saved(&checkpoint.saved()).unwrap().calls[0].id,
+            "c2"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_whose_calls_are_nowhere_or_twice_does_not_open() {
+        for json in [
+            r#"{"conversation":[{"role":"user","text":"go"}],"calls_in_conversation":true,"results":[],"parked":0,"model":null,"turn":1}"#,
+            r#"{"conversation":[],"calls":[],"calls_in_conversation":true,"results":[],"parked":0,"model":null,"turn":1}"#,
+            r#"{"conversation":[],"results":[],"parked":0,"model":null,"turn":1}"#,
+        ] {
+            let saved = SavedCheckpoint::from_json(json.into()).unwrap();
+            assert!(Checkpoint::from_saved(&saved).is_err(), "{json}");
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use crate::protocol::AgentHandle;
 pub use approver::ChannelApprover;
 use batch::tool_message;
 pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
-pub use checkpoint::{Checkpoint, Journal, KeptStanding, Standing};
+pub use checkpoint::{Checkpoint, CheckpointRef, Checkpoints, Journal, KeptStanding, Standing};
 pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
 
@@ -68,8 +68,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pub struct AgentConfig {
     pub max_steps: usize,
-    /// Emit `AgentEvent::Checkpoint` as the turn moves, so a driver can keep it durable.
-    pub checkpoints: bool,
+    /// Keeps where the turn stands as it moves (a headless run's checkpoints), so that another
+    /// process can go on with it; and seals a parked turn's checkpoint.
+    pub checkpoints: Option<Arc<dyn Checkpoints>>,
     /// Give every approval request a one-time code from this book too (answerable elsewhere).
     pub remote: Option<Arc<dyn CodeBook>>,
     /// Keep the session durable as it moves (the cockpit's sessions).
@@ -80,7 +81,7 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_steps: DEFAULT_MAX_STEPS,
-            checkpoints: false,
+            checkpoints: None,
             remote: None,
             journal: None,
         }
@@ -147,6 +148,7 @@ pub fn spawn_with(
         turn: 0,
         config,
         journal_failed: std::sync::atomic::AtomicBool::new(false),
+        checkpoint_failed: std::sync::atomic::AtomicBool::new(false),
     };
     let task = tokio::spawn(async move {
         let mut agent = agent;
@@ -206,6 +208,8 @@ struct Agent {
     config: AgentConfig,
     /// The journal failed once and the driver was told; it is not told again.
     journal_failed: std::sync::atomic::AtomicBool,
+    /// The same for the checkpoint keeper.
+    checkpoint_failed: std::sync::atomic::AtomicBool,
 }
 
 /// How a turn begins: with the person's prompt, or going on with a checkpoint.
@@ -328,31 +332,33 @@ impl Agent {
                 }
             };
             let _ = forward.await;
-            let reply = match reply {
-                Ok(reply) => reply,
+            let (text, calls) = match reply {
+                Ok(reply) => (reply.text, reply.calls),
                 Err(e) => {
                     return TurnOutcome::Failed {
                         message: e.to_string(),
                     };
                 }
             };
-            self.conversation.push(Message::Assistant {
-                text: reply.text.clone(),
-                calls: reply.calls.clone(),
-            });
-            if reply.calls.is_empty() {
+            let asked = !calls.is_empty();
+            // The calls are moved into the conversation, and the batch borrows them from there:
+            // one copy of a 100 MB `write_file`, not one per holder.
+            self.conversation.push(Message::Assistant { text, calls });
+            if !asked {
                 return TurnOutcome::Completed;
             }
-            let empty = vec![None; reply.calls.len()];
-            self.checkpoint(&reply.calls, &empty, 0, &[]);
-            match self.run_calls(&reply.calls, empty, 0, None, cancel).await {
+            let this = &*self;
+            let calls = last_calls(&this.conversation);
+            let empty = vec![None; calls.len()];
+            this.checkpoint(calls, &empty, 0, &[]);
+            match this.run_calls(calls, empty, 0, None, cancel).await {
                 BatchEnd::Done(results) => self.conversation.extend(results),
                 BatchEnd::Parked {
                     results,
                     index,
                     request,
                 } => {
-                    return self.park(reply.calls, results, index, request);
+                    return this.park(calls, results, index, request);
                 }
             }
             if cancel.is_cancelled() {
@@ -362,7 +368,8 @@ impl Agent {
         TurnOutcome::StepLimit
     }
 
-    /// Tells the driver where the turn stands, when it keeps checkpoints, and the journal.
+    /// Keeps where the turn stands: in the keeper of checkpoints and in the journal, when
+    /// there are any. Both are done here, before the step this describes goes on.
     fn checkpoint(
         &self,
         calls: &[ToolCall],
@@ -370,35 +377,28 @@ impl Agent {
         next: usize,
         started: &[usize],
     ) {
+        use std::sync::atomic::Ordering;
         self.journal(calls, results, next, started, false);
-        if !self.config.checkpoints {
+        let Some(keeper) = &self.config.checkpoints else {
             return;
-        }
-        self.emit(AgentEvent::Checkpoint {
-            checkpoint: Box::new(
-                self.checkpoint_of(calls, results, next, started, false)
-                    .saved(),
-            ),
-        });
-    }
-
-    fn checkpoint_of(
-        &self,
-        calls: &[ToolCall],
-        results: &[Option<Message>],
-        next: usize,
-        started: &[usize],
-        idle: bool,
-    ) -> Checkpoint {
-        Checkpoint {
-            conversation: self.conversation.clone(),
-            calls: calls.to_vec(),
-            results: results.to_vec(),
+        };
+        let model = self.model.save();
+        let checkpoint = CheckpointRef {
+            conversation: &self.conversation,
+            calls,
+            results,
             parked: next,
-            model: self.model.save(),
+            model: &model,
             turn: self.turn,
-            started: started.to_vec(),
-            idle,
+            started,
+            idle: false,
+        };
+        if let Err(e) = keeper.keep(&checkpoint)
+            && !self.checkpoint_failed.swap(true, Ordering::SeqCst)
+        {
+            self.emit(AgentEvent::Error {
+                message: format!("this run's checkpoint could not be kept ({e})"),
+            });
         }
     }
 
@@ -446,26 +446,42 @@ impl Agent {
         self.model.restore(&checkpoint.model);
     }
 
+    /// Ends a turn whose call at `index` parked: its checkpoint, sealed (by the keeper, when
+    /// there is one, which may keep it elsewhere), goes to the driver with the request.
     fn park(
         &self,
-        calls: Vec<ToolCall>,
+        calls: &[ToolCall],
         results: Vec<Option<Message>>,
         index: usize,
         request: Box<crate::approval::approver::ApprovalRequest>,
     ) -> TurnOutcome {
-        let checkpoint = Checkpoint {
-            conversation: self.conversation.clone(),
+        let model = self.model.save();
+        let checkpoint = CheckpointRef {
+            conversation: &self.conversation,
             calls,
-            results,
+            results: &results,
             parked: index,
-            model: self.model.save(),
+            model: &model,
             turn: self.turn,
-            started: Vec::new(),
+            started: &[],
             idle: false,
         };
-        TurnOutcome::Parked {
-            checkpoint: Box::new(checkpoint.saved()),
-            request,
+        let sealed = match &self.config.checkpoints {
+            Some(keeper) => keeper.seal(&checkpoint),
+            None => Ok(checkpoint.saved()),
+        };
+        match sealed {
+            Ok(checkpoint) => TurnOutcome::Parked {
+                checkpoint: Box::new(checkpoint),
+                request,
+            },
+            // Nothing of the parked call ran; without its checkpoint the run cannot go on later.
+            Err(e) => TurnOutcome::Failed {
+                message: format!(
+                    "{} parked, but the run could not be kept to go on later ({e}); nothing of it ran",
+                    request.call_id
+                ),
+            },
         }
     }
 
@@ -525,11 +541,19 @@ impl Agent {
                 results,
                 index,
                 request,
-            } => self.park(checkpoint.calls, results, index, request),
+            } => self.park(&checkpoint.calls, results, index, request),
         };
         *lock(&self.control.turn) = None;
         self.journal(&[], &[], 0, &[], true);
         self.emit(AgentEvent::TurnFinished { turn, outcome });
+    }
+}
+
+/// The calls the conversation's last message asks for (none if it is not the model's).
+fn last_calls(conversation: &[Message]) -> &[ToolCall] {
+    match conversation.last() {
+        Some(Message::Assistant { calls, .. }) => calls,
+        _ => &[],
     }
 }
 

@@ -55,6 +55,8 @@ pub struct Started {
     pub no_sandbox: Option<String>,
     /// The policy files in force as this session found them (kept with a run's checkpoints).
     pub policy: crate::config::fingerprint::PolicyFingerprint,
+    /// Where a headless run keeps its checkpoints (none for the cockpit).
+    pub checkpoints: Option<Arc<super::runs::RunCheckpoints>>,
 }
 
 impl Started {
@@ -169,6 +171,15 @@ pub fn start_with(
             (Some(journal), Some(codes))
         }
     };
+    // Headless runs keep durable checkpoints, so a killed run can be resumed.
+    let checkpoints = is_headless.then(|| {
+        Arc::new(super::runs::RunCheckpoints::new(
+            args,
+            &policy_files,
+            &session,
+            &workspace,
+        ))
+    });
     let handle = agent::spawn_with(
         model,
         tools,
@@ -190,8 +201,9 @@ pub fn start_with(
         },
         AgentConfig {
             remote: remote_codes,
-            // Headless runs keep durable checkpoints, so a killed run can be resumed.
-            checkpoints: is_headless,
+            checkpoints: checkpoints
+                .clone()
+                .map(|c| c as Arc<dyn crate::agent::Checkpoints>),
             journal: journal.clone().map(|j| j as Arc<dyn crate::agent::Journal>),
             ..AgentConfig::default()
         },
@@ -211,6 +223,7 @@ pub fn start_with(
         journal,
         no_sandbox: sandbox.support.notice(),
         policy: policy_files,
+        checkpoints,
     })
 }
 
@@ -346,21 +359,19 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
     let Started {
         mut handle,
         session,
-        workspace,
-        policy,
+        checkpoints,
         ..
     } = started;
     let mut code = status::FAILED;
     let mut in_text = false;
-    let mut checkpoints: Option<crate::store::db::Store> = None;
     while let Some(event) = handle.events.recv().await {
-        if let AgentEvent::Checkpoint { checkpoint } = &event {
-            let db = match checkpoints.take() {
-                Some(db) => db,
-                None => super::runs::checkpoint_store()?,
-            };
-            super::runs::save_running(&db, args, &policy, &session, &workspace, checkpoint)?;
-            checkpoints = Some(db);
+        // The agent keeps its checkpoints as the turn moves; one it could not keep ends the
+        // run here (it could not go on later from where it stands).
+        if let Some(why) = checkpoints.as_ref().and_then(|c| c.failure()) {
+            bail!("this run's checkpoint could not be kept: {why}");
+        }
+        // Checkpoints go to the keeper, not through events; one would not be printed.
+        if let AgentEvent::Checkpoint { .. } = &event {
             continue;
         }
         if let AgentEvent::TurnFinished {
@@ -372,8 +383,10 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
             ..
         } = &event
         {
-            let parked =
-                super::runs::park(args, &policy, &session, &workspace, checkpoint, request)?;
+            let Some(keeper) = &checkpoints else {
+                bail!("a turn parked in a run that keeps no checkpoints");
+            };
+            let parked = super::runs::park(keeper, checkpoint, request)?;
             writeln!(out, "{}", serde_json::to_string(&parked)?)?;
             code = status::PARKED;
             let _ = handle.ops.send(Op::Shutdown);

@@ -83,7 +83,29 @@ impl Expect {
 
 impl Scenario {
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, ModelError> {
-        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
+        Self::checked(serde_json::from_str(text), origin)
+    }
+
+    /// Parses the file as it reads it: its text is never held whole beside the scenario made
+    /// from it (a step writing 100 MB would otherwise be in memory three times while it is
+    /// parsed: the text, the parser's buffer and the value).
+    pub fn load(path: &Path) -> Result<Scenario, ModelError> {
+        let cannot_read = |e: &dyn std::fmt::Display| {
+            ModelError::Scenario(format!("cannot read scenario {}: {e}", path.display()))
+        };
+        let file = std::fs::File::open(path).map_err(|e| cannot_read(&e))?;
+        let parsed = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file));
+        match parsed {
+            Err(e) if e.is_io() => Err(cannot_read(&e)),
+            parsed => Self::checked(parsed, &path.display().to_string()),
+        }
+    }
+
+    fn checked(
+        parsed: Result<Scenario, serde_json::Error>,
+        origin: &str,
+    ) -> Result<Scenario, ModelError> {
+        let scenario = parsed.map_err(|e| {
             ModelError::Scenario(format!(
                 "{origin} is not a valid scenario: {e} (see assets/README.md for the format)"
             ))
@@ -101,31 +123,44 @@ impl Scenario {
         }
         Ok(scenario)
     }
-
-    pub fn load(path: &Path) -> Result<Scenario, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ModelError::Scenario(format!("cannot read scenario {}: {e}", path.display()))
-        })?;
-        Self::parse(&text, &path.display().to_string())
-    }
 }
 
 pub struct ScriptedModel {
+    /// The script, without its calls' arguments: those are in `State::unplayed`.
     scenario: Scenario,
     state: Mutex<State>,
 }
 
-#[derive(Default)]
 struct State {
     next_step: usize,
     next_id: usize,
+    /// Each step's call arguments until the step is played: they are handed to the reply, not
+    /// copied (a step may write 100 MB, and the model would otherwise hold it for the whole run
+    /// on top of the agent's copies). `None` once played.
+    unplayed: Vec<Option<Vec<Value>>>,
 }
 
 impl ScriptedModel {
-    pub fn new(scenario: Scenario) -> Self {
+    pub fn new(mut scenario: Scenario) -> Self {
+        let unplayed = scenario
+            .steps
+            .iter_mut()
+            .map(|step| {
+                Some(
+                    step.calls
+                        .iter_mut()
+                        .map(|call| std::mem::take(&mut call.args))
+                        .collect(),
+                )
+            })
+            .collect();
         ScriptedModel {
             scenario,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                next_step: 0,
+                next_id: 0,
+                unplayed,
+            }),
         }
     }
 }
@@ -195,22 +230,32 @@ impl ModelClient for ScriptedModel {
         deltas: mpsc::UnboundedSender<String>,
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(async move {
-            let (step, index, first_id) = {
+            let (step, index, first_id, args) = {
                 let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 let index = state.next_step;
-                let Some(step) = self.scenario.steps.get(index).cloned() else {
+                let Some(step) = self.scenario.steps.get(index) else {
                     // A person typing a new prompt after the demo must not be met by silence.
                     let text = finished_notice(&self.scenario.name);
                     let _ = deltas.send(text.clone());
                     return Ok(ModelReply {
                         text,
-                        calls: Vec::new(),
+                        ..ModelReply::default()
                     });
                 };
                 state.next_step += 1;
                 let first_id = state.next_id;
                 state.next_id += step.calls.len();
-                (step, index, first_id)
+                // A model restored to an earlier step in the same process (nothing does that:
+                // a resumed run restores a new model before its first step) cannot replay it.
+                let Some(args) = state.unplayed.get_mut(index).and_then(Option::take) else {
+                    return Err(ModelError::Scenario(format!(
+                        "scenario `{}` step {}: this step was played already, and a scripted step \
+                         hands its calls over once",
+                        self.scenario.name,
+                        index + 1
+                    )));
+                };
+                (step, index, first_id, args)
             };
             if !step.expect.is_empty() {
                 let results = latest_results(conversation);
@@ -257,19 +302,21 @@ impl ModelClient for ScriptedModel {
             let calls = step
                 .calls
                 .iter()
+                .zip(args)
                 .enumerate()
-                .map(|(i, c)| ToolCall {
+                .map(|(i, (c, args))| ToolCall {
                     id: c
                         .id
                         .clone()
                         .unwrap_or_else(|| format!("c{}", first_id + i + 1)),
                     tool: c.tool.clone(),
-                    args: c.args.clone(),
+                    args,
                 })
                 .collect();
             Ok(ModelReply {
-                text: step.say,
+                text: step.say.clone(),
                 calls,
+                ..ModelReply::default()
             })
         })
     }
@@ -292,6 +339,34 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("step 1 call 1"), "{err}");
+    }
+
+    #[test]
+    fn a_scenario_file_loads_as_its_text_parses_and_a_bad_one_says_which_file_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"{"name": "f", "steps": [{"calls": [{"tool": "write_file",
+            "args": {"path": "a.txt", "content": "one\ntwo \u00e9\n"}}]}]}"#;
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, text).unwrap();
+        let loaded = Scenario::load(&path).unwrap();
+        let parsed = Scenario::parse(text, "s.json").unwrap();
+        assert_eq!(loaded.steps[0].calls[0].args, parsed.steps[0].calls[0].args);
+        let missing = Scenario::load(&dir.path().join("none.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("cannot read scenario") && missing.contains("none.json"));
+        std::fs::write(
+            &path,
+            r#"{"name": "f", "steps": [{"calls": [{"tool": "x", "args": 1}]}]}"#,
+        )
+        .unwrap();
+        let err = Scenario::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("s.json") && err.contains("step 1 call 1"),
+            "{err}"
+        );
+        let unreadable = Scenario::load(dir.path()).unwrap_err().to_string();
+        assert!(unreadable.contains("cannot read scenario"), "{unreadable}");
     }
 
     #[tokio::test]
@@ -326,6 +401,34 @@ mod tests {
             err.to_string().contains("expected the previous calls"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_step_hands_its_calls_over_once_and_a_resumed_model_starts_where_it_was_saved() {
+        let text = r#"{"name": "t", "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "a", "content": "x"}},
+                       {"tool": "bash", "args": {"command": "ls"}}]},
+            {"calls": [{"tool": "bash", "args": {"command": "pwd"}}]}
+        ]}"#;
+        let model = ScriptedModel::new(Scenario::parse(text, "t").unwrap());
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let first = model.respond(&[], tx.clone()).await.unwrap();
+        assert_eq!(
+            first.calls[0].args,
+            serde_json::json!({"path": "a", "content": "x"})
+        );
+        assert_eq!(first.calls[1].args, serde_json::json!({"command": "ls"}));
+        let saved = model.save();
+        // Another process going on from `saved` plays the next step.
+        let resumed = ScriptedModel::new(Scenario::parse(text, "t").unwrap());
+        resumed.restore(&saved);
+        let second = resumed.respond(&[], tx.clone()).await.unwrap();
+        assert_eq!(second.calls[0].id, "c3");
+        assert_eq!(second.calls[0].args, serde_json::json!({"command": "pwd"}));
+        // The same model sent back to a step it played refuses, rather than playing it empty.
+        model.restore(&serde_json::json!({"next_step": 0, "next_id": 0}));
+        let err = model.respond(&[], tx).await.unwrap_err().to_string();
+        assert!(err.contains("played already"), "{err}");
     }
 
     #[tokio::test]

@@ -27,12 +27,12 @@ impl Gate {
         }
     }
 
-    /// The question put to the approver: the call, its verdict, what a session grant would
-    /// cover, the preview, and when the question lapses.
+    /// The question put to the approver: the call (its frozen text, which the question takes),
+    /// its verdict, what a session grant would cover, the preview, and when the question lapses.
     pub(super) fn question(
         &self,
         call: &ToolCall,
-        frozen: &FrozenCall,
+        frozen: FrozenCall,
         args: &Value,
         verdict: &Verdict,
         judged: &Judged,
@@ -55,7 +55,7 @@ impl Gate {
             // The gate knows no tool's title; the agent sets it before the request is shown.
             title: String::new(),
             risk: verdict.risk,
-            frozen: frozen.clone(),
+            frozen,
             no_session_grant: verdict.no_session_grant.clone(),
             session_scopes,
             directory_scope,

@@ -14,8 +14,10 @@ mod asking;
 mod forecast;
 mod judged;
 mod outcome;
+mod record;
 mod settle;
 
+use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -299,8 +301,14 @@ impl Gate {
         .map(|_| ())
     }
 
-    /// Decides one call. Never panics, never runs anything, always audits.
-    pub async fn check(&self, call: ToolCall, cancel: &CancellationToken) -> GateOutcome {
+    /// Decides one call. Never panics, never runs anything, always audits. Takes the call or a
+    /// borrow of it: nothing of it is copied (the agent lends the calls its conversation holds).
+    pub async fn check(
+        &self,
+        call: impl Borrow<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let call = call.borrow();
         // An MCP tool whose server is still starting is judged once it has listed its tools.
         if let Some(mcp) = &self.policy.mcp {
             let limit = crate::mcp::config::DEFAULT_STARTUP_TIMEOUT;
@@ -311,31 +319,43 @@ impl Gate {
         }
         // A `bash` call is frozen with the sandbox profile it will run under, so the profile is
         // part of what the human approves, of the digest, and of a parked call.
-        let frozen = FrozenCall::freeze(
-            &call.tool,
-            &self.policy.with_profile(&call.tool, &call.args),
-        );
-        // The policy judges the frozen text, the same bytes that will run.
-        let args = match frozen.verified_args() {
-            Ok(args) => args,
-            Err(e) => return self.deny_early(&call, &frozen, DecisionSource::Error, e.to_string()),
+        let frozen_args = self.policy.with_profile(&call.tool, &call.args);
+        let frozen = FrozenCall::freeze(&call.tool, &frozen_args);
+        // The policy judges the call that will run: the frozen text parsed back. That is the
+        // value just frozen whenever it holds no float (strings, integers, booleans and null come
+        // back exactly), so a 100 MB write is not parsed back to be judged; a float may come
+        // back a unit off, so then the text is parsed.
+        let parsed;
+        let args: &Value = if comes_back_exactly(&frozen_args) {
+            &frozen_args
+        } else {
+            parsed = match frozen.verified_args() {
+                Ok(args) => args,
+                Err(e) => {
+                    return self.deny_early(
+                        call,
+                        &frozen.digest,
+                        DecisionSource::Error,
+                        e.to_string(),
+                    );
+                }
+            };
+            &parsed
         };
-        let verdict = self.policy.assess(&call.tool, &args).verdict;
+        let verdict = self.policy.assess(&call.tool, args).verdict;
         let judged = Judged {
             path: judged_path(&call.tool, &verdict),
             mcp_definition: judged_definition(&verdict),
         };
-        let request_record = json!({
-            "call_id": call.id,
-            "tool": call.tool,
-            "digest": frozen.digest,
-            "args": frozen.canonical,
-            "ruling": verdict.ruling,
-            "risk": verdict.risk,
-            "reasons": verdict.reason_lines(),
-        });
-        if let Err(e) = self.stage("request", request_record) {
-            return self.refuse(&call, &frozen, DecisionSource::Error, e, &verdict, false);
+        if let Err(e) = self.stage("request", record::request(call, &frozen, &verdict)) {
+            return self.refuse(
+                call,
+                &frozen.digest,
+                DecisionSource::Error,
+                e,
+                &verdict,
+                false,
+            );
         }
         match verdict.ruling {
             Ruling::Deny => {
@@ -349,61 +369,90 @@ impl Gate {
                         .collect::<Vec<_>>()
                         .join("; ")
                 );
-                self.refuse(&call, &frozen, source, message, &verdict, true)
+                self.refuse(call, &frozen.digest, source, message, &verdict, true)
             }
             Ruling::Allow => {
                 let source = source_of(&verdict, Ruling::Allow);
-                self.approve(&call, frozen, source, json!({}), judged)
+                self.approve(call, frozen, source, json!({}), judged)
             }
-            Ruling::Ask => self.ask(call, frozen, &args, verdict, judged, cancel).await,
+            Ruling::Ask => {
+                let asked = Asked {
+                    call,
+                    frozen_args: &frozen_args,
+                    args,
+                    verdict,
+                    judged,
+                };
+                self.ask(asked, frozen, cancel).await
+            }
         }
     }
 
     async fn ask(
         &self,
-        call: ToolCall,
+        asked: Asked<'_>,
         frozen: FrozenCall,
-        args: &Value,
-        verdict: Verdict,
-        judged: Judged,
         cancel: &CancellationToken,
     ) -> GateOutcome {
+        let Asked {
+            call,
+            frozen_args,
+            args,
+            verdict,
+            judged,
+        } = asked;
+        let verdict = &verdict;
         let workspace = self.workspace();
-        if let Some(ids) = self.covering_grants(&call.tool, args, &verdict, &workspace) {
+        if let Some(ids) = self.covering_grants(&call.tool, args, verdict, &workspace) {
             return self.approve(
-                &call,
+                call,
                 frozen,
                 DecisionSource::Grant,
                 json!({"grants": ids}),
                 judged,
             );
         }
-        // `args` were parsed from the frozen text and checked against its digest in `check`.
-        let request = self.question(&call, &frozen, args, &verdict, &judged);
+        let digest = frozen.digest.clone();
+        // The question takes the frozen call: a person may take minutes, and a 100 MB write is
+        // not held twice meanwhile. What needs the frozen text after the answer (the approval,
+        // a parked request) freezes the same arguments again, and only with the digest asked
+        // about.
+        let mut request = self.question(call, frozen, args, verdict, &judged);
         let (session_scopes, directory_scope) = (
             request.session_scopes.clone(),
             request.directory_scope.clone(),
         );
-        let kept = request.clone();
+        // Kept for parking: the request without its frozen text.
+        let canonical = std::mem::take(&mut request.frozen.canonical);
+        let mut kept = request.clone();
+        request.frozen.canonical = canonical;
         // A person may take minutes: the request is on record before they are asked.
         if let Err(e) = self.flush_audit() {
             let message = format!("denied: {e}; nothing runs without a record");
             return self.refuse(
-                &call,
-                &frozen,
+                call,
+                &digest,
                 DecisionSource::Error,
                 message,
-                &verdict,
+                verdict,
                 false,
             );
         }
         let answer = self.wait_for_answer(request, cancel).await;
         if let Err((DecisionSource::Parked, _)) = &answer {
-            let record = json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "parked", "source": DecisionSource::Parked});
+            let record = json!({"call_id": call.id, "tool": call.tool, "digest": digest, "decision": "parked", "source": DecisionSource::Parked});
             if let Err(e) = self.audit("decision", record) {
-                return self.refuse(&call, &frozen, DecisionSource::Error, e, &verdict, false);
+                return self.refuse(call, &digest, DecisionSource::Error, e, verdict, false);
             }
-            return GateOutcome::Parked(Box::new(kept));
+            return match refrozen(call, frozen_args, &digest) {
+                Ok(frozen) => {
+                    kept.frozen = frozen;
+                    GateOutcome::Parked(Box::new(kept))
+                }
+                Err(message) => {
+                    self.refuse(call, &digest, DecisionSource::Error, message, verdict, true)
+                }
+            };
         }
         let answered_by = if self.approver.is_human() {
             DecisionSource::User
@@ -413,7 +462,7 @@ impl Gate {
         let decision = match answer {
             Ok(decision) => decision,
             Err((source, message)) => {
-                return self.refuse(&call, &frozen, source, message, &verdict, true);
+                return self.refuse(call, &digest, source, message, verdict, true);
             }
         };
         // The answer may have taken minutes: a yes is for the path as it was judged.
@@ -423,52 +472,82 @@ impl Gate {
         {
             let message = format!("denied: {why}");
             return self.refuse(
-                &call,
-                &frozen,
+                call,
+                &digest,
                 DecisionSource::Policy,
                 message,
-                &verdict,
+                verdict,
                 true,
             );
         }
-        match decision {
-            Decision::AllowOnce => self.approve(
-                &call,
-                frozen,
-                answered_by.clone(),
-                json!({"decision": "allow_once"}),
-                judged,
-            ),
+        let (source, detail) = match decision {
+            Decision::AllowOnce => (answered_by, json!({"decision": "allow_once"})),
             Decision::AllowSession { directory } => {
                 let scopes = match (directory, directory_scope, session_scopes) {
                     (true, Some(dir), _) => Some(vec![dir]),
                     (_, _, scopes) => scopes,
                 };
-                let Some(scopes) = scopes else {
+                match scopes {
                     // Not offered: the human still said yes, to this call only.
-                    return self.approve(
-                        &call,
-                        frozen,
-                        answered_by.clone(),
+                    None => (
+                        answered_by,
                         json!({"decision": "allow_once", "note": "a session grant was not offered for this call"}),
-                        judged,
-                    );
-                };
-                let ids = self.grant_for_session(&call.tool, args, scopes, &workspace);
-                self.log_grants();
-                self.approve(
-                    &call,
-                    frozen,
-                    answered_by.clone(),
-                    json!({"decision": "allow_session", "granted": ids}),
-                    judged,
-                )
+                    ),
+                    Some(scopes) => {
+                        let ids = self.grant_for_session(&call.tool, args, scopes, &workspace);
+                        self.log_grants();
+                        (
+                            answered_by,
+                            json!({"decision": "allow_session", "granted": ids}),
+                        )
+                    }
+                }
             }
             Decision::Deny { reason } => {
                 let message = asking::denied_by(&answered_by, reason.as_deref());
-                self.refuse(&call, &frozen, answered_by, message, &verdict, true)
+                return self.refuse(call, &digest, answered_by, message, verdict, true);
+            }
+        };
+        match refrozen(call, frozen_args, &digest) {
+            Ok(frozen) => self.approve(call, frozen, source, detail, judged),
+            Err(message) => {
+                self.refuse(call, &digest, DecisionSource::Error, message, verdict, true)
             }
         }
+    }
+}
+
+/// A call the gate asks about, with what it was judged on.
+struct Asked<'a> {
+    call: &'a ToolCall,
+    /// The arguments frozen (the call's, with the sandbox profile written in).
+    frozen_args: &'a Value,
+    /// The arguments judged: the frozen text parsed back (`frozen_args` when it is the same).
+    args: &'a Value,
+    verdict: Verdict,
+    judged: Judged,
+}
+
+/// The call frozen again, after its question took the first frozen text: the same arguments,
+/// so the same digest; anything else allows nothing.
+fn refrozen(call: &ToolCall, frozen_args: &Value, digest: &str) -> Result<FrozenCall, String> {
+    let frozen = FrozenCall::freeze(&call.tool, frozen_args);
+    if frozen.digest == digest {
+        Ok(frozen)
+    } else {
+        Err("denied: the call's arguments are not the ones asked about (their digest changed); nothing ran".into())
+    }
+}
+
+/// Whether the canonical text of `value` parses back to exactly `value`: true unless it holds a
+/// float (serde_json reads a float's shortest text back to the nearest value it finds, which
+/// may be a unit off).
+fn comes_back_exactly(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => !n.is_f64(),
+        Value::Array(items) => items.iter().all(comes_back_exactly),
+        Value::Object(map) => map.values().all(comes_back_exactly),
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
     }
 }
 

@@ -54,7 +54,7 @@ impl Gate {
     pub(super) fn refuse(
         &self,
         call: &ToolCall,
-        frozen: &FrozenCall,
+        digest: &str,
         source: DecisionSource,
         message: String,
         verdict: &Verdict,
@@ -63,7 +63,7 @@ impl Gate {
         let reasons = verdict.reason_lines();
         if audit {
             let record = json!({
-                "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
+                "call_id": call.id, "tool": call.tool, "digest": digest,
                 "decision": "deny", "source": source, "message": message,
             });
             // A failed audit write cannot make a deny any more denied. Staged: the batch's
@@ -82,13 +82,13 @@ impl Gate {
     pub(super) fn deny_early(
         &self,
         call: &ToolCall,
-        frozen: &FrozenCall,
+        digest: &str,
         source: DecisionSource,
         message: String,
     ) -> GateOutcome {
         let _ = self.stage(
             "decision",
-            json!({"call_id": call.id, "tool": call.tool, "digest": frozen.digest, "decision": "deny", "source": source, "message": message}),
+            json!({"call_id": call.id, "tool": call.tool, "digest": digest, "decision": "deny", "source": source, "message": message}),
         );
         GateOutcome::Denied(Denial {
             call_id: call.id.clone(),

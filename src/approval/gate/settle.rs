@@ -34,7 +34,7 @@ impl Gate {
             Err(e) => {
                 return self.deny_early(
                     &call,
-                    &frozen,
+                    &frozen.digest,
                     DecisionSource::Error,
                     format!("the parked call was tampered with: {e}"),
                 );
@@ -44,7 +44,7 @@ impl Gate {
             if let Some(why) =
                 judged::moved_since(&self.policy, &frozen.tool, &args, judged.path.as_deref())
             {
-                return self.deny_early(&call, &frozen, DecisionSource::Policy, why);
+                return self.deny_early(&call, &frozen.digest, DecisionSource::Policy, why);
             }
             // Allowed for the session: the same scopes the modal would have offered.
             let mut granted = Vec::new();

@@ -18,6 +18,7 @@ mod replaced;
 mod sandboxing;
 pub mod scope;
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Serialize;
@@ -117,11 +118,18 @@ impl Policy {
     }
 
     /// The call's arguments with the sandbox profile it will run under written in (see
-    /// [`SandboxPolicy::fill_in`]); unchanged without a sandbox.
-    pub fn with_profile(&self, tool: &str, args: &Value) -> Value {
-        match &self.sandbox {
-            Some(sandbox) => sandbox.fill_in(tool, args),
-            None => args.clone(),
+    /// [`SandboxPolicy::fill_in`]); borrowed, not copied, when nothing is written in: without a
+    /// sandbox, and for every call `fill_in` leaves as it is (another tool, a call that names a
+    /// profile, arguments that are not an object). A 100 MB `write_file` is not copied to be
+    /// frozen.
+    pub fn with_profile<'a>(&self, tool: &str, args: &'a Value) -> Cow<'a, Value> {
+        match (&self.sandbox, args) {
+            (Some(sandbox), Value::Object(map))
+                if tool == "bash" && !map.contains_key("sandbox") =>
+            {
+                Cow::Owned(sandbox.fill_in(tool, args))
+            }
+            _ => Cow::Borrowed(args),
         }
     }
 
@@ -519,3 +527,51 @@ pub(super) fn deny_and_ask(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod with_profile_tests {
+    use super::*;
+    use crate::sandbox::{Profile, Support};
+    use serde_json::json;
+
+    #[test]
+    fn the_profile_is_written_in_exactly_where_the_sandbox_would_and_nothing_else_is_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = PathContext::new(dir.path(), dir.path(), dir.path()).unwrap();
+        let sandbox = SandboxPolicy {
+            default: Profile::WorkspaceWrite,
+            support: Support::Missing {
+                why: "a test".into(),
+            },
+        };
+        let policy = Policy::new(Mode::Default, Rules::empty(), paths, ToolCatalog::builtin())
+            .with_sandbox(sandbox.clone());
+        let calls = [
+            ("bash", json!({"command": "ls"})),
+            ("bash", json!({"command": "ls", "sandbox": "off"})),
+            ("bash", json!("ls")),
+            ("bash", json!(null)),
+            (
+                "write_file",
+                json!({"path": "a", "content": "x".repeat(1000)}),
+            ),
+            ("read_file", json!({"path": "a"})),
+        ];
+        for (tool, args) in &calls {
+            let filled = policy.with_profile(tool, args);
+            assert_eq!(*filled, sandbox.fill_in(tool, args), "{tool} {args}");
+            let changed = *filled != *args;
+            assert_eq!(matches!(filled, Cow::Owned(_)), changed, "{tool} {args}");
+        }
+        let without = Policy::new(
+            Mode::Default,
+            Rules::empty(),
+            PathContext::new(dir.path(), dir.path(), dir.path()).unwrap(),
+            ToolCatalog::builtin(),
+        );
+        assert!(matches!(
+            without.with_profile("bash", &calls[0].1),
+            Cow::Borrowed(_)
+        ));
+    }
+}

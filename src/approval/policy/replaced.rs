@@ -37,7 +37,7 @@ pub fn replaced_lines(path: &Path, new: &str) -> Result<(usize, usize), String> 
             if n == 0 {
                 break;
             }
-            old_lines += buf[..n].iter().filter(|b| **b == b'\n').count();
+            old_lines += memchr::memchr_iter(b'\n', &buf[..n]).count();
             ends_open = buf[n - 1] != b'\n';
         }
         return Ok((
@@ -52,8 +52,10 @@ pub fn replaced_lines(path: &Path, new: &str) -> Result<(usize, usize), String> 
     Ok(line_changes_bytes(&old, new.as_bytes()))
 }
 
+/// Lines as `str::lines` counts them, found with `memchr`.
 fn count_lines(bytes: &[u8]) -> usize {
-    lines(bytes).count()
+    memchr::memchr_iter(b'\n', bytes).count()
+        + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
 }
 
 /// Lines as `str::lines` splits them (a final newline ends the last line; `\r\n` counts as one
@@ -66,27 +68,35 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
         .filter(move |_| !empty)
 }
 
-/// [`super::line_changes`] over bytes.
+/// [`super::line_changes`] over bytes: each line of `old` that no line of `new` matches is
+/// deleted, each line of `new` that matches none of `old` is added (a line repeated counts once
+/// per repeat). Only the lines of the shorter text go into a table; the other is read past it,
+/// so a 100 MB write over a small file (or a small edit of a large one) does not put two million
+/// lines in a table.
 pub fn line_changes_bytes(old: &[u8], new: &[u8]) -> (usize, usize) {
+    if new.len() < old.len() {
+        let (added, deleted) = unmatched(new, old);
+        return (deleted, added);
+    }
+    unmatched(old, new)
+}
+
+/// The lines of `table` that `other` leaves unmatched, and the lines of `other` that match no
+/// line of `table`.
+fn unmatched(table: &[u8], other: &[u8]) -> (usize, usize) {
     use std::collections::HashMap;
-    let mut counts: HashMap<&[u8], isize> = HashMap::new();
-    for l in lines(old) {
-        *counts.entry(l).or_default() += 1;
+    let mut left: HashMap<&[u8], usize> = HashMap::new();
+    for l in lines(table) {
+        *left.entry(l).or_default() += 1;
     }
-    for l in lines(new) {
-        *counts.entry(l).or_default() -= 1;
+    let mut unmatched_other = 0;
+    for l in lines(other) {
+        match left.get_mut(l) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => unmatched_other += 1,
+        }
     }
-    let deleted = counts
-        .values()
-        .filter(|v| **v > 0)
-        .map(|v| *v as usize)
-        .sum();
-    let added = counts
-        .values()
-        .filter(|v| **v < 0)
-        .map(|v| (-*v) as usize)
-        .sum();
-    (deleted, added)
+    (left.values().sum(), unmatched_other)
 }
 
 #[cfg(test)]
@@ -108,6 +118,77 @@ mod tests {
             let from_bytes: Vec<&[u8]> = lines(text.as_bytes()).collect();
             let from_str: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
             assert_eq!(from_bytes, from_str, "{text:?}");
+        }
+    }
+
+    /// The count as a table of both texts' lines made it: old count minus new count per line.
+    fn by_both_tables(old: &[u8], new: &[u8]) -> (usize, usize) {
+        use std::collections::HashMap;
+        let mut counts: HashMap<&[u8], isize> = HashMap::new();
+        for l in lines(old) {
+            *counts.entry(l).or_default() += 1;
+        }
+        for l in lines(new) {
+            *counts.entry(l).or_default() -= 1;
+        }
+        let deleted = counts
+            .values()
+            .filter(|v| **v > 0)
+            .map(|v| *v as usize)
+            .sum();
+        let added = counts
+            .values()
+            .filter(|v| **v < 0)
+            .map(|v| (-*v) as usize)
+            .sum();
+        (deleted, added)
+    }
+
+    #[test]
+    fn lines_are_counted_deleted_and_added_as_a_table_of_both_texts_counts_them() {
+        let texts = [
+            "",
+            "a",
+            "a\n",
+            "a\nb\nc\n",
+            "a\nc\nd\n",
+            "a\na\n",
+            "a\r\nb\n",
+            "b\na\na\na\n",
+            "\n\n\n",
+            "x\ny\nz\nx\ny\n",
+            "long line one that is longer than the others\nshort\n",
+        ];
+        for old in texts {
+            for new in texts {
+                assert_eq!(
+                    line_changes_bytes(old.as_bytes(), new.as_bytes()),
+                    by_both_tables(old.as_bytes(), new.as_bytes()),
+                    "{old:?} -> {new:?}"
+                );
+            }
+            assert_eq!(count_lines(old.as_bytes()), old.lines().count(), "{old:?}");
+        }
+        // Generated texts over a few distinct lines, so repeats and partial matches abound.
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut text = || {
+            let mut out = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            for i in 0..seed % 30 {
+                out.push_str(["p", "q", "r\r", "", "ss"][((seed >> (i % 50)) % 5) as usize]);
+                out.push('\n');
+            }
+            out
+        };
+        for _ in 0..500 {
+            let (old, new) = (text(), text());
+            assert_eq!(
+                line_changes_bytes(old.as_bytes(), new.as_bytes()),
+                by_both_tables(old.as_bytes(), new.as_bytes()),
+                "{old:?} -> {new:?}"
+            );
         }
     }
 

@@ -4,6 +4,7 @@
 //! (which writes it) and `park` (which decides and resumes it) use this module; it uses
 //! neither, so the two do not import each other.
 
+pub(crate) mod kept;
 pub(crate) mod owner;
 pub(crate) mod rejudge;
 
@@ -27,6 +28,7 @@ use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;
 
+pub use kept::RunCheckpoints;
 pub(crate) use owner::kill_leftover;
 pub use rejudge::{ParkedVerdict, stricter};
 
@@ -34,9 +36,12 @@ pub use rejudge::{ParkedVerdict, stricter};
 pub const DEFAULT_TTL_MS: u64 = 24 * 3600 * 1000;
 
 /// Everything `resume` needs, stored with the run. Written with the checkpoint as the agent
-/// sealed it (`&SavedCheckpoint`, its JSON embedded as is), read back as a `Checkpoint`.
+/// sealed it (`&SavedCheckpoint`, its JSON embedded as is, or where its file is: `kept`), read
+/// back as a `Checkpoint` (from its file, checked against its digest, when it has one).
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(bound(deserialize = "C: serde::de::DeserializeOwned"))]
 pub struct ResumeSpec<C = Checkpoint> {
+    #[serde(deserialize_with = "kept::checkpoint")]
     pub checkpoint: C,
     pub workspace: PathBuf,
     pub scenario: Option<PathBuf>,
@@ -64,31 +69,6 @@ pub struct ResumeSpec<C = Checkpoint> {
     pub policy_files: PolicyFingerprint,
 }
 
-impl<'a> ResumeSpec<&'a SavedCheckpoint> {
-    /// A run's spec as `exec` started it (paths made absolute), with nothing parked yet.
-    fn of(
-        args: &ExecArgs,
-        policy: &PolicyFingerprint,
-        workspace: &Path,
-        checkpoint: &'a SavedCheckpoint,
-    ) -> ResumeSpec<&'a SavedCheckpoint> {
-        let (scenario, config) = absolute_args(args);
-        ResumeSpec {
-            checkpoint,
-            workspace: workspace.to_path_buf(),
-            scenario,
-            config,
-            approvals: args.approvals,
-            file_hash: None,
-            pid: None,
-            verdict: None,
-            judged_path: None,
-            mcp_definition: None,
-            policy_files: policy.clone(),
-        }
-    }
-}
-
 /// The arguments with the scenario and rules paths made absolute, so a resume from another
 /// directory reads the same files.
 fn absolute_args(args: &ExecArgs) -> (Option<PathBuf>, ConfigFlags) {
@@ -106,25 +86,20 @@ fn absolute_args(args: &ExecArgs) -> (Option<PathBuf>, ConfigFlags) {
 /// checkpoint re-created the database's WAL file each time, with a sync of the file and of its
 /// directory: 15 opens before the first of S3's eight calls started), committing without a sync
 /// each time, like the cockpit's journal (`Store::journal_writes`).
-pub fn checkpoint_store() -> Result<Store> {
-    let db = Store::open(&db_path())?;
+pub fn checkpoint_store(db: &Path) -> Result<Store> {
+    let db = Store::open(db)?;
     db.journal_writes()?;
     Ok(db)
 }
 
-/// Keeps a running turn's latest checkpoint, so `resume` can go on if this process dies.
-pub fn save_running(
-    db: &Store,
-    args: &ExecArgs,
-    policy: &PolicyFingerprint,
-    session: &str,
-    workspace: &Path,
-    checkpoint: &SavedCheckpoint,
-) -> Result<()> {
+/// Keeps a running turn's latest checkpoint (sealed by `keeper`), so `resume` can go on if
+/// this process dies.
+fn save_running(db: &Store, keeper: &RunCheckpoints, checkpoint: &SavedCheckpoint) -> Result<()> {
     let spec = ResumeSpec {
         pid: Some(std::process::id()),
-        ..ResumeSpec::of(args, policy, workspace, checkpoint)
+        ..keeper.spec(checkpoint)
     };
+    let (session, workspace) = keeper.run();
     db.save_checkpoint(
         session,
         session,
@@ -136,10 +111,12 @@ pub fn save_running(
     Ok(())
 }
 
-/// Records how a run ended.
+/// Records how a run ended; its checkpoint files go (nothing goes on from an ended run).
 pub fn finish(session: &str, state: &str) {
-    if let Ok(db) = Store::open(&db_path()) {
-        let _ = db.set_run_state(session, state, now_ms());
+    if let Ok(db) = Store::open(&db_path())
+        && db.set_run_state(session, state, now_ms()).is_ok()
+    {
+        kept::remove_run(session);
     }
 }
 
@@ -151,15 +128,14 @@ pub(crate) fn file_hash(path: &Path) -> Option<String> {
     std::fs::read(path).ok().map(|b| hex(&Sha256::digest(&b)))
 }
 
-/// Stores a parked turn; returns the `parked` event to print (with the one-time code).
+/// Stores a parked turn (its checkpoint sealed by `keeper`); returns the `parked` event to
+/// print (with the one-time code).
 pub fn park(
-    args: &ExecArgs,
-    policy: &PolicyFingerprint,
-    session: &str,
-    workspace: &Path,
+    keeper: &RunCheckpoints,
     checkpoint: &SavedCheckpoint,
     request: &ApprovalRequest,
 ) -> Result<Value> {
+    let (session, workspace) = keeper.run();
     let judged = judged_path(&request.tool, &request.verdict);
     // The file a writing tool would change: the one it was judged on (`~/x` is under home).
     let writes = ToolCatalog::builtin()
@@ -174,7 +150,7 @@ pub fn park(
         verdict: Some(ParkedVerdict::of(&request.verdict)),
         judged_path: judged,
         mcp_definition: judged_definition(&request.verdict),
-        ..ResumeSpec::of(args, policy, workspace, checkpoint)
+        ..keeper.spec(checkpoint)
     };
     let db = Store::open(&db_path())?;
     let ttl = std::env::var("AIRLOCK_APPROVAL_TTL_MS")
@@ -190,6 +166,8 @@ pub fn park(
         Some(&serde_json::to_string(&spec)?),
         now,
     )?;
+    // The row names the parked checkpoint now: the running one's file goes.
+    keeper.tidy(checkpoint);
     let summary = json!({
         "risk": request.risk,
         "reasons": request.verdict.reason_lines(),

@@ -539,6 +539,7 @@ async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_
 
 mod forecast;
 mod judged;
+mod large;
 mod mcp;
 mod recorded;
 mod sandbox;
