@@ -354,7 +354,7 @@ fn a_stream_that_keeps_breaking_off_is_an_error_naming_the_provider_and_no_tool_
 }
 
 #[test]
-fn a_malformed_tool_call_is_an_error_and_nothing_runs() {
+fn a_malformed_tool_call_runs_nothing_and_the_model_is_told_why_and_asked_again() {
     let root = root();
     let server = llmock();
     post(
@@ -369,13 +369,23 @@ fn a_malformed_tool_call_is_an_error_and_nothing_runs() {
         "OPENAI_API_KEY",
         "mock",
     );
-    assert_eq!(run.status, Some(1), "{}", run.stdout);
-    let message = outcome(&run)["failed"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(message.contains("not valid JSON"), "{message}");
+    // The turn goes on: the refusal is an event, and the model is asked again (llmock's fault
+    // is for one answer; the next is its plain reply).
+    assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let denied: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|e| e["event"] == "tool_denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{}", run.stdout);
+    assert_eq!(denied[0]["source"], "error");
+    let message = denied[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("not valid JSON") && message.contains("send the call again"),
+        "{message}"
+    );
     assert!(!kinds(&run).contains(&"tool_started".to_string()));
+    assert_eq!(outcome(&run), "completed", "{}", run.stdout);
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod checkpoint;
 mod codes;
 mod decisions;
 mod ops;
+mod unread;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -313,6 +314,8 @@ impl Agent {
     }
 
     async fn turn_steps(&mut self, cancel: &CancellationToken) -> TurnOutcome {
+        // The last answer held calls that could not be read: said if the step limit ends it.
+        let mut unreadable = false;
         for _ in 0..self.config.max_steps {
             if cancel.is_cancelled() {
                 return TurnOutcome::Interrupted;
@@ -332,8 +335,8 @@ impl Agent {
                 }
             };
             let _ = forward.await;
-            let (text, calls) = match reply {
-                Ok(reply) => (reply.text, reply.calls),
+            let (text, calls, malformed) = match reply {
+                Ok(reply) => (reply.text, reply.calls, reply.malformed),
                 Err(e) => {
                     return TurnOutcome::Failed {
                         message: e.to_string(),
@@ -346,6 +349,15 @@ impl Agent {
             self.conversation.push(Message::Assistant { text, calls });
             if !asked {
                 return TurnOutcome::Completed;
+            }
+            // Nothing of an answer with an unreadable call runs; the model is told and asked
+            // again, as the next step.
+            unreadable = !malformed.is_empty();
+            if unreadable {
+                let results = self.refuse_unread(last_calls(&self.conversation), &malformed);
+                self.conversation.extend(results);
+                self.journal(&[], &[], 0, &[], false);
+                continue;
             }
             let this = &*self;
             let calls = last_calls(&this.conversation);
@@ -364,6 +376,15 @@ impl Agent {
             if cancel.is_cancelled() {
                 return TurnOutcome::Interrupted;
             }
+        }
+        if unreadable {
+            self.emit(AgentEvent::Error {
+                message: format!(
+                    "the model kept sending tool calls whose arguments were not valid JSON; the \
+                     turn stopped at its step limit ({} steps) and none of those calls ran",
+                    self.config.max_steps
+                ),
+            });
         }
         TurnOutcome::StepLimit
     }

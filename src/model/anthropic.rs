@@ -98,14 +98,16 @@ impl MessageStream {
             return Err(Unfinished::Cut("the stream ended without its finish marker (message_stop); the answer is incomplete, so none of its tool calls run".into()));
         }
         let mut calls = Vec::new();
+        let mut malformed = Vec::new();
         for block in self.blocks.into_values() {
             if let Block::ToolUse { id, name, json } = block {
                 let args = if json.trim().is_empty() {
                     json!({})
                 } else {
-                    serde_json::from_str(&json).map_err(|e| {
-                        format!("the input of tool call `{name}` is not valid JSON ({e}); none of this answer's calls run")
-                    })?
+                    serde_json::from_str(&json).unwrap_or_else(|e| {
+                        malformed.push((calls.len(), format!("its input is not valid JSON ({e})")));
+                        json!({})
+                    })
                 };
                 calls.push(ToolCall {
                     id,
@@ -117,6 +119,7 @@ impl MessageStream {
         Ok(ModelReply {
             text: self.text,
             calls,
+            malformed,
         })
     }
 }
@@ -244,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn a_truncated_stream_or_malformed_input_runs_nothing() {
+    fn a_truncated_stream_runs_nothing_and_malformed_input_is_marked_on_its_call() {
         let truncated = play(&[
             START,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"bash","input":{}}}"#,
@@ -256,7 +259,10 @@ mod tests {
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\": "}}"#,
             STOP,
         ]);
-        assert!(malformed.unwrap_err().contains("not valid JSON"));
+        let malformed = malformed.unwrap();
+        assert_eq!(malformed.calls[0].args, json!({}));
+        assert_eq!(malformed.malformed[0].0, 0);
+        assert!(malformed.malformed[0].1.contains("not valid JSON"));
     }
 
     #[test]

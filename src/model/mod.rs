@@ -53,6 +53,10 @@ pub enum Message {
 pub struct ModelReply {
     pub text: String,
     pub calls: Vec<ToolCall>,
+    /// The calls whose arguments could not be read (not valid JSON), by their place in
+    /// `calls` (where their arguments are an empty object), with why. None of this answer's
+    /// calls run; the model is told which one and why, and may send them again.
+    pub malformed: Vec<(usize, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -91,6 +91,7 @@ impl ChatStream {
             return Err(Unfinished::Cut("the stream ended without its finish marker ([DONE]); the answer is incomplete, so none of its tool calls run".into()));
         }
         let mut calls = Vec::new();
+        let mut malformed = Vec::new();
         for (index, call) in self.calls {
             let name = call.name.ok_or_else(|| {
                 format!("tool call #{index} has no name; none of this answer's calls run")
@@ -98,9 +99,13 @@ impl ChatStream {
             let args: Value = if call.arguments.trim().is_empty() {
                 json!({})
             } else {
-                serde_json::from_str(&call.arguments).map_err(|e| {
-                    format!("the arguments of tool call `{name}` are not valid JSON ({e}); none of this answer's calls run")
-                })?
+                serde_json::from_str(&call.arguments).unwrap_or_else(|e| {
+                    malformed.push((
+                        calls.len(),
+                        format!("its arguments are not valid JSON ({e})"),
+                    ));
+                    json!({})
+                })
             };
             calls.push(ToolCall {
                 id: call.id.unwrap_or_else(|| format!("call_{index}")),
@@ -111,6 +116,7 @@ impl ChatStream {
         Ok(ModelReply {
             text: self.text,
             calls,
+            malformed,
         })
     }
 }
@@ -249,16 +255,18 @@ mod tests {
     }
 
     #[test]
-    fn malformed_arguments_are_an_error_and_no_call_runs() {
+    fn malformed_arguments_are_marked_on_their_call_and_the_answer_is_kept() {
         let (reply, _) = play(&[
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read_file","arguments":"{\"path\":\"x\"}"}},{"index":1,"id":"b","function":{"name":"bash","arguments":"{\"command\": rm"}}]}}]}"#,
             "[DONE]",
         ]);
-        let err = reply.unwrap_err();
-        assert!(
-            err.contains("`bash`") && err.contains("not valid JSON"),
-            "{err}"
-        );
+        let reply = reply.unwrap();
+        assert_eq!(reply.calls.len(), 2);
+        assert_eq!(reply.calls[1].args, json!({}));
+        assert_eq!(reply.malformed.len(), 1);
+        let (index, why) = &reply.malformed[0];
+        assert_eq!(*index, 1);
+        assert!(why.contains("not valid JSON"), "{why}");
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub struct ScriptedCall {
     pub tool: String,
     #[serde(default = "empty_object")]
     pub args: Value,
+    /// The arguments as text, as a provider sends them, in place of `args`: to play a model
+    /// whose arguments are not valid JSON (the call is then refused, and the model told why).
+    #[serde(default)]
+    pub raw_args: Option<String>,
 }
 
 fn empty_object() -> Value {
@@ -299,24 +303,35 @@ impl ModelClient for ScriptedModel {
                     let _ = deltas.send(word.to_string());
                 }
             }
+            let mut malformed = Vec::new();
             let calls = step
                 .calls
                 .iter()
                 .zip(args)
                 .enumerate()
-                .map(|(i, (c, args))| ToolCall {
-                    id: c
-                        .id
-                        .clone()
-                        .unwrap_or_else(|| format!("c{}", first_id + i + 1)),
-                    tool: c.tool.clone(),
-                    args,
+                .map(|(i, (c, args))| {
+                    let args = match c.raw_args.as_deref().map(serde_json::from_str::<Value>) {
+                        None => args,
+                        Some(Ok(parsed)) => parsed,
+                        Some(Err(e)) => {
+                            malformed.push((i, format!("its arguments are not valid JSON ({e})")));
+                            empty_object()
+                        }
+                    };
+                    ToolCall {
+                        id: c
+                            .id
+                            .clone()
+                            .unwrap_or_else(|| format!("c{}", first_id + i + 1)),
+                        tool: c.tool.clone(),
+                        args,
+                    }
                 })
                 .collect();
             Ok(ModelReply {
                 text: step.say.clone(),
                 calls,
-                ..ModelReply::default()
+                malformed,
             })
         })
     }

@@ -16,6 +16,7 @@ mod judged;
 mod outcome;
 mod record;
 mod settle;
+mod unread;
 
 use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
