@@ -38,8 +38,9 @@ pub fn pid(owner: Option<&str>) -> &str {
     owner.and_then(|o| o.split(':').next()).unwrap_or("unknown")
 }
 
-/// Kills the process group of a `bash -c COMMAND` still running in `workspace` (the tool starts
-/// each command as the leader of its own group, so its pid is the group id).
+/// Kills the process group of a `bash -c COMMAND` still running in `workspace`: the group of
+/// the launcher that started it (the group leader; with a PID namespace of its own, bash is its
+/// grandchild, and the namespace goes with its first process).
 pub(crate) fn kill_leftover(command: &str, workspace: &std::path::Path) {
     let wanted = format!("bash\0-c\0{command}\0");
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -60,12 +61,25 @@ pub(crate) fn kill_leftover(command: &str, workspace: &std::path::Path) {
         let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
         let here = std::fs::canonicalize(workspace).ok();
         if cwd.is_some() && cwd == here {
+            let group = process_group(pid).unwrap_or(pid);
             let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(group),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
     }
+}
+
+/// The process group of `pid` (`/proc/PID/stat`, the field after the state; the command name
+/// before them may hold spaces and parentheses, so it is read from the last `)`).
+fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(2)?.parse().ok()
 }
 
 #[cfg(test)]
