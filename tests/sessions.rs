@@ -212,10 +212,17 @@ fn a_call_running_when_the_cockpit_was_killed_is_reported_interrupted_and_never_
     );
     assert!(screen.contains("Starting it."), "{screen}");
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
-    // What it left running was stopped when the session reopened.
+    // What it left running was stopped when the session reopened: its launchers (whose
+    // arguments hold the command) and the `sleep 20` bash became.
+    let ws = std::fs::canonicalize(world.path("ws")).unwrap();
     let leftover = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| c.windows(24).any(|w| w == b"echo ran >> marker; slee"))
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let sleeping_here = cmdline == b"sleep\x0020\x00"
+            && std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd == ws);
+        sleeping_here
+            || cmdline
+                .windows(24)
+                .any(|w| w == b"echo ran >> marker; slee")
     });
     assert!(!leftover, "the interrupted command is still running");
 }

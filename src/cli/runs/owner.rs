@@ -38,14 +38,16 @@ pub fn pid(owner: Option<&str>) -> &str {
     owner.and_then(|o| o.split(':').next()).unwrap_or("unknown")
 }
 
-/// Kills the process group of a `bash -c COMMAND` still running in `workspace`: the group of
-/// the launcher that started it (the group leader; with a PID namespace of its own, bash is its
-/// grandchild, and the namespace goes with its first process).
+/// Kills what runs `bash -c COMMAND` in `workspace`: the sandbox launcher that started it (the
+/// leader of the command's process group and session; with a PID namespace of its own, the
+/// namespace goes with its first process) or, started without one, bash itself (then the
+/// leader). Bash may have become its last command (`bash -c 'a; sleep 20'` ends as `sleep 20`),
+/// so the launcher, whose arguments keep the command, is what is looked for first.
 pub(crate) fn kill_leftover(command: &str, workspace: &std::path::Path) {
-    let wanted = format!("bash\0-c\0{command}\0");
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
     };
+    let here = std::fs::canonicalize(workspace).ok();
     for entry in entries.flatten() {
         let Some(pid) = entry
             .file_name()
@@ -55,11 +57,10 @@ pub(crate) fn kill_leftover(command: &str, workspace: &std::path::Path) {
             continue;
         };
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if cmdline != wanted.as_bytes() {
+        if !starts_command(&cmdline, command) {
             continue;
         }
         let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
-        let here = std::fs::canonicalize(workspace).ok();
         if cwd.is_some() && cwd == here {
             let group = process_group(pid).unwrap_or(pid);
             let _ = nix::sys::signal::killpg(
@@ -74,6 +75,30 @@ pub(crate) fn kill_leftover(command: &str, workspace: &std::path::Path) {
     }
 }
 
+/// Whether a process's `cmdline` (NUL-separated) is `bash -c COMMAND`, or the sandbox launcher
+/// (outside its namespaces) that runs it.
+fn starts_command(cmdline: &[u8], command: &str) -> bool {
+    let words: Vec<&[u8]> = cmdline
+        .strip_suffix(b"\0")
+        .unwrap_or(cmdline)
+        .split(|b| *b == 0)
+        .collect();
+    let bash = [b"bash".as_slice(), b"-c", command.as_bytes()];
+    if words == bash {
+        return true;
+    }
+    let launcher = words.get(1) == Some(&crate::sandbox::LAUNCHER_ARG.as_bytes())
+        || words
+            .first()
+            .is_some_and(|w| w.ends_with(crate::sandbox::SMALL_LAUNCHER.as_bytes()));
+    let first = words.iter().any(|w| *w == b"--first");
+    let after = words
+        .iter()
+        .position(|w| *w == b"--")
+        .map(|at| &words[at + 1..]);
+    launcher && !first && after == Some(bash.as_slice())
+}
+
 /// The process group of `pid` (`/proc/PID/stat`, the field after the state; the command name
 /// before them may hold spaces and parentheses, so it is read from the last `)`).
 fn process_group(pid: i32) -> Option<i32> {
@@ -85,6 +110,33 @@ fn process_group(pid: i32) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leftover_is_found_by_bash_or_by_the_launcher_outside_its_namespaces() {
+        let cmd = "echo ran >> marker; sleep 20";
+        assert!(starts_command(
+            b"bash\0-c\0echo ran >> marker; sleep 20\0",
+            cmd
+        ));
+        assert!(starts_command(
+            b"/x/airlock-sandbox\0__sandbox\0--read\0/\0--\0bash\0-c\0echo ran >> marker; sleep 20\0",
+            cmd
+        ));
+        assert!(starts_command(
+            b"/x/airlock\0__sandbox\0--unconfined\0--\0bash\0-c\0echo ran >> marker; sleep 20\0",
+            cmd
+        ));
+        // The first process inside goes with the launcher's group; another command is not it.
+        assert!(!starts_command(
+            b"/proc/self/exe\0__sandbox\0--first\0--\0bash\0-c\0echo ran >> marker; sleep 20\0",
+            cmd
+        ));
+        assert!(!starts_command(b"bash\0-c\0echo other\0", cmd));
+        assert!(!starts_command(
+            b"vim\0--\0bash\0-c\0echo ran >> marker; sleep 20\0",
+            cmd
+        ));
+    }
 
     #[test]
     fn this_process_is_alive_and_a_reused_pid_or_a_dead_one_is_not() {
