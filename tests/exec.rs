@@ -404,3 +404,67 @@ fn a_flood_streams_as_head_lines_then_kept_tails_with_counts_and_the_log_has_eve
     assert_eq!(logged.lines().count(), 300_000);
     assert!(logged.ends_with("300000\n"));
 }
+
+/// `airlock exec --human ARGS`: what it printed on standard output and error.
+fn human(args: &[&str], root: &Path, env: &[(&str, &str)]) -> (String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command
+        .args(["exec", "--human"])
+        .args(args)
+        .envs(env.iter().copied());
+    let out = scratch_env(&mut command, root).output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_human_banner_says_the_model_approvals_workspace_mode_and_sandbox_truthfully() {
+    let root = root();
+    let (demo, _) = human(&[], root.path(), &[]);
+    let lines: Vec<&str> = demo.lines().take(3).collect();
+    assert!(
+        lines[0].starts_with("airlock demo (offline, scripted model) (asks are denied"),
+        "{demo}"
+    );
+    assert!(lines[1].ends_with("(a scratch copy)"), "{demo}");
+    assert_eq!(lines[2], "mode default, sandbox workspace-write", "{demo}");
+
+    // A real provider (unreachable here), allow-all, the user's own workspace, no key.
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let (real, stderr) = human(
+        &[
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-x",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--approvals",
+            "dangerously-allow-all",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--sandbox",
+            "network",
+            "hi",
+        ],
+        root.path(),
+        &[("OPENAI_API_KEY", "")],
+    );
+    let lines: Vec<&str> = real.lines().take(3).collect();
+    assert!(
+        lines[0].starts_with("airlock (openai: gpt-x) (asks are allowed once each"),
+        "{real}"
+    );
+    assert!(
+        !real.contains("demo") && !real.contains("scratch copy"),
+        "{real}"
+    );
+    assert_eq!(lines[2], "mode default, sandbox network", "{real}");
+    assert!(
+        stderr.contains("no API key: $OPENAI_API_KEY is not set"),
+        "{stderr}"
+    );
+}

@@ -53,6 +53,8 @@ pub struct Started {
     pub journal: Option<Arc<super::sessions::CockpitJournal>>,
     /// Why commands run without a sandbox, when they do (said in the status bar).
     pub no_sandbox: Option<String>,
+    /// The profile commands run under when they name none.
+    pub sandbox: crate::sandbox::Profile,
     /// The policy files in force as this session found them (kept with a run's checkpoints).
     pub policy: crate::config::fingerprint::PolicyFingerprint,
     /// Where a headless run keeps its checkpoints (none for the cockpit).
@@ -109,7 +111,7 @@ pub fn start_with(
     let workspace = paths.workspace.clone();
     // MCP servers connect in the background once the agent runs; none configured costs nothing.
     let mcp = super::mcp::hub_for(&config, &workspace);
-    let (model, prompt) =
+    let (model, prompt, no_key) =
         super::session::model_for(args, &config, &workspace, real_model, mcp.as_ref())?;
     let approval_timeout = config.approval_timeout_secs;
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
@@ -124,7 +126,7 @@ pub fn start_with(
         support: sandbox_support(),
     });
     let mut notices = notices;
-    if let Some(notice) = sandbox.support.notice() {
+    for notice in [sandbox.support.notice(), no_key].into_iter().flatten() {
         if headless.is_some() {
             eprintln!("airlock: {}", crate::visible::visible_line(&notice));
         }
@@ -136,7 +138,7 @@ pub fn start_with(
     // A key in a variable the config names stays out of every command, like the known ones.
     let mut tools = ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session)))
         .sandboxed(Sandbox::new(
-            launcher_path(),
+            crate::sandbox::installed_launcher(),
             sandbox.clone(),
             sandbox_paths,
         ))
@@ -222,6 +224,7 @@ pub fn start_with(
         notices,
         journal,
         no_sandbox: sandbox.support.notice(),
+        sandbox: sandbox.default,
         policy: policy_files,
         checkpoints,
     })
@@ -250,15 +253,6 @@ fn sandbox_support() -> Support {
             why: format!("cannot find airlock's own binary to start the sandbox launcher ({e})"),
         },
     }
-}
-
-/// airlock's own binary, which answers to the launcher's subcommand.
-fn launcher_path() -> PathBuf {
-    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
-    // The small launcher built and installed with airlock, when it is there (it starts faster);
-    // else airlock itself, as `airlock __sandbox`.
-    let small = me.with_file_name(crate::sandbox::SMALL_LAUNCHER);
-    if small.is_file() { small } else { me }
 }
 
 /// The policy a session of `args` on `workspace` would judge calls by now (config, rules and
@@ -311,7 +305,9 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
     let started = start(&args, Some(headless_approver(args.approvals)))?;
     if started.prompt.trim().is_empty() {
         let _ = started.handle.ops.send(Op::Shutdown);
-        bail!("no prompt: with a model configured, pass the prompt on the command line");
+        bail!(
+            "no prompt: with a model configured, give it on the command line: airlock exec \"PROMPT\""
+        );
     }
     if args.human {
         let scripted = started.model.starts_with("scripted");
@@ -322,9 +318,16 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
                 "asks are allowed once each (--approvals dangerously-allow-all)"
             }
         };
+        let sandbox = match &started.no_sandbox {
+            Some(_) => "NO SANDBOX (every command asks)".to_string(),
+            None if started.sandbox == crate::sandbox::Profile::Off => {
+                "NO SANDBOX (--sandbox off)".to_string()
+            }
+            None => format!("sandbox {}", started.sandbox.as_str()),
+        };
         writeln!(
             out,
-            "{} ({asks})\nworkspace: {}{}",
+            "{} ({asks})\nworkspace: {}{}\nmode {}, {sandbox}",
             if scripted {
                 "airlock demo (offline, scripted model)".to_string()
             } else {
@@ -335,7 +338,8 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
                 " (a scratch copy)"
             } else {
                 ""
-            }
+            },
+            started.mode.as_str()
         )?;
     } else {
         writeln!(

@@ -80,9 +80,10 @@ pub fn model_for(
     workspace: &Path,
     real_model: bool,
     mcp: Option<&Arc<McpHub>>,
-) -> Result<(Arc<dyn ModelClient>, String)> {
+) -> Result<(Arc<dyn ModelClient>, String, Option<String>)> {
     let env = ProcessEnv;
-    Ok(if real_model {
+    let mut no_key = None;
+    let (model, prompt): (Arc<dyn ModelClient>, String) = if real_model {
         let Some(provider) = &config.provider else {
             bail!("no provider configured")
         };
@@ -95,6 +96,27 @@ pub fn model_for(
         };
         // The cockpit lets the person type the first prompt; `exec` needs one (checked there).
         let prompt = args.prompt.clone().unwrap_or_default();
+        let api_key = config.api_key(&env)?;
+        if api_key.is_none() {
+            let whence = match (&config.api_key_command, &config.api_key_env) {
+                (Some(cmd), _) => {
+                    format!("the api_key_command from {} printed nothing", cmd.source)
+                }
+                (None, Some(var)) => format!("${} (named by {}) is not set", var.value, var.source),
+                (None, None) => format!(
+                    "${} is not set",
+                    match kind {
+                        crate::model::http::ProviderKind::OpenAi => "OPENAI_API_KEY",
+                        crate::model::http::ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                    }
+                ),
+            };
+            no_key = Some(format!(
+                "no API key: {whence}; requests go out without one, which a local server may \
+                 accept and {} refuses",
+                kind.name()
+            ));
+        }
         let mut model = HttpModel::new(HttpModelConfig {
             kind,
             base_url: config
@@ -103,7 +125,7 @@ pub fn model_for(
                 .map(|b| b.value.clone())
                 .unwrap_or_else(|| kind.default_base_url().to_string()),
             model: model_name,
-            api_key: config.api_key(&env)?,
+            api_key,
             max_tokens: config.max_tokens.value,
             system: system_prompt(workspace),
             connect_timeout: std::time::Duration::from_secs(10),
@@ -135,7 +157,8 @@ pub fn model_for(
             }
         };
         (Arc::new(ScriptedModel::new(scenario)), prompt)
-    })
+    };
+    Ok((model, prompt, no_key))
 }
 
 /// The state directory and its audit and run-log directories, made private to this user.
