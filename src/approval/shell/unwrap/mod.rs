@@ -475,13 +475,28 @@ fn is_name(s: &str) -> bool {
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
+/// For the wrappers' tests: a command line of literal words, and what is left of it unwrapped.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(super) mod testing {
+    use super::{Word, unwrap};
 
-    fn argv(s: &str) -> Vec<Word> {
+    pub fn argv(s: &str) -> Vec<Word> {
         s.split_whitespace().map(Word::lit).collect()
     }
+
+    pub fn program(s: &str) -> Vec<String> {
+        unwrap(argv(s))
+            .argv
+            .iter()
+            .map(|w| w.display().to_string())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::argv;
+    use super::*;
 
     fn names(u: &Unwrapped) -> Vec<&str> {
         u.argv.iter().map(Word::display).collect()

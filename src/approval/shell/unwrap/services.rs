@@ -318,17 +318,7 @@ mod tests {
     use super::super::unwrap;
     use crate::approval::shell::words::Word;
 
-    fn argv(s: &str) -> Vec<Word> {
-        s.split_whitespace().map(Word::lit).collect()
-    }
-
-    fn program(s: &str) -> Vec<String> {
-        unwrap(argv(s))
-            .argv
-            .iter()
-            .map(|w| w.display().to_string())
-            .collect()
-    }
+    use super::super::testing::{argv, program};
 
     #[test]
     fn systemd_run_cgexec_and_proxychains_come_off_down_to_the_command() {
