@@ -4,7 +4,6 @@
 //! another terminal counts too: whichever comes first wins.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -43,8 +42,13 @@ impl ChannelApprover {
         issued: Box<dyn IssuedCode>,
     ) -> Result<Decision, ApproverError> {
         // The code may already be answered (from another terminal while no cockpit ran).
-        let mut wait = Duration::ZERO;
+        let mut first = true;
         loop {
+            let look: crate::approval::approver::BoxFuture<'static, ()> = if first {
+                Box::pin(std::future::ready(()))
+            } else {
+                issued.changes()
+            };
             tokio::select! {
                 local = &mut answer => {
                     self.control.decisions.forget(call_id);
@@ -59,8 +63,8 @@ impl ChannelApprover {
                         None => decision,
                     });
                 }
-                _ = tokio::time::sleep(wait) => {
-                    wait = Duration::from_millis(300);
+                () = look => {
+                    first = false;
                     if let Some(decision) = issued.answered() {
                         self.control.decisions.forget(call_id);
                         let _ = self.events.send(AgentEvent::ApprovalSettled {

@@ -24,4 +24,10 @@ pub trait IssuedCode: Send {
     /// Records the driver's answer, so the code no longer answers anything. When another
     /// terminal answered first, that answer stands and is returned.
     fn settle(&self, decision: &Decision) -> Option<Decision>;
+
+    /// Resolves when an answer may have come (where the codes are kept changed), or after a
+    /// while; the waiter then looks with [`IssuedCode::answered`]. By default, every 300 ms.
+    fn changes(&self) -> crate::approval::approver::BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(std::time::Duration::from_millis(300)))
+    }
 }

@@ -47,13 +47,19 @@ impl CodeBook for StateDbCodes {
                 .add_approval(session, session, call_id, frozen, &summary, now, ttl)
                 .ok()?,
         };
-        Some(Box::new(StoredCode { store, code }))
+        // Woken by writes to the database's directory, not by a timer.
+        let watch = self
+            .db
+            .parent()
+            .and_then(crate::store::watch::DirWatch::new);
+        Some(Box::new(StoredCode { store, code, watch }))
     }
 }
 
 struct StoredCode {
     store: Store,
     code: String,
+    watch: Option<crate::store::watch::DirWatch>,
 }
 
 impl IssuedCode for StoredCode {
@@ -76,6 +82,13 @@ impl IssuedCode for StoredCode {
         {
             Ok(_) => None,
             Err(_) => self.answered(),
+        }
+    }
+
+    fn changes(&self) -> crate::approval::approver::BoxFuture<'static, ()> {
+        match &self.watch {
+            Some(watch) => Box::pin(watch.changed()),
+            None => Box::pin(tokio::time::sleep(crate::store::watch::LONGEST_WAIT)),
         }
     }
 }

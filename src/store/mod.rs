@@ -11,6 +11,7 @@ pub mod db;
 pub mod key;
 pub mod runs;
 pub mod users;
+pub mod watch;
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
