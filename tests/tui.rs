@@ -113,7 +113,8 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
     tmux.wait_for("lint: checked module");
     // (A fragment: the conversation wraps between words, so the sentence may span two rows.)
     tmux.wait_for("I did not touch anything");
-    let screen = tmux.wait_for("grants 0 · Enter");
+    // (Idle: no "working" between the grants and the key hints.)
+    let screen = tmux.wait_for("grants 0 · Enter send");
     assert!(
         screen.contains("✗ c7"),
         "the rm -rf ~/.cache/pip was denied: {screen}"
@@ -136,7 +137,7 @@ fn quitting_while_tools_stream_asks_first_then_stops_them_exits_zero_and_restore
     // Not just "quit?": the question that counts the running tools.
     let screen = tmux.wait_for("Quitting kills them");
     assert!(
-        screen.contains("tool(s) running and a turn in progress"),
+        screen.contains("2 tools are running. Quitting kills them and stops the turn."),
         "{screen}"
     );
     std::thread::sleep(Duration::from_millis(300));
@@ -179,4 +180,114 @@ fn processes_under(root: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// Keys typed as the modal appears (within its arm delay) are dropped, and the modal says so:
+/// they neither answer it nor wait, unseen, in the draft it hides to be sent with the next
+/// prompt (as "yy" once reached the model in front of one).
+#[test]
+fn keys_typed_as_the_modal_appears_never_reach_the_next_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = start_demo(dir.path(), "early");
+    tmux.wait_for_quickly("wants to run edit_file");
+    tmux.type_text("yy");
+    let screen = tmux.wait_for("2 keys typed before the modal was ready were ignored");
+    assert!(
+        screen.contains("wants to run edit_file") && screen.contains("waiting for approval"),
+        "an early key answered the modal:\n{screen}"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    tmux.keys("y");
+    // Once the modal is gone the prompt is in sight again: empty.
+    tmux.wait_for("c6 wants to run bash");
+    std::thread::sleep(Duration::from_millis(600));
+    tmux.keys("y");
+    tmux.wait_for("grants 0 · Enter send");
+    let screen = tmux.screen();
+    assert!(
+        screen.contains("Ask the agent…"),
+        "the draft is not empty:\n{screen}"
+    );
+    tmux.type_text("hi there");
+    tmux.keys("Enter");
+    let screen = tmux.wait_for("> hi there");
+    assert!(!screen.contains("yyhi"), "{screen}");
+    tmux.keys("C-d");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+}
+
+/// `F1` and `?` open the help over the modal; `Esc` then closes the help only, and the call
+/// still waits for its answer.
+#[test]
+fn the_help_opens_over_the_modal_and_esc_closes_only_the_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = start_demo(dir.path(), "help");
+    tmux.wait_for("wants to run edit_file");
+    std::thread::sleep(Duration::from_millis(600));
+    for open in ["F1", "?"] {
+        tmux.keys(open);
+        let screen = tmux.wait_for("every key, mouse too");
+        assert!(screen.contains("the help, over the modal"), "{screen}");
+        tmux.keys("Escape");
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = tmux.screen();
+        assert!(
+            !screen.contains("every key, mouse too")
+                && screen.contains("wants to run edit_file")
+                && screen.contains("edit calc.py — waiting for approval"),
+            "Esc after {open} did more than close the help:\n{screen}"
+        );
+        // A second Esc right away, meant for the help, finds the modal arming again.
+        tmux.keys("Escape");
+        std::thread::sleep(Duration::from_millis(600));
+        let screen = tmux.screen();
+        assert!(
+            screen.contains("edit calc.py — waiting for approval"),
+            "a second Esc denied the call:\n{screen}"
+        );
+    }
+    tmux.keys("y");
+    tmux.wait_for("c6 wants to run bash");
+    tmux.keys("C-c");
+    tmux.wait_for("grants 0 · Enter send");
+    tmux.keys("C-d");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+}
+
+/// `Ctrl-C` on an empty, idle prompt says how to quit; a second one within two seconds quits.
+#[test]
+fn ctrl_c_twice_on_an_empty_idle_prompt_quits() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = start_demo(dir.path(), "ctrlc");
+    approve_the_edit_and_the_test_run(&tmux);
+    tmux.wait_for("grants 0 · Enter send");
+    tmux.keys("C-c");
+    tmux.wait_for("Ctrl-C again to quit");
+    // It goes after two seconds, and the next Ctrl-C only says it again.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(!tmux.screen().contains("Ctrl-C again to quit"));
+    tmux.keys("C-c");
+    tmux.wait_for("Ctrl-C again to quit");
+    tmux.keys("C-c");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+    assert_the_terminal_is_restored(&tmux);
+}
+
+/// At 80x24 the demo's first modal leaves the conversation's latest lines (why the edit is
+/// made) in sight above it.
+#[test]
+fn at_80x24_the_first_modal_leaves_the_conversation_in_sight() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = start_demo(dir.path(), "narrow");
+    tmux.run(&["resize-window", "-t", "airlock", "-x", "80", "-y", "24"]);
+    let screen = tmux.wait_for("wants to run edit_file");
+    let rows: Vec<&str> = screen.lines().collect();
+    let top = rows.iter().position(|r| r.contains("┌ approval")).unwrap();
+    let above = rows[..top].join("\n");
+    assert!(top >= 5, "{screen}");
+    assert!(above.contains("Here is the fix."), "{screen}");
+    tmux.keys("C-c");
+    tmux.wait_for("grants 0 · Enter send");
+    tmux.keys("C-d");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
 }

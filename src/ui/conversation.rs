@@ -64,9 +64,10 @@ pub fn entry_rows(entry: &Entry, width: usize) -> Vec<Line<'static>> {
             lines.extend(wrap_words(&visible(text), width).into_iter().map(Line::raw));
         }
         Entry::Tool {
-            call_id,
+            short_id,
             title,
             state,
+            ..
         } => {
             let (icon, style, tail) = match state {
                 ToolLine::Asking => (
@@ -79,12 +80,21 @@ pub fn entry_rows(entry: &Entry, width: usize) -> Vec<Line<'static>> {
                 }
                 ToolLine::Running => ("▶", Style::default().fg(Color::Blue), "running".to_string()),
                 ToolLine::Finished(status, code) => finished_icon(*status, *code),
+                ToolLine::Refused(status, code, refusals) => {
+                    let (icon, _, tail) = finished_icon(*status, *code);
+                    (
+                        icon,
+                        Style::default().fg(Color::Red),
+                        format!("{tail} · sandbox refused {refusals}"),
+                    )
+                }
+                ToolLine::Interrupted => interrupted_icon(),
             };
             // The call id, the title (a path, a command) and a denial's message all come from
             // the model or its arguments: shown, never obeyed by the terminal.
             let text = format!(
                 "{icon} {} {} — {}",
-                visible_line(call_id),
+                visible_line(short_id),
                 visible_line(title),
                 visible(&tail)
             );
@@ -107,17 +117,25 @@ pub fn entry_rows(entry: &Entry, width: usize) -> Vec<Line<'static>> {
     lines
 }
 
-/// A finished tool's icon, colour and status word, as both panes show it.
+/// A finished tool's icon, colour and status word, as both panes show it: its exit code when
+/// it has one, else how it ended in words.
 pub fn finished_icon(status: ToolStatus, code: Option<i32>) -> (&'static str, Style, String) {
-    let code = code
-        .map(|c| format!("exit {c}"))
-        .unwrap_or_else(|| "done".into());
+    let code = |word: &str| code.map_or_else(|| word.to_string(), |c| format!("exit {c}"));
     match status {
-        ToolStatus::Ok => ("✓", Style::default().fg(Color::Green), code),
-        ToolStatus::Failed => ("✗", Style::default().fg(Color::Red), code),
+        ToolStatus::Ok => ("✓", Style::default().fg(Color::Green), code("done")),
+        ToolStatus::Failed => ("✗", Style::default().fg(Color::Red), code("failed")),
         ToolStatus::Cancelled => ("⊘", Style::default().fg(Color::Yellow), "cancelled".into()),
         ToolStatus::TimedOut => ("⏱", Style::default().fg(Color::Yellow), "timed out".into()),
     }
+}
+
+/// A call that was running when airlock stopped (a reopened session), as both panes show it.
+pub fn interrupted_icon() -> (&'static str, Style, String) {
+    (
+        "⊘",
+        Style::default().fg(Color::Yellow),
+        "interrupted".into(),
+    )
 }
 
 /// Row counts of entries, wrapped on demand and remembered for one operation.
@@ -232,6 +250,18 @@ pub fn window(entries: &[Entry], view: View, width: usize, height: usize) -> Win
         more_below: rows.more_than(top, height),
         lines,
     }
+}
+
+/// The rows the newest entries fill at `width` cells, counted no further than `most`.
+pub fn rows_up_to(entries: &[Entry], width: usize, most: usize) -> usize {
+    let mut rows = 0;
+    for entry in entries.iter().rev() {
+        if rows >= most {
+            break;
+        }
+        rows += entry_rows(entry, width).len();
+    }
+    rows.min(most)
 }
 
 /// The view after moving it `rows` rows (negative: up, toward older entries) in a pane of

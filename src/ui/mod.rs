@@ -29,6 +29,8 @@ mod snapshots_mcp;
 #[cfg(test)]
 mod snapshots_queue;
 #[cfg(test)]
+mod snapshots_round3;
+#[cfg(test)]
 mod snapshots_sessions;
 #[cfg(test)]
 mod testing;
@@ -239,7 +241,10 @@ where
             _ = sighup.recv() => break,
             event = handle.events.recv() => {
                 let Some(event) = event else { break };
-                let (done, changed) = apply_burst(&mut app, &mut handle.events, event);
+                let (done, changed, ops) = apply_burst(&mut app, &mut handle.events, event);
+                for op in ops {
+                    let _ = handle.ops.send(op);
+                }
                 urgent |= changed;
                 dirty = true;
                 if done || (shutdown_sent && app.should_quit && handle.events.is_closed()) {
@@ -302,19 +307,20 @@ where
 }
 
 /// Applies `first` and the burst queued behind it (bounded, so keys stay prompt); the loop then
-/// draws once. Returns whether the agent has shut down, and whether anything but a flood
-/// (output, text) came, which is drawn at once.
+/// draws once. Returns whether the agent has shut down, whether anything but a flood (output,
+/// text) came, which is drawn at once, and the ops the events asked for.
 fn apply_burst(
     app: &mut App,
     events: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
     first: AgentEvent,
-) -> (bool, bool) {
+) -> (bool, bool, Vec<Op>) {
     // The state's clock is the arrival time: an approval's arm delay counts from when it
     // arrived, not from the last frame (which may be a second old).
     app.now = Instant::now();
     app.wall_ms = crate::clock::now_ms();
     let mut done = false;
     let mut urgent = false;
+    let mut ops = Vec::new();
     let mut next = Some(first);
     for _ in 0..DRAIN {
         let Some(event) = next.take().or_else(|| events.try_recv().ok()) else {
@@ -322,9 +328,14 @@ fn apply_burst(
         };
         done |= matches!(event, AgentEvent::ShutdownComplete);
         urgent |= !streams(&event);
-        app.on_agent_event(event);
+        for op in app.on_agent_event(event) {
+            // One grant list a burst is enough.
+            if !ops.contains(&op) {
+                ops.push(op);
+            }
+        }
     }
-    (done, urgent)
+    (done, urgent, ops)
 }
 
 /// Events that come in floods (output, text deltas) wait for the next frame slot; any other

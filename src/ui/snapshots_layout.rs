@@ -70,7 +70,7 @@ fn a_one_line_command_gets_a_small_modal_under_the_conversation_that_asked_for_i
 }
 
 #[test]
-fn a_long_diff_takes_every_row_but_the_status_bar() {
+fn a_long_diff_scrolls_under_the_conversations_latest_lines_or_takes_the_screen_when_too_short() {
     let t0 = Instant::now();
     let mut app = app(t0);
     conversation(&mut app);
@@ -80,14 +80,34 @@ fn a_long_diff_takes_every_row_but_the_status_bar() {
     request.preview = Some(crate::tools::diff::unified("big.txt", &old, &new));
     ask(&mut app, request);
     app.now = t0 + Duration::from_secs(2);
-    for (width, height) in [(100, 30), (60, 20)] {
+    for (width, height, top) in [(100, 30, 7), (80, 24, 7), (60, 20, 0)] {
         let screen = draw(&app, width, height);
-        assert_eq!(modal_top(&screen), 0, "{screen}");
+        // Where there is room for both, the conversation keeps five lines above the modal (the
+        // call's own line among them); at 60x20 the preview needs every row.
+        assert_eq!(modal_top(&screen), top, "{screen}");
+        if top > 0 {
+            let above = rows(&screen)[..top].join("\n");
+            assert!(above.contains("edit calc.py — waiting"), "{screen}");
+        }
         assert!(
             rows(&screen)[height as usize - 2].starts_with('└'),
             "{screen}"
         );
+        // The preview keeps a window worth reading: eight rows or more, its marker row included.
+        let all = rows(&screen);
+        let border = all.iter().position(|r| r.starts_with("│──")).unwrap_or(0);
+        let marker = all
+            .iter()
+            .position(|r| r.contains("more lines below"))
+            .unwrap_or(0);
+        assert!(
+            marker >= border + 8,
+            "{width}x{height}: {} rows\n{screen}",
+            marker.saturating_sub(border)
+        );
     }
+    let screen = draw(&app, 60, 20);
+    insta::assert_snapshot!("long_diff_60x20", screen);
 }
 
 #[test]
@@ -172,14 +192,24 @@ fn option_labels_shorten_before_a_scope_is_broken_across_rows() {
         wide.contains("N deny with a reason for the model"),
         "{wide}"
     );
-    let narrow = draw(&app, 60, 20);
+    let narrow = draw(&app, 60, 40);
     assert!(
         narrow.contains("a allow the file calc.py for this session"),
         "{narrow}"
     );
     assert!(
-        narrow.contains("d allow anything under src/ for the session"),
+        narrow.contains("d allow edit_file under src/ for the session"),
         "{narrow}"
+    );
+    // Where the preview has to scroll, the options take their shortest labels at once.
+    let short = draw(&app, 60, 20);
+    assert!(
+        short.contains("a for the session: the file calc.py"),
+        "{short}"
+    );
+    assert!(
+        short.contains("d for the session: edit_file under src/"),
+        "{short}"
     );
     let narrower = draw(&app, 44, 20);
     assert!(
@@ -204,7 +234,7 @@ fn footer_lines_wrap_between_words_not_inside_them() {
         screen.contains("│  time, never for the session"),
         "{screen}"
     );
-    assert!(screen.contains("keys are live in 0.3s "), "{screen}");
+    assert!(screen.contains("└ keys are live in 0.3s"), "{screen}");
 }
 
 const UNITTEST: &[&str] = &[

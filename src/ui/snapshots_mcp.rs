@@ -136,13 +136,24 @@ fn a_known_file_write_shows_its_change_as_a_diff_below_the_arguments() {
         write,
         dir.path(),
     );
-    let screen = screen(request);
+    let top = screen(request.clone());
     for expected in [
         "changes notes.md: +1 -1, the diff below the arguments",
         "\"path\": \"notes.md\"",
-        "-first line",
-        "+first line, changed",
     ] {
+        assert!(top.contains(expected), "{expected:?} not in\n{top}");
+    }
+    // The diff is last; the conversation's latest line stays above the modal, so it is
+    // scrolled to.
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    ask(&mut app, request);
+    app.now = t0 + Duration::from_secs(2);
+    if let Some(crate::ui::app::Overlay::Approval(modal)) = app.overlays.last_mut() {
+        modal.scroll = crate::ui::preview::Scroll::END;
+    }
+    let screen = draw(&app, 100, 30);
+    for expected in ["-first line", "+first line, changed"] {
         assert!(screen.contains(expected), "{expected:?} not in\n{screen}");
     }
     insta::assert_snapshot!("mcp_approval_file_write_diff", screen);

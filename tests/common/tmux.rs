@@ -78,6 +78,28 @@ impl Tmux {
         }
     }
 
+    /// `wait_for`, polling as fast as tmux answers: for what must be answered within the
+    /// cockpit's arm delay of its appearing.
+    pub fn wait_for_quickly(&self, want: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if screen.contains(want) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{want}` never appeared; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Text typed literally (no key names: `y` is the letter y).
+    pub fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "airlock", "-l", text]);
+    }
+
     pub fn keys(&self, keys: &str) {
         self.run(&["send-keys", "-t", "airlock", keys]);
     }

@@ -14,11 +14,14 @@ impl App {
     /// Handles a key. Returns the ops it sends.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Op> {
         self.now = now;
+        // A `Ctrl-C` that armed quitting counts only for the very next key.
+        let quit_armed = self.quit_armed();
+        self.quit_armed_until = None;
         if !self.overlays.is_empty() {
             return self.overlay_key(key);
         }
         if let Some(action) = keys::action(Place::Anywhere, &key) {
-            return self.anywhere(action);
+            return self.anywhere(action, quit_armed);
         }
         if let Some(action) = keys::action(Place::Conversation, &key) {
             self.scroll_conversation(action);
@@ -30,7 +33,7 @@ impl App {
         }
     }
 
-    fn anywhere(&mut self, action: Action) -> Vec<Op> {
+    fn anywhere(&mut self, action: Action, quit_armed: bool) -> Vec<Op> {
         match action {
             Action::SwitchFocus => {
                 self.focus = match self.focus {
@@ -39,7 +42,11 @@ impl App {
                 };
             }
             Action::Interrupt if self.turn_running => return vec![Op::Interrupt],
-            Action::Interrupt => self.prompt = new_prompt(),
+            Action::Interrupt if !self.prompt.is_empty() => self.prompt = new_prompt(),
+            // On an empty, idle prompt: a second `Ctrl-C` soon after quits (asking first, as
+            // `Ctrl-D` does, while anything runs); the status bar says so meanwhile.
+            Action::Interrupt if quit_armed => return self.request_quit(),
+            Action::Interrupt => self.quit_armed_until = Some(self.now + QUIT_AGAIN),
             Action::Quit => return self.request_quit(),
             Action::Grants => return self.open_grants(),
             Action::Help => self.open_help(),
@@ -85,6 +92,20 @@ impl App {
         self.overlays.push(Overlay::Help(HelpOverlay::default()));
     }
 
+    /// Remembers the calls answered with a session grant, so the grant list is asked for again
+    /// once the gate has stored it (see `grant_settled`).
+    fn note_grants(&mut self, ops: &[Op]) {
+        for op in ops {
+            if let Op::Decide {
+                call_id,
+                decision: crate::approval::approver::Decision::AllowSession { .. },
+            } = op
+            {
+                self.granting.push(call_id.clone());
+            }
+        }
+    }
+
     /// The top window takes the key; what it asks beyond its own state is done here.
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Op> {
         let cx = Context {
@@ -102,16 +123,29 @@ impl App {
     fn apply(&mut self, outcome: Outcome) -> Vec<Op> {
         if outcome.close {
             self.overlays.pop();
+            // The modal is on top again (the help over it closed): its keys go live only after
+            // it has been in sight for the arm delay again, so a second `Esc` meant for the
+            // help cannot deny the call.
+            let now = self.now;
+            if let Some(Overlay::Approval(a)) = self.overlays.last_mut() {
+                a.rearm(now);
+            }
         }
         for effect in outcome.effects {
             match effect {
-                Effect::TypeIntoPrompt(key) => {
-                    self.prompt.input(key);
-                }
+                Effect::OpenHelp(place) => self
+                    .overlays
+                    .push(Overlay::Help(HelpOverlay::at(place, self.screen))),
                 Effect::Notice(text) => self.entries.push(Entry::Notice(text)),
+                Effect::Parked { call_id, text } => {
+                    let shown = self.ids.note(&call_id);
+                    self.entries
+                        .push(Entry::Notice(format!("parked {shown} {text}")));
+                }
                 Effect::Quit => self.should_quit = true,
             }
         }
+        self.note_grants(&outcome.ops);
         outcome.ops
     }
 
@@ -160,6 +194,11 @@ impl App {
             }
             Some(Action::Help) if self.prompt.is_empty() => {
                 self.open_help();
+                Vec::new()
+            }
+            // As readline has it (the text area's own Ctrl-U is undo).
+            Some(Action::DeleteToLineStart) => {
+                self.prompt.delete_line_by_head();
                 Vec::new()
             }
             _ => {

@@ -4,6 +4,7 @@
 //! The modal stack owns the keyboard: the top overlay gets every key; with no overlay, keys go to
 //! the focused pane, and the prompt keeps its draft through everything.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
@@ -15,12 +16,19 @@ use crate::ui::output::BoundedOutput;
 
 mod batch;
 mod events;
+mod ids;
 mod input;
+mod refused;
 mod restore;
 
 pub use super::overlay::approval::ARM_DELAY;
 pub use super::overlay::{ApprovalOverlay, Overlay};
 pub use batch::{Batch, Place};
+pub use ids::ShortIds;
+pub use refused::SandboxNote;
+
+/// How long after a `Ctrl-C` on an empty, idle prompt a second one quits.
+pub const QUIT_AGAIN: Duration = Duration::from_secs(2);
 
 /// Finished runs whose kept output (head and tail) stays in memory; older runs keep their
 /// header and the path of their full log, so a long session does not grow with every run.
@@ -32,6 +40,8 @@ pub enum Entry {
     Assistant(String),
     Tool {
         call_id: String,
+        /// The id the screen shows (`ShortIds`).
+        short_id: String,
         title: String,
         state: ToolLine,
     },
@@ -44,11 +54,30 @@ pub enum ToolLine {
     Denied(String),
     Running,
     Finished(ToolStatus, Option<i32>),
+    /// Finished, and its output says the sandbox refused this many things.
+    Refused(ToolStatus, Option<i32>, usize),
+    /// It was running when airlock stopped (a reopened session): how it ended is unknown.
+    Interrupted,
+}
+
+impl ToolLine {
+    /// How a run that ended as `status` is shown, with what the sandbox refused.
+    pub fn ended(status: RunStatus, refused: Option<&SandboxNote>) -> ToolLine {
+        match (status, refused) {
+            (RunStatus::Done(status, code), Some(note)) => {
+                ToolLine::Refused(status, code, note.refusals)
+            }
+            (RunStatus::Done(status, code), None) => ToolLine::Finished(status, code),
+            (RunStatus::Interrupted | RunStatus::Running, _) => ToolLine::Interrupted,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct Run {
     pub call_id: String,
+    /// The id the screen shows (`ShortIds`).
+    pub short_id: String,
     pub title: String,
     pub status: RunStatus,
     pub started: Instant,
@@ -60,12 +89,58 @@ pub struct Run {
     pub trimmed: bool,
     /// Shown again from a reopened session: how long it took is not known here.
     pub earlier: bool,
+    /// The change it makes, as the approval modal showed it (a file change that asked): shown
+    /// as its body while it printed nothing.
+    pub diff: Option<String>,
+    /// The sandbox it ran in, as the modal's title named it (a command that asked), and
+    /// whether that is a warning (no sandbox).
+    pub sandbox: Option<(String, bool)>,
+    /// What the sandbox refused, when its note is in the run's output.
+    pub refused: Option<SandboxNote>,
+}
+
+impl Run {
+    /// A run as it starts: running, nothing shown yet.
+    pub fn new(call_id: String, short_id: String, title: String, started: Instant) -> Run {
+        Run {
+            call_id,
+            short_id,
+            title,
+            status: RunStatus::Running,
+            started,
+            ended: None,
+            output: BoundedOutput::new(),
+            log: None,
+            trimmed: false,
+            earlier: false,
+            diff: None,
+            sandbox: None,
+            refused: None,
+        }
+    }
+
+    /// The rows of its body: its output, or its change while it printed nothing.
+    pub fn body_len(&self) -> usize {
+        match (&self.diff, self.output.len()) {
+            (Some(diff), 0) => diff.lines().count(),
+            (_, n) => n,
+        }
+    }
+}
+
+/// What the approval modal showed of a call that a run may need later: its diff and sandbox.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    pub diff: Option<String>,
+    pub sandbox: Option<(String, bool)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
     Running,
     Done(ToolStatus, Option<i32>),
+    /// It was running when airlock stopped (a reopened session): how it ended is unknown.
+    Interrupted,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +191,15 @@ pub struct App {
     pub resumed_turn: bool,
     /// The approval the whole screen was last repainted for, and whether its keys were live.
     pub repainted_for: Option<(String, bool)>,
+    /// The short id each call is shown with.
+    pub ids: ShortIds,
+    /// What the modal showed of calls asked about and not started yet (by call id).
+    pub asked: HashMap<String, Asked>,
+    /// Calls answered with a session grant that have not started or been refused yet: the
+    /// grant list is asked for again when each settles (the gate stores the grant then).
+    pub granting: Vec<String>,
+    /// A `Ctrl-C` on an empty, idle prompt: until then a second one quits.
+    pub quit_armed_until: Option<Instant>,
 }
 
 fn new_prompt() -> TextArea<'static> {
@@ -150,7 +234,21 @@ impl App {
             screen: (0, 0),
             resumed_turn: false,
             repainted_for: None,
+            ids: ShortIds::default(),
+            asked: HashMap::new(),
+            granting: Vec::new(),
+            quit_armed_until: None,
         }
+    }
+
+    /// The id the screen shows for `call_id`.
+    pub fn short_id<'a>(&'a self, call_id: &'a str) -> &'a str {
+        self.ids.shown(call_id)
+    }
+
+    /// Whether a second `Ctrl-C` now quits.
+    pub fn quit_armed(&self) -> bool {
+        self.quit_armed_until.is_some_and(|until| self.now < until)
     }
 
     /// Whether the next frame must repaint every cell, not only the ones that changed: a request
@@ -201,6 +299,12 @@ impl App {
             .count()
     }
 
+    /// Calls that wait for a person: the modal's queue, and the batch's calls still to come
+    /// that will ask (as the status bar and the modal's "2 of 5" count them).
+    pub fn waiting_calls(&self) -> usize {
+        self.pending_approvals().max(self.batch.undecided())
+    }
+
     /// Everything on screen that changes with time alone: running tools' elapsed seconds, the
     /// modal's arm countdown (tenths) and timeout countdown (seconds). The loop redraws on a tick
     /// only when this changes, so a silent running tool costs one frame a second and an idle
@@ -217,6 +321,9 @@ impl App {
                 face.extend(a.clock_face(now, wall_ms));
             }
         }
+        face.push(u64::from(
+            self.quit_armed_until.is_some_and(|until| now < until),
+        ));
         face
     }
 
@@ -232,7 +339,8 @@ impl App {
                 r.started + Duration::from_secs(whole)
             });
         let approval = (self.pending_approvals() > 0).then(|| now + Duration::from_millis(100));
-        runs.chain(approval).min()
+        let quit_hint = self.quit_armed_until.filter(|until| now < *until);
+        runs.chain(approval).chain(quit_hint).min()
     }
 
     /// After a frame: the renderer's report of the approval preview it drew (request and size).
@@ -272,8 +380,10 @@ impl App {
         if exists {
             self.tool_line(call_id, state);
         } else {
+            let short_id = self.ids.note(call_id);
             self.entries.push(Entry::Tool {
                 call_id: call_id.to_string(),
+                short_id,
                 title,
                 state,
             });
@@ -289,6 +399,11 @@ impl App {
                 continue;
             }
             finished += 1;
+            if finished > KEPT_RUNS {
+                // A change shown from the modal is not on disk anywhere else: it goes, and the
+                // run shows what it printed (nothing), as it would have without it.
+                run.diff = None;
+            }
             if finished > KEPT_RUNS && !run.trimmed && run.log.is_some() {
                 run.output = BoundedOutput::new();
                 run.trimmed = true;

@@ -5,7 +5,6 @@
 
 use super::{App, Entry, Run, RunStatus, ToolLine};
 use crate::protocol::{RestoredCall, RestoredEntry, RestoredSession, Stream, ToolStatus};
-use crate::ui::output::BoundedOutput;
 
 impl App {
     /// Shows a reopened session as it stood, and remembers that a turn under way goes on (its
@@ -24,13 +23,11 @@ impl App {
                     content,
                 } => self.restore_result(call_id, title, *result, content),
                 RestoredEntry::Interrupted { call_id, title } => {
-                    self.entries.push(Entry::Tool {
-                        call_id: call_id.clone(),
-                        title: title.clone(),
-                        state: ToolLine::Finished(ToolStatus::Cancelled, None),
-                    });
+                    let note = "it was running when airlock stopped: its result is unknown, the model is told it was interrupted, and it does not run again";
+                    self.restore_run(call_id, title, RunStatus::Interrupted, note);
+                    let shown = self.ids.note(call_id);
                     self.entries.push(Entry::Notice(format!(
-                        "{call_id} was running when airlock stopped: the model is told it was interrupted; it does not run again"
+                        "{shown} was running when airlock stopped: the model is told it was interrupted; it does not run again"
                     )));
                 }
             }
@@ -39,37 +36,66 @@ impl App {
     }
 
     fn restore_result(&mut self, call_id: &str, title: &str, result: RestoredCall, content: &str) {
-        let state = match result {
-            RestoredCall::Ok => ToolLine::Finished(ToolStatus::Ok, None),
-            RestoredCall::Failed => ToolLine::Finished(ToolStatus::Failed, None),
-            RestoredCall::Denied => {
-                ToolLine::Denied(content.lines().next().unwrap_or("denied").to_string())
-            }
-        };
-        self.entries.push(Entry::Tool {
-            call_id: call_id.to_string(),
-            title: title.to_string(),
-            state: state.clone(),
-        });
-        let ToolLine::Finished(status, code) = state else {
+        if result == RestoredCall::Denied {
+            let why = content.lines().next().unwrap_or("denied").to_string();
+            self.ensure_tool_line(call_id, title.to_string(), ToolLine::Denied(why));
             return;
-        };
-        let mut output = BoundedOutput::new();
-        output.push(Stream::Stdout, content.as_bytes());
-        output.finish();
-        output.shrink_to_fit();
-        self.runs.push(Run {
-            call_id: call_id.to_string(),
-            title: title.to_string(),
-            status: RunStatus::Done(status, code),
-            started: self.now,
-            ended: Some(self.now),
-            output,
-            log: None,
-            trimmed: false,
-            earlier: true,
-        });
+        }
+        self.restore_run(call_id, title, ended_as(result, content), content);
+    }
+
+    /// A settled or interrupted call of a reopened session: its line in the conversation, and
+    /// its run in the results pane with what the model was told as its output.
+    fn restore_run(&mut self, call_id: &str, title: &str, status: RunStatus, content: &str) {
+        let refused = super::refused::find(content);
+        let line = ToolLine::ended(status, refused.as_ref());
+        self.ensure_tool_line(call_id, title.to_string(), line);
+        let short_id = self.ids.note(call_id);
+        let mut run = Run::new(call_id.to_string(), short_id, title.to_string(), self.now);
+        run.status = status;
+        run.ended = Some(self.now);
+        run.earlier = true;
+        run.output.push(Stream::Stdout, content.as_bytes());
+        if !content.ends_with('\n') {
+            run.output.push(Stream::Stdout, b"\n");
+        }
+        run.output.finish();
+        run.output.shrink_to_fit();
+        run.refused = refused;
+        if let Some(note) = &run.refused {
+            run.sandbox = Some((format!("sandbox {}", note.profile), false));
+        }
+        self.runs.push(run);
         self.selected_run = self.runs.len() - 1;
+    }
+}
+
+/// How a settled call ended, from the first line of what the model was told (as the tools
+/// write it: `exit code 2`, `cancelled: …`, `timed out after …`, `interrupted: …`).
+fn ended_as(result: RestoredCall, content: &str) -> RunStatus {
+    let first = content.lines().next().unwrap_or("");
+    let fallback = match result {
+        RestoredCall::Ok => ToolStatus::Ok,
+        _ => ToolStatus::Failed,
+    };
+    if first.starts_with("interrupted") {
+        RunStatus::Interrupted
+    } else if first.starts_with("cancelled") {
+        RunStatus::Done(ToolStatus::Cancelled, None)
+    } else if first.starts_with("timed out") {
+        RunStatus::Done(ToolStatus::TimedOut, None)
+    } else if let Some(code) = first
+        .strip_prefix("exit code ")
+        .and_then(|c| c.trim().parse::<i32>().ok())
+    {
+        let status = if code == 0 {
+            ToolStatus::Ok
+        } else {
+            ToolStatus::Failed
+        };
+        RunStatus::Done(status, Some(code))
+    } else {
+        RunStatus::Done(fallback, None)
     }
 }
 
@@ -141,12 +167,15 @@ mod tests {
             app.entries[2],
             Entry::Tool {
                 call_id: "c1".into(),
+                short_id: "c1".into(),
                 title: "$ cat a.py".into(),
                 state: ToolLine::Finished(ToolStatus::Ok, None)
             }
         );
-        assert_eq!(app.runs.len(), 1);
+        // c1 finished; c3 was running when airlock stopped (c2 was denied and never ran).
+        assert_eq!(app.runs.len(), 2);
         assert_eq!(app.runs[0].output.lines()[0].0, "print(1)");
+        assert_eq!(app.runs[1].status, RunStatus::Interrupted);
         assert!(matches!(
             &app.entries[4],
             Entry::Tool { call_id, state: ToolLine::Denied(why), .. } if call_id == "c2" && why == "denied: by you"
@@ -160,8 +189,14 @@ mod tests {
         app.restore(&checkpoint(false).restored_session());
         assert!(app.entries.iter().any(|e| matches!(
             e,
-            Entry::Tool { call_id, state: ToolLine::Finished(ToolStatus::Cancelled, None), .. } if call_id == "c3"
+            Entry::Tool { call_id, state: ToolLine::Interrupted, .. } if call_id == "c3"
         )));
+        let run = app
+            .runs
+            .iter()
+            .find(|r| r.call_id == "c3")
+            .expect("a run for c3");
+        assert_eq!(run.status, RunStatus::Interrupted);
         assert!(app.entries.iter().any(
             |e| matches!(e, Entry::Notice(n) if n.contains("c3 was running when airlock stopped"))
         ));

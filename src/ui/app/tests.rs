@@ -200,16 +200,112 @@ fn keys_before_the_arm_delay_are_not_answers_and_keep_it_unarmed() {
 }
 
 #[test]
-fn keys_typed_into_the_prompt_never_answer_a_modal_that_pops_up() {
+fn keys_typed_into_the_prompt_never_answer_a_modal_that_pops_up_nor_reach_the_hidden_draft() {
     let mut rig = Rig::new();
     rig.type_text("hello ", 0);
     rig.ask(request("c1", "cargo test", true));
-    // The person keeps typing "yes" without looking: none of it answers, none of it is lost.
+    // The person keeps typing "yes" without looking: none of it answers the modal, and none of
+    // it goes into the draft the modal hides (it would be sent unseen with the next prompt).
     for (i, c) in "yes".chars().enumerate() {
         assert!(rig.press(key(c), 50 + 100 * i as u64).is_empty());
     }
     assert_eq!(rig.app.pending_approvals(), 1);
-    assert_eq!(rig.app.draft(), "hello yes");
+    assert_eq!(rig.app.draft(), "hello ");
+    let Some(Overlay::Approval(modal)) = rig.app.overlays.last() else {
+        panic!("the modal closed");
+    };
+    assert_eq!(modal.ignored, 3);
+}
+
+#[test]
+fn ctrl_u_deletes_to_the_start_of_the_line_as_readline_does_not_undo() {
+    let mut rig = Rig::new();
+    rig.type_text("first line", 0);
+    rig.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT), 0);
+    rig.type_text("second half", 0);
+    for _ in 0.." half".len() {
+        rig.press(KeyEvent::new(KeyCode::Left, KeyModifiers::NONE), 0);
+    }
+    rig.press(ctrl('u'), 0);
+    assert_eq!(rig.app.draft(), "first line\n half");
+    // Undo would have brought back what was typed last; the cursor stays where the cut was.
+    rig.press(ctrl('u'), 0);
+    assert_eq!(rig.app.draft(), "first line half");
+}
+
+#[test]
+fn ctrl_c_on_an_empty_idle_prompt_says_how_to_quit_and_a_second_one_within_two_seconds_quits() {
+    let mut rig = Rig::new();
+    assert!(rig.press(ctrl('c'), 0).is_empty());
+    assert!(!rig.app.should_quit);
+    assert!(rig.app.quit_armed());
+    // Too late: it only arms again.
+    assert!(rig.press(ctrl('c'), 2500).is_empty());
+    assert!(!rig.app.should_quit);
+    // Another key in between disarms it.
+    rig.press(key('x'), 2600);
+    rig.press(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE), 2700);
+    assert!(rig.press(ctrl('c'), 2800).is_empty());
+    assert_eq!(rig.press(ctrl('c'), 3500), vec![Op::Shutdown]);
+    assert!(rig.app.should_quit);
+}
+
+#[test]
+fn a_second_ctrl_c_while_a_tool_runs_asks_first_as_ctrl_d_does() {
+    let mut rig = Rig::new();
+    rig.app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        title: "$ sleep 100".into(),
+    });
+    assert!(rig.press(ctrl('c'), 0).is_empty());
+    assert!(rig.press(ctrl('c'), 500).is_empty());
+    assert!(matches!(
+        rig.app.overlays.last(),
+        Some(Overlay::ConfirmQuit(_))
+    ));
+    assert!(!rig.app.should_quit);
+}
+
+#[test]
+fn ctrl_c_on_a_draft_clears_it_and_does_not_arm_quitting() {
+    let mut rig = Rig::new();
+    rig.type_text("half a thought", 0);
+    rig.press(ctrl('c'), 0);
+    assert_eq!(rig.app.draft(), "");
+    assert!(!rig.app.quit_armed());
+}
+
+#[test]
+fn the_grant_list_is_asked_for_again_once_a_call_answered_for_the_session_starts() {
+    let mut rig = Rig::new();
+    rig.ask(request("c1", "cargo test", true));
+    let ops = rig.press(key('a'), 1000);
+    assert_eq!(
+        decided(&ops),
+        vec![("c1".into(), Decision::AllowSession { directory: false })]
+    );
+    // The gate stores the grant when it takes the answer, after this list was sent: the list
+    // comes again when the call starts.
+    let ops = rig.app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        title: "$ cargo test".into(),
+    });
+    assert_eq!(ops, vec![Op::ListGrants]);
+    // Another call's start asks for nothing.
+    let ops = rig.app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c2".into(),
+        tool: "bash".into(),
+        title: "$ ls".into(),
+    });
+    assert!(ops.is_empty(), "{ops:?}");
+    // Every turn's end does (grants expire).
+    let ops = rig.app.on_agent_event(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: crate::protocol::TurnOutcome::Completed,
+    });
+    assert_eq!(ops, vec![Op::ListGrants]);
 }
 
 #[test]

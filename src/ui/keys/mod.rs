@@ -1,9 +1,9 @@
 //! The cockpit's keys (and mouse wheel): one table per context (`table`), each row saying what a
 //! person presses, what each press does (an `Action`) and how the help reads it. A context's
 //! dispatcher (`App::on_key` for the panes, each window's `on_key` in `ui::overlay`) looks every
-//! press up in its table, and the help, the hint line and the approval modal's options are drawn
-//! from the same tables, so a key cannot do what the help does not say. The panes' tables are in
-//! `panes`; a window's table is next to the window. Tests press every key in every context both
+//! press up in its table, and the help, the status bar's key names and the approval modal's
+//! options are drawn from the same tables, so a key cannot do what the help does not say. The
+//! panes' tables are in `panes`; a window's table is next to the window. Tests press every key in every context both
 //! ways: each key that does something is in the table, and each press in the table does something.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -82,6 +82,8 @@ pub enum Action {
     NewLine,
     /// The key goes to the prompt's editor.
     Edit,
+    /// Deletes from the cursor to the start of its line (readline's `Ctrl-U`).
+    DeleteToLineStart,
     Help,
     SwitchFocus,
     Interrupt,
@@ -196,7 +198,15 @@ impl Press {
             KeyCode::PageDown => "PgDn".into(),
             KeyCode::BackTab => "Shift-Tab".into(),
             KeyCode::F(n) => format!("F{n}"),
-            other => format!("{other:?}"),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            KeyCode::Delete => "Delete".into(),
+            KeyCode::Insert => "Insert".into(),
+            _ => "a key".into(),
         };
         let mut name = String::new();
         for (flag, label) in [(CTRL, "Ctrl-"), (ALT, "Alt-"), (SHIFT, "Shift-")] {
@@ -270,18 +280,6 @@ pub fn names(place: Place, key: &KeyEvent) -> bool {
     bindings(place)
         .flat_map(|b| b.presses.iter())
         .any(|(press, _)| press.matches(key))
-}
-
-/// A one-line hint from the first bindings of these places: "Enter send the prompt · ...".
-pub fn hint(places: &[Place], max: usize) -> String {
-    places
-        .iter()
-        .flat_map(|p| bindings(*p))
-        .filter(|b| b.presses.iter().any(|(press, _)| *press != Press::Other))
-        .take(max)
-        .map(|b| format!("{} {}", b.keys, b.does.split(" (").next().unwrap_or(b.does)))
-        .collect::<Vec<_>>()
-        .join(" · ")
 }
 
 #[cfg(test)]

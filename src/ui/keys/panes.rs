@@ -27,9 +27,14 @@ pub const PROMPT: &[Binding] = &[
         does: "this help (when the prompt is empty)",
     },
     Binding {
+        keys: "Ctrl-U",
+        presses: &[(ctrl('u'), Action::DeleteToLineStart)],
+        does: "delete to the start of the line",
+    },
+    Binding {
         keys: "any other key",
         presses: &[(Press::Other, Action::Edit)],
-        does: "edits the prompt (← → ↑ ↓ Home End Backspace Ctrl-W Ctrl-U ...)",
+        does: "edits the prompt (← → ↑ ↓ Home End Backspace, Ctrl-W deletes a word, Ctrl-K to the end of the line ...)",
     },
 ];
 
@@ -46,7 +51,7 @@ pub const ANYWHERE: &[Binding] = &[
     Binding {
         keys: "Ctrl-C",
         presses: &[(ctrl('c'), Action::Interrupt)],
-        does: "interrupt the running turn (or clear the prompt)",
+        does: "interrupt the running turn, or clear the prompt; on an empty prompt, twice within 2 s quits (asks first while tools run)",
     },
     Binding {
         keys: "Ctrl-D",

@@ -105,13 +105,3 @@ fn an_other_binding_takes_only_what_no_named_press_takes() {
     assert!(!names(Place::Prompt, &key('x')));
     assert_eq!(action(Place::Grants, &key('x')), None);
 }
-
-#[test]
-fn the_hint_line_leaves_out_the_catch_all() {
-    let hint = hint(&[Place::Prompt, Place::Anywhere], 4);
-    assert_eq!(
-        hint,
-        "Enter send the prompt · Shift-Enter / Alt-Enter new line · ? this help · \
-         Tab / Shift-Tab focus the results pane"
-    );
-}

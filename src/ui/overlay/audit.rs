@@ -30,6 +30,11 @@ pub const KEYS: &[Binding] = &[
         ],
         does: "close",
     },
+    Binding {
+        keys: "F1",
+        presses: &[(key(KeyCode::F(1)), Action::Help)],
+        does: "the help, over this window",
+    },
 ];
 
 /// The audit window: scrolled this many lines back from the newest.
@@ -42,6 +47,7 @@ impl AuditOverlay {
     pub fn on_key(&mut self, key: &KeyEvent) -> Outcome {
         match keys::action(Place::Audit, key) {
             Some(Action::Close) => return Outcome::close(),
+            Some(Action::Help) => return Outcome::help(Place::Audit),
             Some(Action::Up(n)) => self.scroll = self.scroll.saturating_add(u16::from(n)),
             Some(Action::Down(n)) => self.scroll = self.scroll.saturating_sub(u16::from(n)),
             _ => {}
@@ -70,7 +76,7 @@ impl AuditOverlay {
                 } else {
                     dim()
                 };
-                Line::styled(truncate(&visible_line(l), width), style)
+                Line::styled(truncate(&visible_line(&readable(app, l)), width), style)
             })
             .collect();
         if lines.is_empty() {
@@ -85,4 +91,39 @@ impl AuditOverlay {
             inner,
         );
     }
+}
+
+/// An audit line as the cockpit shows it: the call by the id the screen shows it with, and an
+/// outcome's details in words (`ran: ok, exit 0`), never as the JSON the log stores them in.
+pub fn readable(app: &App, line: &str) -> String {
+    let mut line = line.to_string();
+    if let Some(id) = line.split_whitespace().nth(1) {
+        let short = app.short_id(id);
+        if short != id {
+            line = line.replacen(id, &format!("{short:<8}"), 1);
+        }
+    }
+    let Some(at) = line.find(" ran: ") else {
+        return line;
+    };
+    let (head, outcome) = line.split_at(at + " ran: ".len());
+    let (word, detail) = outcome.split_once(' ').unwrap_or((outcome, ""));
+    let mut said = vec![word.replace('_', " ")];
+    match serde_json::from_str::<serde_json::Value>(detail.trim()) {
+        Ok(serde_json::Value::Object(map)) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    (_, serde_json::Value::Null) => {}
+                    ("exit_code", value) => said.push(format!("exit {value}")),
+                    (key, serde_json::Value::String(text)) => {
+                        said.push(format!("{} {text}", key.replace('_', " ")))
+                    }
+                    (key, value) => said.push(format!("{} {value}", key.replace('_', " "))),
+                }
+            }
+        }
+        _ if detail.trim().is_empty() => {}
+        _ => said.push(detail.trim().to_string()),
+    }
+    format!("{head}{}", said.join(", "))
 }

@@ -21,7 +21,7 @@ pub const KEYS: &[Binding] = &[
             (plain('q'), Action::Quit),
             (ctrl('d'), Action::Quit),
         ],
-        does: "quit (kills the running tools)",
+        does: "quit (kills the running tools and stops the turn)",
     },
     Binding {
         keys: "any other key",
@@ -49,23 +49,39 @@ impl ConfirmQuitOverlay {
         let area = centered(frame.area(), 60, 20);
         frame.render_widget(Clear, area);
         let block = Block::default().borders(Borders::ALL).title(" quit? ");
-        let running = app.running_tools();
-        let what = if running == 0 && !app.turn_running {
-            "The turn has ended and nothing runs now.".to_string()
-        } else {
-            format!(
-                "{running} tool(s) running{}. Quitting kills them.",
-                if app.turn_running {
-                    " and a turn in progress"
-                } else {
-                    ""
-                }
-            )
-        };
-        let text = format!("{what}\ny / q quit · any other key stays");
+        let quit = keys::key_for(Place::ConfirmQuit, Action::Quit).unwrap_or_default();
+        let text = format!(
+            "{}\n{quit} / q quit · any other key stays",
+            what_quitting_stops(app)
+        );
         frame.render_widget(
             Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
             area,
         );
+    }
+}
+
+/// What quitting would stop now, in words that match it: the tools running, the turn, the
+/// calls waiting for an answer.
+pub fn what_quitting_stops(app: &App) -> String {
+    let running = app.running_tools();
+    let waiting = app.waiting_calls();
+    let waits = match waiting {
+        0 => String::new(),
+        1 => ", and 1 call waits for your answer".to_string(),
+        n => format!(", and {n} calls wait for your answer"),
+    };
+    let turn = if app.turn_running {
+        " and stops the turn"
+    } else {
+        ""
+    };
+    match (running, app.turn_running) {
+        (0, false) => "The turn has ended and nothing runs now.".to_string(),
+        (0, true) => format!(
+            "The turn is still in progress (no tool is running){waits}. Quitting stops it; the conversation is kept (`airlock --resume`)."
+        ),
+        (1, _) => format!("1 tool is running{waits}. Quitting kills it{turn}."),
+        (n, _) => format!("{n} tools are running{waits}. Quitting kills them{turn}."),
     }
 }

@@ -35,6 +35,11 @@ pub const KEYS: &[Binding] = &[
         ],
         does: "close",
     },
+    Binding {
+        keys: "F1",
+        presses: &[(key(KeyCode::F(1)), Action::Help)],
+        does: "the help, over this window",
+    },
 ];
 
 /// The grant list: which row is selected.
@@ -47,6 +52,7 @@ impl GrantsOverlay {
     pub fn on_key(&mut self, key: &KeyEvent, grants: &[GrantSummary]) -> Outcome {
         match keys::action(Place::Grants, key) {
             Some(Action::Close) => return Outcome::close(),
+            Some(Action::Help) => return Outcome::help(Place::Grants),
             Some(Action::Down(_)) => {
                 self.selected = (self.selected + 1).min(grants.len().saturating_sub(1))
             }

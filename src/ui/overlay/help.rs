@@ -62,6 +62,19 @@ pub struct HelpOverlay {
 }
 
 impl HelpOverlay {
+    /// The help opened over a window: scrolled to that window's keys (on a screen of `screen`).
+    pub fn at(place: Place, screen: (u16, u16)) -> HelpOverlay {
+        // Before the first frame the screen's size is not known: a common one stands in.
+        let screen = if screen.0 == 0 { (80, 24) } else { screen };
+        let area = area(Rect::new(0, 0, screen.0, screen.1));
+        let inner = Block::default().borders(Borders::ALL).inner(area);
+        let scroll = lines(inner.width as usize)
+            .iter()
+            .position(|l| l.to_string() == place.title())
+            .unwrap_or(0);
+        HelpOverlay { scroll }
+    }
+
     /// A key on the help; `screen` is the size it was last drawn on.
     pub fn on_key(&mut self, key: &KeyEvent, screen: (u16, u16)) -> Outcome {
         self.act(keys::action(Place::Help, key), screen)

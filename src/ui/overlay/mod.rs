@@ -5,9 +5,9 @@
 //! of the window and `&App`). Changing a window means changing its module.
 //!
 //! `App` keeps them on a stack and gives the top one every key. What a window wants beyond its
-//! own state (ops for the agent, to be closed, a line in the conversation, a key passed on to the
-//! prompt's draft) comes back as an `Outcome` that `App` applies: no window touches the prompt or
-//! another window, so the draft is intact when the stack is empty again.
+//! own state (ops for the agent, to be closed, a line in the conversation, the help opened over
+//! it) comes back as an `Outcome` that `App` applies: no window touches the prompt or another
+//! window, so the draft is intact when the stack is empty again.
 
 use std::time::Instant;
 
@@ -61,10 +61,12 @@ pub struct Outcome {
 /// Something only the app can do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
-    /// The key goes on into the prompt's draft (it was typed for the prompt).
-    TypeIntoPrompt(KeyEvent),
+    /// The help opens over the window, at the keys of this place.
+    OpenHelp(Place),
     /// A line for the conversation.
     Notice(String),
+    /// A request was parked: the conversation says so, naming the call by its short id.
+    Parked { call_id: String, text: String },
     /// Quit once the agent has shut down.
     Quit,
 }
@@ -83,6 +85,14 @@ impl Outcome {
             ..Outcome::default()
         }
     }
+
+    /// The help, opened over the window at its keys (`place`).
+    pub fn help(place: Place) -> Outcome {
+        Outcome {
+            effects: vec![Effect::OpenHelp(place)],
+            ..Outcome::default()
+        }
+    }
 }
 
 impl Overlay {
@@ -94,17 +104,6 @@ impl Overlay {
             Overlay::Grants(o) => o.on_key(&key, cx.grants),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
-        }
-    }
-
-    /// Whose keys the status bar hints at while this window is on top (the audit trail and the
-    /// quit question say their keys themselves).
-    pub fn hints(&self) -> &'static [Place] {
-        match self {
-            Overlay::Approval(_) => &[Place::Approval],
-            Overlay::Help(_) => &[Place::Help],
-            Overlay::Grants(_) => &[Place::Grants],
-            Overlay::Audit(_) | Overlay::ConfirmQuit(_) => &[],
         }
     }
 

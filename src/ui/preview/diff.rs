@@ -1,4 +1,6 @@
-//! An index over a unified diff: where each line starts, what it is and the line number it shows.
+//! An index over a unified diff: where each line starts, what it is and the line number it shows:
+//! the line's number in the new file, for added and context lines. A removed line is in no line
+//! of the new file and shows none (one column, one meaning: what the file will read).
 //! Built once when a request comes to the front of the approval queue (one walk over the text),
 //! so that every frame after it reads only the lines it shows: line numbers depend on every line
 //! before, and a 50,000-line change must not be walked, let alone styled, per frame.
@@ -21,7 +23,7 @@ pub enum DiffKind {
 struct IndexedLine {
     start: usize,
     end: usize,
-    /// The new line number (old for a removal); 0 for headers.
+    /// The line's number in the new file; 0 (none shown) for headers and removed lines.
     number: usize,
     kind: DiffKind,
 }
@@ -38,7 +40,7 @@ pub struct DiffIndex {
 impl DiffIndex {
     pub fn build(call_id: &str, unified: &str) -> DiffIndex {
         let mut lines = Vec::new();
-        let (mut old, mut new) = (0usize, 0usize);
+        let mut new = 0usize;
         let mut in_hunks = false;
         let mut changed: Option<(usize, usize)> = None;
         let mut start = 0;
@@ -50,9 +52,8 @@ impl DiffIndex {
                 .map(|l| l.strip_suffix('\r').unwrap_or(l))
                 .unwrap_or(raw);
             let text_end = start + text.len();
-            let (kind, number) = if let Some((from, to)) = hunk_starts(text) {
+            let (kind, number) = if let Some((_, to)) = hunk_starts(text) {
                 in_hunks = true;
-                old = from;
                 new = to;
                 (DiffKind::Hunk, 0)
             } else if !in_hunks && (text.starts_with("--- ") || text.starts_with("+++ ")) {
@@ -65,12 +66,8 @@ impl DiffIndex {
                         new += 1;
                         (DiffKind::Added, new - 1)
                     }
-                    Some(b'-') => {
-                        old += 1;
-                        (DiffKind::Removed, old - 1)
-                    }
+                    Some(b'-') => (DiffKind::Removed, 0),
                     _ => {
-                        old += 1;
                         new += 1;
                         (DiffKind::Context, new - 1)
                     }
@@ -161,7 +158,7 @@ mod tests {
         let unified = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,1 @@\n select 1;\n--- c\n";
         let shown = lines(unified);
         assert_eq!(shown[0].1, DiffKind::FileHeader);
-        assert_eq!(shown[4], ("--- c".into(), DiffKind::Removed, 2));
+        assert_eq!(shown[4], ("--- c".into(), DiffKind::Removed, 0));
         assert_eq!(DiffIndex::build("c", unified).changed(), Some((4, 4)));
     }
 

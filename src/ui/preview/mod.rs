@@ -184,8 +184,9 @@ impl<'a> Doc<'a> {
                 format!("{number:>5} {}", visible(text)),
                 Style::default().fg(Color::Green),
             ),
+            // Not a line of the new file: no number, so the column reads one way only.
             DiffKind::Removed => (
-                format!("{number:>5} {}", visible(text)),
+                format!("{:>5} {}", "", visible(text)),
                 Style::default().fg(Color::Red),
             ),
             DiffKind::Context => (format!("{number:>5} {}", visible(text)), Style::default()),

@@ -42,18 +42,38 @@ pub(crate) fn truncate(text: &str, width: usize) -> String {
 /// Cells of a run's title kept before its time gives way.
 const TITLE_KEPT: usize = 6;
 
+/// Cells of a run's title kept before the sandbox it ran in gives way.
+const TITLE_KEPT_FOR_SANDBOX: usize = 20;
+
 /// A run's header: `left` (its icon, id and title), then its time and status. The title is cut
 /// first, then the time is left out; the status goes only on a row too narrow for it and a few
 /// cells of title.
+#[cfg(test)]
 pub(super) fn fit_header(left: &str, time: &str, status: &str, width: usize) -> String {
-    let forms = [format!("  {time}  {status}"), format!("  {status}")];
-    let keep = text_width(left).min(TITLE_KEPT);
-    let fits = |right: &&String| text_width(right) + keep <= width;
-    match longest_fitting(&forms, fits) {
-        Some(right) if fits(&right) => {
-            format!("{}{right}", truncate(left, width - text_width(right)))
-        }
-        _ => truncate(&format!("{left}{}", forms[0]), width),
+    fit_header_with(left, &[time], status, width)
+}
+
+/// `fit_header` with the time in several forms, longest first (the first also names the
+/// sandbox): a longer form is used only while the title keeps more of itself.
+pub(super) fn fit_header_with(left: &str, times: &[&str], status: &str, width: usize) -> String {
+    let mut forms: Vec<(String, usize)> = times
+        .iter()
+        .enumerate()
+        .map(|(i, time)| {
+            let kept = if i + 1 < times.len() {
+                TITLE_KEPT_FOR_SANDBOX
+            } else {
+                TITLE_KEPT
+            };
+            (format!("  {time}  {status}"), kept)
+        })
+        .collect();
+    forms.push((format!("  {status}"), TITLE_KEPT));
+    let fits =
+        |(right, kept): &(String, usize)| text_width(right) + text_width(left).min(*kept) <= width;
+    match forms.iter().find(|f| fits(f)) {
+        Some((right, _)) => format!("{}{right}", truncate(left, width - text_width(right))),
+        None => truncate(&format!("{left}{}", forms[0].0), width),
     }
 }
 
@@ -76,6 +96,19 @@ mod tests {
         assert_eq!(header("✓ c1 ls", 30), "✓ c1 ls  0.4s  exit 0");
         assert_eq!(header(left, 18), "✓ c6 $ py…  exit 0");
         assert_eq!(header(left, 12), "✓ c6 $ pyth…");
+    }
+
+    #[test]
+    fn the_sandbox_goes_before_the_title_is_cut_short_and_the_time_after() {
+        let left = "✓ c2 $ curl https://example.com";
+        let header =
+            |width| fit_header_with(left, &["sandbox network  0.4s", "0.4s"], "exit 0", width);
+        assert_eq!(
+            header(80),
+            "✓ c2 $ curl https://example.com  sandbox network  0.4s  exit 0"
+        );
+        assert_eq!(header(40), "✓ c2 $ curl https://examp…  0.4s  exit 0");
+        assert_eq!(header(20), "✓ c2 …  0.4s  exit 0");
     }
 
     #[test]

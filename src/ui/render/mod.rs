@@ -10,11 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::app::{App, Focus, Overlay, RunStatus};
 use super::conversation::{self, finished_icon};
-use super::keys::{self, Place};
 use super::words::wrap_words;
 use crate::protocol::Stream;
 
 pub(crate) mod fit;
+mod hints;
 mod results;
 
 use fit::truncate;
@@ -193,20 +193,15 @@ fn render_prompt(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
-    let hints: &[Place] = match (app.overlays.last(), app.focus) {
-        (Some(top), _) => top.hints(),
-        (None, Focus::Prompt) => &[Place::Prompt, Place::Anywhere],
-        (None, Focus::Results) => &[Place::Results],
-    };
     let status = StatusLine {
         model: visible_line(&app.status.model),
         mode: app.status.mode.to_string(),
         workspace: visible_line(&app.status.workspace),
         grants: app.grants.len(),
         // The batch's count, like the modal's "2 of 5": the questions still to come count too.
-        pending: app.pending_approvals().max(app.batch.undecided()),
+        pending: app.waiting_calls(),
         working: app.turn_running,
-        hint: keys::hint(hints, 4),
+        hints: hints::hints(app),
     };
     let line = Line::from(status.spans(area.width as usize));
     frame.render_widget(Paragraph::new(line), area);
@@ -220,17 +215,18 @@ struct StatusLine {
     grants: usize,
     pending: usize,
     working: bool,
-    hint: String,
+    hints: Vec<hints::Hint>,
 }
 
 impl StatusLine {
     /// The parts that matter survive narrowing: labels shorten first ("4 waiting for approval"
-    /// becomes "4 waiting"), the workspace path gives up its beginning, and the key hints, last
-    /// on the line, are what the edge cuts.
+    /// becomes "4 waiting"), then key hints are dropped whole, the least important first (the
+    /// way to the help stays), and the workspace path gives up its beginning.
     fn spans(&self, width: usize) -> Vec<Span<'static>> {
-        let len = |s: &str| s.chars().count();
-        let model = format!(" {} ", self.model);
-        let working = if self.working { "· working " } else { "" };
+        let len = |s: &str| crate::ui::preview::wrap::text_width(s);
+        let mut model = format!(" {} ", self.model);
+        let mut working = if self.working { "· working " } else { "" };
+        let kept = hints::kept_width(&self.hints);
         // Ever shorter labels, tried in order until the parts that matter fit with some path.
         let ladder = [
             (true, true, true),
@@ -256,17 +252,32 @@ impl StatusLine {
             };
             (mode, grants, pending)
         };
-        let path_full = len(&self.workspace) + 3;
+        let path_least = (len(&self.workspace) + 3).min(12);
         let fits = |(mode, grants, pending): &(String, String, String)| {
-            len(&model) + len(mode) + len(grants) + len(pending) + len(working) + path_full.min(16)
+            len(&model) + len(mode) + len(grants) + len(pending) + len(working) + kept + path_least
                 <= width
         };
         let (mode, grants, pending) =
             fit::longest_fitting(ladder.iter().map(|step| parts(*step)), fits)
                 .unwrap_or_else(|| parts(ladder[ladder.len() - 1]));
-        let fixed = len(&model) + len(&mode) + len(&grants) + len(working);
+        let mut fixed = len(&model) + len(&mode) + len(&grants) + len(&pending) + len(working);
+        // Still too wide for the way to the help: "working" goes when calls wait (they say a
+        // turn runs), then the model's name gives up its end.
+        if fixed + kept > width && self.pending > 0 {
+            fixed -= len(working);
+            working = "";
+        }
+        if fixed + kept > width {
+            let keep = len(&model).saturating_sub(fixed + kept - width).max(4);
+            model = format!("{} ", truncate(model.trim_end(), keep - 1));
+            fixed = len(&model) + len(&mode) + len(&grants) + len(&pending) + len(working);
+        }
+        // The hints the bar has room for once the path has its least (a short path, whole).
+        let hint_room = width.saturating_sub(fixed + (len(&self.workspace) + 3).min(16));
+        let shown = hints::fit(&self.hints, hint_room);
+        let hints_width: usize = shown.iter().map(|h| len(&h.text) + 3).sum();
         let path = format!("· {} ", self.workspace);
-        let room = width.saturating_sub(fixed + len(&pending));
+        let room = width.saturating_sub(fixed + hints_width);
         let path = if len(&path) <= room {
             path
         } else {
@@ -293,10 +304,19 @@ impl StatusLine {
         if !pending.is_empty() {
             spans.push(Span::styled(pending, Style::default().fg(Color::Yellow)));
         }
-        if self.working {
+        if !working.is_empty() {
             spans.push(Span::styled(working, Style::default().fg(Color::Blue)));
         }
-        spans.push(Span::styled(format!("· {}", self.hint), dim()));
+        for hint in shown {
+            let style = if hint.urgent {
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD)
+            } else {
+                dim()
+            };
+            spans.push(Span::styled(format!("· {} ", hint.text), style));
+        }
         spans
     }
 }
@@ -370,6 +390,11 @@ mod tests {
     }
 
     fn status_text(width: usize, pending: usize) -> String {
+        let hint = |text: &str, rank| hints::Hint {
+            text: text.into(),
+            rank,
+            urgent: false,
+        };
         let status = StatusLine {
             model: "scripted: demo".into(),
             mode: "default".into(),
@@ -377,7 +402,11 @@ mod tests {
             grants: 0,
             pending,
             working: true,
-            hint: "y allow once  n deny".into(),
+            hints: vec![
+                hint("y allow once", 1),
+                hint("n deny", 1),
+                hint("? help", hints::KEPT),
+            ],
         };
         let text: String = status
             .spans(width)
@@ -395,11 +424,37 @@ mod tests {
             wide.contains("/tmp/airlock-demo/exec-1796104174000-18445"),
             "{wide}"
         );
+        // The way to the help is kept; the path gives way first.
         let narrow = status_text(60, 4);
-        assert!(narrow.contains("· 4 waiting · working"), "{narrow}");
-        assert!(narrow.contains("…"), "{narrow}");
+        assert!(
+            narrow.contains("· 4 waiting · working · ? help"),
+            "{narrow}"
+        );
         let mid = status_text(100, 1);
-        assert!(mid.contains("1 waiting for approval · working"), "{mid}");
-        assert!(mid.contains("…-1796104174000-18445 "), "{mid}");
+        assert!(
+            mid.contains("1 waiting for approval · working · ? help"),
+            "{mid}"
+        );
+        assert!(mid.contains("· …74000-18445 "), "{mid}");
+    }
+
+    #[test]
+    fn at_every_width_the_status_bar_keeps_whole_hints_and_the_way_to_the_help() {
+        for width in 30..=200 {
+            let text = status_text(width, 2);
+            assert!(
+                crate::ui::preview::wrap::text_width(&text) <= width,
+                "{width}: {text}"
+            );
+            if width >= 60 {
+                assert!(text.trim_end().ends_with("? help"), "{width}: {text}");
+            }
+            // A hint is there whole or not at all.
+            for hint in ["y allow once", "n deny"] {
+                let first = hint.split(' ').next().unwrap_or_default();
+                let cut = text.contains(&format!("· {first} ")) && !text.contains(hint);
+                assert!(!cut, "{width}: {text}");
+            }
+        }
     }
 }

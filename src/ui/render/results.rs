@@ -9,6 +9,7 @@
 //! whenever a summary leaves lines out.
 
 use super::*;
+use crate::ui::keys::{self, Place};
 
 /// Output rows of every run's summary (its marker row included) before the selected and the
 /// running runs get the rest of theirs.
@@ -26,13 +27,14 @@ pub(super) struct Body {
     pub hint: Option<String>,
 }
 
-/// The rows a run's output (or its note, when its output was let go) takes below its header.
+/// The rows a run's output (or its note, when its output was let go; or its change, while it
+/// printed nothing) takes below its header.
 fn output_rows(app: &App, index: usize, width: usize) -> usize {
     let run = &app.runs[index];
     if run.trimmed {
         trimmed_note(run, width).len()
     } else {
-        run.output.len()
+        run.body_len()
     }
 }
 
@@ -177,31 +179,58 @@ fn run_lines(
     focused: bool,
 ) -> Vec<Line<'static>> {
     let run = &app.runs[index];
-    let (icon, style, tail) = match run.status {
+    let (icon, style, mut tail) = match run.status {
         RunStatus::Running => ("▶", Style::default().fg(Color::Blue), "running".to_string()),
         RunStatus::Done(status, code) => finished_icon(status, code),
+        RunStatus::Interrupted => super::conversation::interrupted_icon(),
     };
+    // What the sandbox refused is as much the run's outcome as its exit code; a run without a
+    // sandbox says so as loudly.
+    let mut warning = false;
+    if let Some(note) = &run.refused {
+        tail = format!("{tail} · sandbox refused {}", note.refusals);
+        warning = true;
+    } else if let Some((label, true)) = &run.sandbox {
+        tail = format!("{tail} · {label}");
+        warning = true;
+    }
     let selected = index == app.selected_run;
     let marker = if selected && focused { "›" } else { " " };
+    let when = if run.earlier {
+        "earlier".to_string()
+    } else {
+        elapsed(app, run.started, run.ended)
+    };
+    // The sandbox it ran in goes with its time, which gives way before the status does (and
+    // the sandbox before the title is cut short).
+    let with_sandbox = match &run.sandbox {
+        Some((label, false)) => Some(format!("{}  {when}", visible_line(label))),
+        _ => None,
+    };
+    let times: Vec<&str> = with_sandbox
+        .as_deref()
+        .into_iter()
+        .chain([when.as_str()])
+        .collect();
     // The status and time are what a glance is for: the title gives way first.
-    let header = fit::fit_header(
+    let header = fit::fit_header_with(
         &format!(
             "{marker}{icon} {} {}",
-            visible_line(&run.call_id),
+            visible_line(&run.short_id),
             visible_line(&run.title)
         ),
-        &if run.earlier {
-            "earlier".to_string()
-        } else {
-            elapsed(app, run.started, run.ended)
-        },
+        &times,
         &tail,
         width,
     );
-    let header_style = if selected {
-        style.add_modifier(Modifier::BOLD)
-    } else {
-        style
+    let header_style = match (selected, warning) {
+        (_, true) => Style::default().fg(Color::Red).add_modifier(if selected {
+            Modifier::BOLD
+        } else {
+            Modifier::empty()
+        }),
+        (true, false) => style.add_modifier(Modifier::BOLD),
+        (false, false) => style,
     };
     let mut lines = vec![Line::styled(header, header_style)];
     let room = rows.saturating_sub(1);
@@ -212,7 +241,7 @@ fn run_lines(
         return lines;
     }
     // Only the lines shown are read out of the kept output.
-    let count = run.output.len();
+    let count = run.body_len();
     let scroll = if app.expanded || selected {
         app.results_scroll as usize
     } else {
@@ -232,6 +261,17 @@ fn run_lines(
             dim(),
         ));
     }
+    if let (Some(diff), 0) = (&run.diff, run.output.len()) {
+        // A file change printed nothing: what it changed, as the modal showed it.
+        for text in diff.lines().skip(start).take(end - start) {
+            let text = crate::visible::visible_output(text);
+            lines.push(Line::styled(
+                truncate(&format!("  {text}"), width),
+                diff_style(&text),
+            ));
+        }
+        return lines;
+    }
     for (text, stream) in (start..end).filter_map(|i| run.output.line(i)) {
         let style = match stream {
             Some(Stream::Stderr) => Style::default().fg(Color::Red),
@@ -240,9 +280,31 @@ fn run_lines(
         };
         // Tool output may hold anything: tabs are laid out, escapes and invisibles shown.
         let text = crate::visible::visible_output(&text);
+        // The sandbox's note on what it refused stands out from the output it explains.
+        let style = if text.starts_with("[sandbox] ")
+            || text.starts_with("  - ") && run.refused.is_some()
+        {
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            style
+        };
         lines.push(Line::styled(truncate(&format!("  {text}"), width), style));
     }
     lines
+}
+
+/// A line of a run's changes (hunk headers, added and removed lines: no file headers) as the
+/// approval modal colours it.
+fn diff_style(line: &str) -> Style {
+    if line.starts_with("@@") {
+        Style::default().fg(Color::Cyan)
+    } else if line.starts_with('+') {
+        Style::default().fg(Color::Green)
+    } else if line.starts_with('-') {
+        Style::default().fg(Color::Red)
+    } else {
+        Style::default()
+    }
 }
 
 #[cfg(test)]

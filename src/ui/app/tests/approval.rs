@@ -276,7 +276,7 @@ fn mouse_wheel_scrolls_the_preview_by_rows() {
 }
 
 #[test]
-fn keys_typed_as_the_modal_appears_go_on_into_the_prompt_and_never_answer_it() {
+fn keys_typed_as_the_modal_appears_are_dropped_counted_and_never_answer_it() {
     let mut rig = Rig::new();
     rig.ask(file_request("c1"));
     let mut ops = Vec::new();
@@ -284,22 +284,79 @@ fn keys_typed_as_the_modal_appears_go_on_into_the_prompt_and_never_answer_it() {
         ops.extend(rig.press(key(c), 10 * i as u64));
     }
     assert!(decided(&ops).is_empty(), "a typed key answered the modal");
-    assert_eq!(rig.app.draft(), "yes, just kidding");
+    // Not in the draft the modal hides: it would reach the model with the next prompt.
+    assert_eq!(rig.app.draft(), "");
+    assert_eq!(overlay(&rig.app).ignored, 17);
     assert_eq!(rig.app.pending_approvals(), 1);
-    let notices = rig
-        .app
-        .entries
-        .iter()
-        .filter(|e| matches!(e, Entry::Notice(n) if n.contains("went on into the prompt draft")))
-        .count();
-    assert_eq!(notices, 1, "said once, not per key");
     // Once the typing has stopped for the arming delay, the modal answers as usual.
     let ops = rig.press(key('n'), 10 * 17 + 1000);
     assert_eq!(
         decided(&ops),
         vec![("c1".into(), Decision::Deny { reason: None })]
     );
-    assert_eq!(rig.app.draft(), "yes, just kidding");
+    assert_eq!(rig.app.draft(), "");
+}
+
+#[test]
+fn help_opens_over_the_modal_and_esc_then_closes_only_the_help() {
+    let mut rig = Rig::new();
+    rig.ask(file_request("c1"));
+    // F1 at any time, `?` once armed.
+    assert!(
+        rig.press(KeyEvent::new(KeyCode::F(1), KeyModifiers::NONE), 1000)
+            .is_empty()
+    );
+    assert!(matches!(rig.app.overlays.last(), Some(Overlay::Help(_))));
+    let ops = rig.press(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE), 1100);
+    assert!(
+        ops.is_empty(),
+        "Esc over the help answered the modal: {ops:?}"
+    );
+    assert!(matches!(
+        rig.app.overlays.last(),
+        Some(Overlay::Approval(_))
+    ));
+    assert_eq!(rig.app.pending_approvals(), 1);
+    // A second Esc right after, meant for the help too, finds the modal arming again.
+    let ops = rig.press(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE), 1200);
+    assert!(decided(&ops).is_empty(), "{ops:?}");
+    assert_eq!(rig.app.pending_approvals(), 1);
+    assert!(rig.press(key('?'), 3000).is_empty());
+    assert!(matches!(rig.app.overlays.last(), Some(Overlay::Help(_))));
+    rig.press(key('q'), 3100);
+    // Armed again after the delay: the modal answers.
+    let ops = rig.press(key('n'), 4000);
+    assert_eq!(
+        decided(&ops),
+        vec![("c1".into(), Decision::Deny { reason: None })]
+    );
+}
+
+#[test]
+fn ctrl_u_in_the_reason_box_deletes_to_the_start_of_the_line() {
+    let mut rig = Rig::new();
+    rig.ask(file_request("c1"));
+    rig.press(key('N'), 1000);
+    for c in "not this".chars() {
+        rig.press(key(c), 1000);
+    }
+    rig.press(
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+        1000,
+    );
+    for c in "use make".chars() {
+        rig.press(key(c), 1000);
+    }
+    let ops = rig.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), 1000);
+    assert_eq!(
+        decided(&ops),
+        vec![(
+            "c1".into(),
+            Decision::Deny {
+                reason: Some("use make".into())
+            }
+        )]
+    );
 }
 
 #[test]

@@ -41,13 +41,19 @@ impl ApprovalOverlay {
         } else {
             " approval ".to_string()
         };
-        let block = Block::default()
+        let mut block = Block::default()
             .borders(Borders::ALL)
             .title(title)
             .border_style(Style::default().fg(Color::Yellow));
+        // Until the keys are live, the bottom border counts down (a row of its own would make
+        // the modal shrink, and the panes above it move, the moment it armed).
+        if let Some(arming) = foot::arming(app, overlay, m.area.width as usize) {
+            block = block.title_bottom(Line::styled(arming, dim()));
+        }
         frame.render_widget(block, m.area);
         frame.render_widget(
-            Paragraph::new(title_line(request)).wrap(Wrap { trim: false }),
+            Paragraph::new(title_line(request, app.short_id(&request.call_id)))
+                .wrap(Wrap { trim: false }),
             m.title,
         );
 
@@ -74,14 +80,16 @@ impl ApprovalOverlay {
     }
 }
 
-pub(super) fn title_line(request: &ApprovalRequest) -> Line<'static> {
+/// Who wants to run what (the call by the id the screen shows it with), the risk badge, the
+/// digest and the sandbox.
+pub(super) fn title_line(request: &ApprovalRequest, shown_id: &str) -> Line<'static> {
     let (label, color) = match request.risk {
         Risk::Safe => (" SAFE ", Color::Green),
         Risk::Mutating => (" MUTATING ", Color::Yellow),
         Risk::Dangerous => (" DANGEROUS ", Color::Red),
     };
     Line::from(vec![
-        Span::raw(format!("{} wants to run ", visible_line(&request.call_id))),
+        Span::raw(format!("{} wants to run ", visible_line(shown_id))),
         Span::raw(visible_line(&request.tool)).bold(),
         Span::raw("  "),
         Span::styled(

@@ -1,6 +1,7 @@
-//! The modal's footer (the options and what each grants, the countdowns, what must still be seen
-//! before `y`, `a` or `d` answer) and the preview's marker row (what lies above and below).
-//! Every line here wraps: a grant's scope or a hint is never cut at the edge.
+//! The modal's footer (the options and what each grants, the timeout, what must still be seen
+//! before `y`, `a` or `d` answer, keys dropped before it armed), the arming countdown on its
+//! bottom border, and the preview's marker row (what lies above and below). Every footer line
+//! wraps: a grant's scope or a hint is never cut at the edge.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -8,6 +9,7 @@ use ratatui::text::{Line, Span};
 use super::ApprovalOverlay;
 use super::input::{self, ApprovalChoice};
 use crate::approval::approver::ApprovalRequest;
+use crate::approval::grants::GrantScope;
 use crate::approval::verdict::Ruling;
 use crate::ui::app::App;
 use crate::ui::keys::{self, Action, Place};
@@ -47,14 +49,29 @@ fn scope_text(app: &App, scope: &crate::approval::grants::GrantScope) -> String 
     visible_line(&shown.replace("anything under ./", "anything in the workspace"))
 }
 
+/// Where a directory grant reaches, as a person reads it: "in the workspace", "under src/".
+fn directory_text(app: &App, path: &std::path::Path) -> String {
+    let workspace = std::path::Path::new(&app.status.workspace);
+    match path.strip_prefix(workspace) {
+        Ok(rest) if rest.as_os_str().is_empty() => "in the workspace".to_string(),
+        Ok(rest) => format!("under {}/", visible_line(&rest.display().to_string())),
+        Err(_) => format!(
+            "under {}/",
+            visible_line(path.display().to_string().trim_end_matches('/'))
+        ),
+    }
+}
+
+/// The footer's lines at `width`; `compact`: the options in their shortest labels, for a modal
+/// whose preview needs the rows.
 pub(super) fn lines(
     app: &App,
     overlay: &ApprovalOverlay,
     request: &ApprovalRequest,
     gate: Option<(Vec<String>, Style)>,
-    width: usize,
+    (width, compact): (usize, bool),
 ) -> Vec<Line<'static>> {
-    let mut foot = options(app, request, width);
+    let mut foot = options(app, request, width, compact);
     let mut text = |forms: &[String], style: Style| {
         for row in fitted(forms, width) {
             foot.push(Line::styled(row, style));
@@ -79,9 +96,11 @@ pub(super) fn lines(
     if let Some(why) = &request.no_session_grant {
         text(&[format!("no session grant: {}", visible_line(why))], dim());
     }
-    if app.now < overlay.armed_at {
-        let left = overlay.armed_at.saturating_duration_since(app.now);
-        text(&arming(left), dim());
+    if overlay.ignored > 0 {
+        text(
+            &ignored(overlay.ignored),
+            Style::default().fg(Color::Yellow),
+        );
     }
     if overlay.reason.is_some() {
         foot.push(Line::raw(""));
@@ -121,32 +140,49 @@ fn remote(code: &str) -> Vec<String> {
     ]
 }
 
-/// The countdown shown until the keys are live, longest first.
-fn arming(left: std::time::Duration) -> [String; 2] {
-    let left = left.as_secs_f64();
-    [
-        format!("keys are live in {left:.1}s (so a key meant for the prompt cannot answer this)"),
-        format!("keys are live in {left:.1}s"),
-    ]
+/// The countdown shown on the bottom border until the keys are live, the longest form that fits
+/// in `width` cells; `None` once they are live.
+pub(super) fn arming(app: &App, overlay: &ApprovalOverlay, width: usize) -> Option<String> {
+    let left = overlay
+        .armed_at
+        .checked_duration_since(app.now)?
+        .as_secs_f64();
+    let forms = [
+        format!(" keys are live in {left:.1}s (so a key meant for the prompt cannot answer this) "),
+        format!(" keys are live in {left:.1}s, keys typed before are ignored "),
+        format!(" keys are live in {left:.1}s "),
+        format!(" live in {left:.1}s "),
+    ];
+    fit::longest_fitting(forms, |f| wrap::text_width(f) + 2 <= width)
 }
 
-/// The rows the countdown took before the keys went live: the modal keeps counting them, so it
-/// does not shrink (and move the panes above it) while it is being read.
-pub(super) fn armed_rows(app: &App, overlay: &ApprovalOverlay, width: usize) -> usize {
-    if app.now < overlay.armed_at {
-        return 0;
-    }
-    fitted(&arming(std::time::Duration::ZERO), width).len()
+/// Keys pressed before the modal armed: they went nowhere, and the person should know.
+fn ignored(n: usize) -> [String; 3] {
+    let keys = count(n, "key");
+    let were = if n == 1 { "was" } else { "were" };
+    [
+        format!(
+            "{keys} typed before the modal was ready {were} ignored (neither an answer nor in your prompt)"
+        ),
+        format!("{keys} typed before the modal was ready {were} ignored"),
+        format!("{keys} typed early: ignored"),
+    ]
 }
 
 /// How far the options' labels are shortened: 0 as the table has them, up to `LABEL_STEPS - 1`.
 const LABEL_STEPS: usize = 3;
 
 /// The options, from the one table, each key next to what it does. Labels shorten (the table's
-/// short label, a grant's scope with fewer words around it) until every option fits on a row;
-/// one that still does not wraps between words under its key.
-fn options(app: &App, request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
-    let ladder = (0..LABEL_STEPS).map(|step| labels(app, request, step));
+/// short label, a grant's scope with fewer words around it) until every option fits on a row
+/// (`compact`: the shortest at once); one that still does not wraps between words under its key.
+fn options(
+    app: &App,
+    request: &ApprovalRequest,
+    width: usize,
+    compact: bool,
+) -> Vec<Line<'static>> {
+    let first = if compact { LABEL_STEPS - 1 } else { 0 };
+    let ladder = (first..LABEL_STEPS).map(|step| labels(app, request, step));
     let fits = |pairs: &Vec<(char, String)>| {
         pairs
             .iter()
@@ -218,15 +254,21 @@ fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, Strin
                 }
                 None => continue,
             },
+            // It grants this tool on the files under the directory, nothing else: it says so.
             ApprovalChoice::AllowDirectory => {
                 let (Some(dir), Some(_)) = (&request.directory_scope, &request.session_scopes)
                 else {
                     continue;
                 };
-                let dir = scope_text(app, dir);
+                let tool = visible_line(&request.tool);
+                let place = match dir {
+                    GrantScope::Directory { path } => directory_text(app, path),
+                    other => scope_text(app, other),
+                };
                 match step {
-                    0 | 1 => format!("allow {dir} for the session"),
-                    _ => format!("{short}: {dir}"),
+                    0 => format!("allow {tool} on any file {place} for this session"),
+                    1 => format!("allow {tool} {place} for the session"),
+                    _ => format!("{short}: {tool} {place}"),
                 }
             }
             // Only a request with a one-time code can wait for one.
@@ -298,6 +340,19 @@ pub(super) fn gate(
             keys.push("End");
         }
     }
+    // Shorter: both ends of a change said as one.
+    let both_ends = ["the first changed line", "the last changed line"];
+    let short_need = if both_ends.iter().all(|end| need.iter().any(|n| n == end)) {
+        let mut short: Vec<String> = need
+            .iter()
+            .filter(|n| !both_ends.contains(&n.as_str()))
+            .cloned()
+            .collect();
+        short.push("both ends of the change".to_string());
+        and_list(&short)
+    } else {
+        and_list(&need)
+    };
     let need = and_list(&need);
     let keys = keys.join(", ");
     let deny =
@@ -307,6 +362,7 @@ pub(super) fn gate(
             vec![
                 format!("{key} refused: scroll to see {need} first ({keys}); {deny} denies"),
                 format!("{key} refused: scroll to see {need} ({keys})"),
+                format!("{key} refused: see {short_need} ({keys})"),
             ],
             Style::default()
                 .fg(Color::Yellow)
@@ -316,6 +372,7 @@ pub(super) fn gate(
             vec![
                 format!("to allow, first scroll to see {need} ({keys})"),
                 format!("to allow, see {need} ({keys})"),
+                format!("to allow, see {short_need} ({keys})"),
             ],
             Style::default().fg(Color::Yellow),
         ),

@@ -2,10 +2,12 @@
 //! the dispatcher below looks every key up in, the help lists and the footer draws its options
 //! from (`offered`), and the guards an answer passes first.
 //!
-//! The guards, in order: `Ctrl-C` always works (it only denies). While the modal is not armed,
-//! typing goes on into the prompt's draft and any other key but scrolling pushes the arming
-//! later. A chord is never an answer, only the plain key the footer shows. An allowing answer
-//! waits until everything that decides has been on screen (`ApprovalOverlay::unseen`).
+//! The guards, in order: `Ctrl-C` always works (it only denies), and `F1` opens the help over
+//! the modal. While the modal is not armed, every other key but scrolling is dropped (counted,
+//! and the footer says so: it went neither to the modal nor to the prompt hidden under it) and
+//! pushes the arming later. A chord is never an answer, only the plain key the footer shows. An
+//! allowing answer waits until everything that decides has been on screen
+//! (`ApprovalOverlay::unseen`).
 
 use std::time::Instant;
 
@@ -15,7 +17,7 @@ use tui_textarea::TextArea;
 use super::{ARM_DELAY, ApprovalOverlay};
 use crate::approval::approver::Decision;
 use crate::protocol::Op;
-use crate::ui::keys::{self, Action, Binding, Place, Press, key, plain};
+use crate::ui::keys::{self, Action, Binding, Place, Press, ctrl, key, plain};
 use crate::ui::overlay::{Effect, Outcome};
 use crate::ui::preview::Scroll;
 
@@ -49,7 +51,7 @@ pub const KEYS: &[Binding] = &[
     Binding {
         keys: "d",
         presses: &[(plain('d'), Action::Answer(ApprovalChoice::AllowDirectory))],
-        does: "with a file: allow its whole directory for the session",
+        does: "with a file: allow this tool on any file under the file's directory, for the session (the directory is shown)",
     },
     Binding {
         keys: "n / Esc",
@@ -94,6 +96,14 @@ pub const KEYS: &[Binding] = &[
         presses: &[(Press::Ctrl('c'), Action::Interrupt)],
         does: "deny this and every queued request, and interrupt the turn",
     },
+    Binding {
+        keys: "F1 / ?",
+        presses: &[
+            (key(KeyCode::F(1)), Action::Help),
+            (plain('?'), Action::Help),
+        ],
+        does: "the help, over the modal (Esc there closes only the help)",
+    },
 ];
 
 /// The modal's keys while a reason for the model is typed (after `N`).
@@ -112,6 +122,16 @@ pub const REASON_KEYS: &[Binding] = &[
         keys: "Ctrl-C",
         presses: &[(Press::Ctrl('c'), Action::Interrupt)],
         does: "deny this and every queued request, and interrupt the turn",
+    },
+    Binding {
+        keys: "F1",
+        presses: &[(key(KeyCode::F(1)), Action::Help)],
+        does: "the help, over the modal",
+    },
+    Binding {
+        keys: "Ctrl-U",
+        presses: &[(ctrl('u'), Action::DeleteToLineStart)],
+        does: "delete to the start of the line",
     },
     Binding {
         keys: "any other key",
@@ -209,33 +229,30 @@ impl ApprovalOverlay {
         if action == Some(Action::Interrupt) {
             return self.deny_all();
         }
-        // Typing that was meant for the prompt when the modal appeared goes on into the prompt
-        // (j and k too, which scroll an armed modal), never into an answer; the modal stays
-        // unarmed while it lasts.
-        if now < self.armed_at && is_typing(&key) {
-            self.armed_at = now + ARM_DELAY;
-            let mut effects = vec![Effect::TypeIntoPrompt(key)];
-            if !std::mem::replace(&mut self.typed_into_prompt, true) {
-                effects.push(Effect::Notice(
-                    "an approval appeared while you typed: your keys went on into the prompt draft, not to the approval".into(),
-                ));
-            }
-            return Outcome {
-                effects,
-                ..Outcome::default()
-            };
+        // `F1` opens the help at any time (`?` only once armed: typed early, it is typing).
+        if action == Some(Action::Help) && !(now < self.armed_at && is_typing(&key)) {
+            return Outcome::help(Place::Approval);
         }
-        // Scrolling is always safe, armed or not, with or without modifiers.
         match action {
-            Some(Action::Down(n)) => self.scroll_rows(isize::from(n)),
-            Some(Action::Up(n)) => self.scroll_rows(-isize::from(n)),
+            // Scrolling is always safe, armed or not, with or without modifiers; typing meant
+            // for the prompt (j and k too) is not scrolling.
+            Some(Action::Down(n)) if !self.typed_early(&key, now) => {
+                self.scroll_rows(isize::from(n))
+            }
+            Some(Action::Up(n)) if !self.typed_early(&key, now) => {
+                self.scroll_rows(-isize::from(n))
+            }
             Some(Action::PageDown) => self.scroll_rows(self.page()),
             Some(Action::PageUp) => self.scroll_rows(-self.page()),
             Some(Action::Top) => self.scroll = Scroll::TOP,
             // Resolved against the size of the frame that draws it (`drawn`).
             Some(Action::Bottom) => self.scroll = Scroll::END,
             _ if now < self.armed_at => {
-                // Too soon: the person may not have seen it yet. Keep it unarmed a little longer.
+                // Too soon: the person may not have seen it yet, and the key was meant for the
+                // prompt. It goes nowhere (the prompt is hidden under the modal: a key kept
+                // there would be sent unseen with the next prompt); the footer counts it, and
+                // the modal stays unarmed a little longer.
+                self.ignored += 1;
                 self.armed_at = now + ARM_DELAY;
             }
             // Ctrl-D is the quit key, Ctrl-A and Ctrl-Y mean something else in many programs: a
@@ -248,11 +265,22 @@ impl ApprovalOverlay {
         Outcome::default()
     }
 
+    /// A key that types text, pressed before the modal armed.
+    fn typed_early(&self, key: &KeyEvent, now: Instant) -> bool {
+        now < self.armed_at && is_typing(key)
+    }
+
     /// Typing a reason after `N`.
     fn reason_key(&mut self, key: KeyEvent, now: Instant) -> Outcome {
         match keys::action(Place::Reason, &key) {
             Some(Action::Interrupt) => return self.deny_all(),
+            Some(Action::Help) => return Outcome::help(Place::Reason),
             Some(Action::Close) => self.reason = None,
+            Some(Action::DeleteToLineStart) => {
+                if let Some(reason) = self.reason.as_mut() {
+                    reason.delete_line_by_head();
+                }
+            }
             Some(Action::Send) => {
                 let text = self
                     .reason
@@ -338,10 +366,13 @@ impl ApprovalOverlay {
         self.front_changed();
         self.armed_at = now + ARM_DELAY;
         Outcome {
-            effects: vec![Effect::Notice(format!(
-                "parked {} ({}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal; quit if you like, then `airlock approve {code} --resume` reopens this session and goes on",
-                request.call_id, request.tool
-            ))],
+            effects: vec![Effect::Parked {
+                call_id: request.call_id,
+                text: format!(
+                    "({}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal; quit if you like, then `airlock approve {code} --resume` reopens this session and goes on",
+                    request.tool
+                ),
+            }],
             ..Outcome::default()
         }
     }

@@ -50,11 +50,15 @@ pub(crate) fn modal<'a>(
     screen: Rect,
 ) -> Option<Modal<'a>> {
     let request = overlay.queue.front()?;
-    let waiting = app
+    // The calls still to decide, named by the ids the screen shows them with.
+    let waiting: Vec<(String, String)> = app
         .batch
         .place(&request.call_id)
         .map(|p| p.waiting)
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(id, title)| (app.short_id(&id).to_string(), title))
+        .collect();
     let without = settle(app, overlay, request, overlay.doc()?, screen, &waiting, 0);
     let wanted = queue::wanted(&waiting);
     if wanted == 0 {
@@ -130,6 +134,17 @@ fn unseen_after(overlay: &ApprovalOverlay, m: &Modal) -> Vec<(usize, MustSee)> {
         .collect()
 }
 
+/// The rows the conversation fills at its pane's width on `screen`, counted up to what a modal
+/// would leave it.
+fn conversation_rows(app: &App, screen: Rect) -> usize {
+    let pane = crate::ui::render::layout(screen, app.prompt.lines().len()).conversation;
+    crate::ui::conversation::rows_up_to(
+        &app.entries,
+        usize::from(pane.width.saturating_sub(2)),
+        usize::from(size::KEEP_ABOVE),
+    )
+}
+
 fn place<'a>(
     app: &App,
     overlay: &ApprovalOverlay,
@@ -141,18 +156,29 @@ fn place<'a>(
 ) -> Modal<'a> {
     // Full width, inside the borders; the preview has only a top border, so it is as wide.
     let width = screen.width.saturating_sub(2) as usize;
-    let foot_lines = foot::lines(app, overlay, request, gate, width);
     // The title wraps rather than lose the tool's name or the digest on a narrow screen.
-    let title_rows = title_line(request)
+    let title_rows = title_line(request, app.short_id(&request.call_id))
         .width()
         .div_ceil(width.max(1))
         .clamp(1, 3) as u16;
     let reason_height: u16 = if overlay.reason.is_some() { 3 } else { 0 };
-    let chrome = 2 + title_rows as usize + 1;
-    let rest = queue_rows + foot_lines.len() + foot::armed_rows(app, overlay, width);
+    let chrome = 2 + title_rows as usize + 1 + reason_height as usize;
     let doc_rows = doc.rows_up_to(width, screen.height as usize);
-    let wanted = (chrome + doc_rows + rest).min(usize::from(u16::MAX)) as u16;
-    let area = size::modal_area(screen, wanted.saturating_add(reason_height));
+    // Everything but the preview, and the modal's whole height, with a footer of `lines`.
+    let sizes = |lines: &Vec<Line<'static>>| {
+        let fixed = chrome + queue_rows + lines.len();
+        let wanted = (fixed + doc_rows).min(usize::from(u16::MAX)) as u16;
+        (fixed.min(usize::from(u16::MAX)) as u16, wanted)
+    };
+    let mut foot_lines = foot::lines(app, overlay, request, gate.clone(), (width, false));
+    let (mut fixed, mut wanted) = sizes(&foot_lines);
+    let keep = size::keep_above(conversation_rows(app, screen));
+    if !size::fits_whole(screen, wanted, keep) {
+        // The preview will scroll: the options take their shortest labels, so it gets the rows.
+        foot_lines = foot::lines(app, overlay, request, gate, (width, true));
+        (fixed, wanted) = sizes(&foot_lines);
+    }
+    let area = size::modal_area(screen, wanted, fixed, keep);
     let inner = Block::default().borders(Borders::ALL).inner(area);
     // The title, the preview's border and at least one row of it stay; the footer gets the rest.
     let foot_height =

@@ -27,7 +27,7 @@ mod layout;
 mod queue;
 mod size;
 
-pub use input::{ApprovalChoice, KEYS, REASON_KEYS};
+pub use input::{ApprovalChoice, KEYS, REASON_KEYS, offered};
 pub(crate) use layout::{Modal, modal};
 pub(crate) use size::above;
 
@@ -56,8 +56,8 @@ pub struct ApprovalOverlay {
     pub seen: Seen,
     /// The answer key last refused because something was not seen yet (the hint says what).
     pub refused: Option<char>,
-    /// Keys typed before it armed went on into the prompt (said once in the conversation).
-    pub typed_into_prompt: bool,
+    /// Keys pressed before the front request armed, which went nowhere (the footer says so).
+    pub ignored: usize,
 }
 
 impl ApprovalOverlay {
@@ -72,7 +72,7 @@ impl ApprovalOverlay {
             view: None,
             seen: Seen::default(),
             refused: None,
-            typed_into_prompt: false,
+            ignored: 0,
         };
         overlay.front_changed();
         overlay
@@ -83,6 +83,7 @@ impl ApprovalOverlay {
         self.scroll = Scroll::TOP;
         self.seen.clear();
         self.refused = None;
+        self.ignored = 0;
         self.diff = match self.queue.front() {
             Some(ApprovalRequest {
                 call_id,
@@ -159,6 +160,12 @@ impl ApprovalOverlay {
         drop(doc);
         self.scroll = top;
         self.seen = seen;
+    }
+
+    /// The modal is in sight again (a window over it closed): its keys go live only after the
+    /// arm delay, as when it appeared.
+    pub fn rearm(&mut self, now: Instant) {
+        self.armed_at = self.armed_at.max(now + ARM_DELAY);
     }
 
     /// Another request joins the queue, behind the ones already waiting.
