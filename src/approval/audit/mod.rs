@@ -520,14 +520,49 @@ pub fn summary_line(record: &serde_json::Value) -> Option<String> {
                 .unwrap_or_default()
         ),
         "outcome" => format!(
-            "#{:<4} {call:<8} {:<10} ran: {} {}",
+            "#{:<4} {call:<8} {:<10} ran: {}{}",
             record["seq"].as_u64().unwrap_or(0),
             "",
             body["outcome"].as_str().unwrap_or("?"),
-            body["detail"]
+            outcome_detail(&body["detail"])
         ),
         _ => return None,
     })
+}
+
+/// An outcome's detail in words: `, exit 2`, `: the error`, or nothing (never raw JSON).
+fn outcome_detail(detail: &Value) -> String {
+    let mut out = String::new();
+    if let Some(code) = detail.get("exit_code").and_then(Value::as_i64) {
+        out.push_str(&format!(", exit {code}"));
+    }
+    for key in ["error", "message", "reason"] {
+        if let Some(text) = detail.get(key).and_then(Value::as_str) {
+            out.push_str(&format!(": {text}"));
+        }
+    }
+    if let Some(text) = detail.as_str() {
+        out.push_str(&format!(": {text}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod outcome_words {
+    use super::*;
+
+    #[test]
+    fn an_outcome_detail_reads_as_words_never_as_json() {
+        assert_eq!(
+            outcome_detail(&serde_json::json!({"exit_code": 2})),
+            ", exit 2"
+        );
+        assert_eq!(outcome_detail(&serde_json::json!({"exit_code": null})), "");
+        assert_eq!(
+            outcome_detail(&serde_json::json!({"error": "no such file"})),
+            ": no such file"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! a file or a tool goes through `visible`/`visible_line`, so a transcript cannot redraw the
 //! terminal it is printed on.
 
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::visible::{visible, visible_line};
 
 /// One event as a person would want to read it, or nothing for events that add no news.
@@ -89,9 +89,15 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
                 .as_ref()
                 .map(|e| format!(": {}", visible_line(e)))
                 .unwrap_or_default();
-            format!("\n■ {} {status:?}{code}{error}", visible_line(call_id))
+            let status = match status {
+                ToolStatus::Ok => "done",
+                ToolStatus::Failed => "failed",
+                ToolStatus::Cancelled => "cancelled",
+                ToolStatus::TimedOut => "timed out",
+            };
+            format!("\n■ {} {status}{code}{error}", visible_line(call_id))
         }
-        AgentEvent::TurnFinished { outcome, .. } => format!("\n\n(turn {outcome:?})\n"),
+        AgentEvent::TurnFinished { outcome, .. } => format!("\n\n({})\n", turn_words(outcome)),
         AgentEvent::Error { message } => format!("\n! {}", visible_line(message)),
         AgentEvent::ShutdownComplete
         | AgentEvent::Grants { .. }
@@ -100,6 +106,17 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
             return None;
         }
     })
+}
+
+/// How a turn ended, in words.
+fn turn_words(outcome: &TurnOutcome) -> String {
+    match outcome {
+        TurnOutcome::Completed => "the turn is done".into(),
+        TurnOutcome::Interrupted => "the turn was interrupted".into(),
+        TurnOutcome::StepLimit => "the turn stopped at its step limit".into(),
+        TurnOutcome::Failed { message } => format!("the turn failed: {}", visible_line(message)),
+        TurnOutcome::Parked { .. } => "the turn is parked until its call is answered".into(),
+    }
 }
 
 #[cfg(test)]
@@ -145,5 +162,25 @@ mod tests {
         }
         let output = human_line(&events[1]).unwrap();
         assert_eq!(output.lines().filter(|l| !l.is_empty()).count(), 2);
+    }
+
+    #[test]
+    fn a_finished_call_and_a_finished_turn_read_as_words_not_rust_names() {
+        let finished = human_line(&AgentEvent::ToolFinished {
+            call_id: "c3".into(),
+            status: ToolStatus::TimedOut,
+            exit_code: None,
+            error: None,
+            lines: 0,
+            log: None,
+        })
+        .unwrap();
+        assert_eq!(finished, "\n■ c3 timed out");
+        let turn = human_line(&AgentEvent::TurnFinished {
+            turn: 1,
+            outcome: TurnOutcome::Completed,
+        })
+        .unwrap();
+        assert_eq!(turn, "\n\n(the turn is done)\n");
     }
 }
