@@ -467,4 +467,12 @@ fn the_human_banner_says_the_model_approvals_workspace_mode_and_sandbox_truthful
         stderr.contains("no API key: $OPENAI_API_KEY is not set"),
         "{stderr}"
     );
+    // The unreachable server is named once, with why it could not be reached.
+    let all = format!("{real}{stderr}");
+    assert_eq!(
+        all.matches("127.0.0.1:9/v1/chat/completions").count(),
+        1,
+        "{all}"
+    );
+    assert!(all.contains("Connection refused"), "{all}");
 }

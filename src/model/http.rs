@@ -210,10 +210,12 @@ impl HttpModel {
                     let retryable = status.as_u16() == 429 || status.is_server_error();
                     (retryable, retry_after, format!("HTTP {status}: {detail}"))
                 }
-                Err(e) if e.is_connect() || e.is_timeout() => {
-                    (true, None, format!("cannot reach the server: {e}"))
-                }
-                Err(e) => (false, None, format!("request failed: {e}")),
+                Err(e) if e.is_connect() || e.is_timeout() => (
+                    true,
+                    None,
+                    format!("cannot reach the server: {}", causes(e)),
+                ),
+                Err(e) => (false, None, format!("request failed: {}", causes(e))),
             };
             if !retryable || attempt >= self.retry.max_retries {
                 let tries = if attempt > 0 {
@@ -374,4 +376,22 @@ impl std::fmt::Display for Unfinished {
             Unfinished::Cut(m) | Unfinished::Malformed(m) => f.write_str(m),
         }
     }
+}
+
+/// A request error and what caused it, without the URL (the error this becomes names it once):
+/// "error sending request: client error (Connect): tcp connect error: Connection refused (os
+/// error 111)".
+fn causes(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
 }
