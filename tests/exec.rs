@@ -476,3 +476,47 @@ fn the_human_banner_says_the_model_approvals_workspace_mode_and_sandbox_truthful
     );
     assert!(all.contains("Connection refused"), "{all}");
 }
+
+#[test]
+fn the_human_transcript_joins_writes_into_whole_lines_and_says_what_a_parked_call_waits_for() {
+    let root = root();
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let scenario = root.path().join("s.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "h", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command":
+                "printf 'a'; sleep 0.3; printf 'b\\nc'; sleep 0.3; printf 'd'"}}]},
+            {"expect": ["ok"], "calls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}]},
+            {"expect": ["any"]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let (text, _) = human(
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--approvals",
+            "park",
+        ],
+        root.path(),
+        &[],
+    );
+    assert!(
+        text.contains("\n  c1 │ ab\n  c1 │ cd\n■ c1 done, exit 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("‖ c2 write_file is parked: nothing of it ran"),
+        "{text}"
+    );
+    assert!(text.contains("airlock approve "), "{text}");
+    assert!(
+        !text.contains("\"event\""),
+        "JSON in the human transcript: {text}"
+    );
+}

@@ -368,6 +368,8 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
     } = started;
     let mut code = status::FAILED;
     let mut in_text = false;
+    // Each call's output since its last whole line (`--human`).
+    let mut partial: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     while let Some(event) = handle.events.recv().await {
         // The agent keeps its checkpoints as the turn moves; one it could not keep ends the
         // run here (it could not go on later from where it stands).
@@ -391,7 +393,11 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                 bail!("a turn parked in a run that keeps no checkpoints");
             };
             let parked = super::runs::park(keeper, checkpoint, request)?;
-            writeln!(out, "{}", serde_json::to_string(&parked)?)?;
+            if args.human {
+                write!(out, "{}", human::parked_lines(&parked))?;
+            } else {
+                writeln!(out, "{}", serde_json::to_string(&parked)?)?;
+            }
             code = status::PARKED;
             let _ = handle.ops.send(Op::Shutdown);
             continue;
@@ -403,7 +409,49 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                 writeln!(out)?;
             }
             in_text = is_text || (in_text && matches!(event, AgentEvent::TurnStarted { .. }));
-            if let Some(text) = human_line(&event) {
+            // Output arrives in writes, not lines: a line is printed once it is whole (or its
+            // call finished), never split over two.
+            let text = match &event {
+                AgentEvent::ToolOutput { call_id, text, .. } => {
+                    let held = partial.entry(call_id.clone()).or_default();
+                    held.push_str(text);
+                    match held.rfind('\n') {
+                        Some(end) => {
+                            let whole: String = held.drain(..=end).collect();
+                            let mut event = event.clone();
+                            if let AgentEvent::ToolOutput { text, .. } = &mut event {
+                                *text = whole;
+                            }
+                            human_line(&event)
+                        }
+                        None => {
+                            // Skipped-line notes still show at once.
+                            let mut event = event.clone();
+                            if let AgentEvent::ToolOutput { text, skipped, .. } = &mut event {
+                                text.clear();
+                                if *skipped == 0 {
+                                    continue;
+                                }
+                            }
+                            human_line(&event)
+                        }
+                    }
+                }
+                AgentEvent::ToolFinished { call_id, .. } => {
+                    let rest = partial.remove(call_id).filter(|r| !r.is_empty());
+                    let rest = rest.and_then(|text| {
+                        human_line(&AgentEvent::ToolOutput {
+                            call_id: call_id.clone(),
+                            stream: crate::tools::output::Stream::Stdout,
+                            text,
+                            skipped: 0,
+                        })
+                    });
+                    human_line(&event).map(|line| format!("{}{line}", rest.unwrap_or_default()))
+                }
+                _ => human_line(&event),
+            };
+            if let Some(text) = text {
                 write!(out, "{text}")?;
             }
         } else {

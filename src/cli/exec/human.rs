@@ -108,6 +108,21 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
     })
 }
 
+/// A parked call as a person reads it: what waits, and the commands that answer it.
+pub fn parked_lines(parked: &serde_json::Value) -> String {
+    let text = |key: &str| visible_line(parked[key].as_str().unwrap_or("?"));
+    let hours = parked["expires_in_ms"].as_u64().unwrap_or(0) / 3_600_000;
+    format!(
+        "\n‖ {} {} is parked: nothing of it ran, and the run waits for a decision.\n  \
+         airlock approve {code}   (or: airlock deny {code}), then: airlock resume {run}\n  \
+         (the code answers for {hours} h; it is stored only as a hash)\n",
+        text("call_id"),
+        text("tool"),
+        code = text("code"),
+        run = text("run"),
+    )
+}
+
 /// How a turn ended, in words.
 fn turn_words(outcome: &TurnOutcome) -> String {
     match outcome {
