@@ -455,12 +455,71 @@ def s8(work, env):
                       f"{kept['parked']:.1f}x the content" + baseline})
 
 
+def run_counted(argv, env):
+    """One sample whose standard output is counted as it is read, not kept: wall seconds, peak
+    RSS (KiB, GNU time) and the bytes printed."""
+    with tempfile.NamedTemporaryFile("r") as rss_file, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([GNU_TIME, "-f", "%M", "-o", rss_file.name, *map(str, argv)],
+                                env=env, stdout=subprocess.PIPE, stderr=err)
+        printed = 0
+        while chunk := os.read(proc.stdout.fileno(), 1 << 20):
+            printed += len(chunk)
+        proc.stdout.close()
+        status = proc.wait()
+        wall = time.perf_counter() - start
+        if status != 0:
+            err.seek(0)
+            sys.exit(f"bench: {' '.join(map(str, argv))} failed ({status}): "
+                     f"{err.read().decode(errors='replace').strip()}")
+        return {"wall_s": wall, "max_rss_kib": int(rss_file.read().split()[-1]),
+                "stdout_bytes": printed}
+
+
+def s9(work, env):
+    """A command printing one line of 1 GB (no newline) in `airlock exec`: the bytes of events it
+    prints (every output path is bounded in bytes, not only in lines), its wall time and peak
+    RSS, against the same command piped through `cat` (the floor)."""
+    size = 1_000_000_000
+    command = f"head -c {size} /dev/zero | tr '\\0' x"
+    path = scenario(work, "s9", [command])
+    arms = {"exec": exec_argv(work, path)}
+    if BASELINE:
+        arms["baseline_exec"] = ["env", f"AIRLOCK_HOME={work / 'state-baseline'}", BASELINE,
+                                 *exec_argv(work, path)[1:]]
+    samples = {name: [] for name in [*arms, "floor"]}
+    for _ in range(ROUNDS):
+        for name, argv in arms.items():
+            settle(env)
+            samples[name].append(run_counted(argv, env))
+        settle(env)
+        samples["floor"].append(run(["bash", "-c", f"{command} | cat > /dev/null"], env, rss=True))
+    wall = {k: median(v, "wall_s") for k, v in samples.items()}
+    rss = {k: median(v, "max_rss_kib") / 1024 for k, v in samples.items()}
+    printed = {k: max(s["stdout_bytes"] for s in v) for k, v in samples.items() if k in arms}
+    baseline = ""
+    if BASELINE:
+        baseline = (f"; baseline build: {printed['baseline_exec']:,} bytes of events, "
+                    f"{wall['baseline_exec']:.2f} s, {rss['baseline_exec']:.0f} MiB")
+    write({"id": "S9", "scenario": f"`airlock exec` running `{command}`: one line of {size} "
+           "bytes with no newline; the bytes of events printed, wall time and peak RSS, against "
+           "the command piped through `cat`", "samples": samples, "median_wall_s": wall,
+           "median_peak_rss_mib": rss, "most_stdout_bytes": printed,
+           "ratio": wall["exec"] / wall["floor"],
+           "goal": "<= 4 MiB of events, peak RSS <= 32 MiB",
+           "meets_goal": printed["exec"] <= 4 << 20 and rss["exec"] <= 32,
+           "summary": f"{printed['exec']:,} bytes of events, {wall['exec']:.2f} s "
+                      f"({wall['exec'] / wall['floor']:.2f}x the floor's {wall['floor']:.2f} s), "
+                      f"peak RSS {rss['exec']:.0f} MiB" + baseline})
+
+
 def main():
     if not Path(GNU_TIME).exists():
         sys.exit(f"bench: {GNU_TIME} is missing; install GNU time (apt-get install time)")
     if not AIRLOCK.exists():
         sys.exit(f"bench: {AIRLOCK} is missing; run scripts/bench.sh (it builds it)")
-    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"]
+    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8",
+                              "S9"]
     busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(BUSY)]
     try:
         run_chosen(chosen)
@@ -478,7 +537,8 @@ def run_chosen(chosen):
         env.pop("AIRLOCK_PROVIDER", None)
         for name in chosen:
             {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6,
-             "S7": s7, "S8": s8}[name.upper()](work, env)
+             "S7": s7, "S8": s8,
+             "S9": s9}[name.upper()](work, env)
 
 
 if __name__ == "__main__":

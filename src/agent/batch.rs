@@ -164,8 +164,9 @@ impl Agent {
             let tools = self.tools.clone();
             running.spawn(async move {
                 let outcome = tools.execute(approved, token, sink.clone()).await;
-                // Output a tool had paced goes out before the call is reported done.
-                sink.flush();
+                // Output a tool had paced goes out before the call is reported done, with the
+                // marker of a last line that was being cut (it ended without a newline).
+                sink.end();
                 (index, outcome)
             });
         }

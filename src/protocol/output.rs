@@ -64,26 +64,49 @@ fn nth_newline_from_end(block: &[u8], mut nth: usize) -> Option<usize> {
 }
 
 /// Thins a live output stream for a viewer that keeps head and tail windows (a [`BoundedOutput`]):
-/// the first `OUTPUT_HEAD_LINES` lines pass whole; after that, a read's lines that its own last
+/// the first `OUTPUT_HEAD_LINES` lines pass, then a read's lines that its own last
 /// `OUTPUT_TAIL_LINES` lines would push out of any tail are replaced by their count. A viewer
-/// that calls `skip` with the count and then `push` with the text keeps exactly what it would have
-/// kept from every byte (tested), while a 10-million-line flood crosses the channel as a few
-/// kilobytes a read. The full output is in the run's log file.
+/// that calls `skip` with the count, `push` with the text and `cut` with a cut line's count keeps
+/// exactly what it would have kept from every byte (tested), while a 10-million-line flood
+/// crosses the channel as a few kilobytes a read. The full output is in the run's log file.
+///
+/// Lines are bounded in bytes too: a viewer keeps the first [`MAX_LINE_BYTES`] of a line, so
+/// only those pass, and one byte more (`LINE_PASSES`), so that a viewer cuts the line itself,
+/// told the count or not; the rest of a longer line is left out and counted, and the count goes
+/// out where the line ends (a piece's `cut`). A 1 GB line with no newline crosses as 2 KiB.
 ///
 /// One per running call, for both its streams (the head counts lines of both, as the viewer's
-/// does). The tools' output sink thins with it, and a tool that keeps its own window of the same
-/// output (bash, for the model's result) files the pieces it got back: one scan of every byte.
+/// does; each stream's line is cut on its own). The tools' output sink thins with it, and a tool
+/// that keeps its own window of the same output (bash, for the model's result) files the pieces
+/// it got back: one scan of every byte.
 #[derive(Debug, Default)]
 pub struct Thinner {
     /// Complete lines passed on so far (both streams), while the head is filling.
     lines: usize,
+    /// Per stream, the line being passed on.
+    line: [LineSoFar; 2],
 }
 
-/// One piece of thinned output: drop `skipped` lines, then take `text`.
+/// How much of a stream's current line has passed, and what was left out of it.
+#[derive(Debug, Default, Clone, Copy)]
+struct LineSoFar {
+    /// Bytes passed on (at most `LINE_PASSES`).
+    passed: usize,
+    /// The line went past `LINE_PASSES`: its bytes are left out until it ends.
+    cutting: bool,
+    /// Bytes left out of it so far.
+    left_out: u64,
+}
+
+/// One piece of thinned output: drop `skipped` lines, take `text`, then, if `cut` is not zero,
+/// the line `text` ends in was cut: that many more of its bytes were left out (its newline, if
+/// it has one, starts the next piece's text). Only pieces from [`Thinner::thin_stream`] and
+/// [`Thinner::end`] cut; what the tools' output sink delivers says the cut in its text instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thinned<'a> {
     pub skipped: u64,
     pub text: &'a [u8],
+    pub cut: u64,
 }
 
 impl Thinner {
@@ -96,49 +119,143 @@ impl Thinner {
         self.lines >= OUTPUT_HEAD_LINES
     }
 
-    /// What of `bytes` a viewer needs, as one or two pieces (head lines whole, then a skip).
+    /// [`thin_stream`](Self::thin_stream) for output of one stream.
     pub fn thin<'a>(&mut self, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
+        self.thin_stream(Stream::Stdout, bytes)
+    }
+
+    /// What of `bytes` (the next read of `stream`) a viewer needs: head lines, then a skip and
+    /// the lines a tail can still show, each line cut after `LINE_PASSES` bytes.
+    pub fn thin_stream<'a>(&mut self, stream: Stream, bytes: &'a [u8]) -> Vec<Thinned<'a>> {
+        let i = index(stream);
         let mut rest = bytes;
         let mut pieces = Vec::with_capacity(2);
         if self.lines < OUTPUT_HEAD_LINES {
+            // One pass over the newlines the head still wants (at most `OUTPUT_HEAD_LINES`).
             let wanted = OUTPUT_HEAD_LINES - self.lines;
-            match memchr::memchr_iter(b'\n', rest).nth(wanted - 1) {
+            let mut newlines = memchr::memchr_iter(b'\n', rest);
+            let mut seen = 0;
+            let end = newlines.find(|_| {
+                seen += 1;
+                seen == wanted
+            });
+            self.lines += seen;
+            match end {
                 Some(end) => {
-                    self.lines = OUTPUT_HEAD_LINES;
-                    pieces.push(Thinned {
-                        skipped: 0,
-                        text: &rest[..=end],
-                    });
+                    self.pass(i, &rest[..=end], 0, &mut pieces);
                     rest = &rest[end + 1..];
                 }
                 None => {
-                    self.lines += memchr::memchr_iter(b'\n', rest).count();
-                    return vec![Thinned {
-                        skipped: 0,
-                        text: rest,
-                    }];
+                    self.pass(i, rest, 0, &mut pieces);
+                    return pieces;
                 }
             }
         }
         match unseen_lines(rest) {
-            Some((skipped, kept)) => pieces.push(Thinned {
-                skipped,
-                text: &rest[kept..],
-            }),
-            None if !rest.is_empty() => pieces.push(Thinned {
-                skipped: 0,
-                text: rest,
-            }),
-            None => {}
+            Some((skipped, kept)) => {
+                // The stream's current line ended among the lines left out: its cut with it.
+                self.line[i] = LineSoFar::default();
+                self.pass(i, &rest[kept..], skipped, &mut pieces);
+            }
+            None => self.pass(i, rest, 0, &mut pieces),
+        }
+        pieces
+    }
+
+    /// Passes `text` of stream `i` on after `skipped` lines, its lines cut after `LINE_PASSES`.
+    /// Short lines are passed over a window at a time (the last newline within a line's room
+    /// ends every line before it, all short enough), so a flood of short lines costs a search
+    /// per 2 KiB, not one per line.
+    fn pass<'a>(&mut self, i: usize, text: &'a [u8], skipped: u64, out: &mut Vec<Thinned<'a>>) {
+        let line = &mut self.line[i];
+        let mut skipped = skipped;
+        // `text[from..]` is not yet in a piece; `at` is where the current line stands.
+        let (mut from, mut at) = (0, 0);
+        // The last piece is the start of the line being cut (its count goes on it).
+        let mut cut_here = false;
+        while at < text.len() {
+            if line.cutting {
+                let Some(k) = memchr::memchr(b'\n', &text[at..]) else {
+                    line.left_out += (text.len() - at) as u64;
+                    (from, at) = (text.len(), text.len());
+                    continue;
+                };
+                let cut = line.left_out + k as u64;
+                match out.last_mut() {
+                    Some(last) if cut_here => last.cut = cut,
+                    _ => push(out, &mut skipped, &text[..0], cut),
+                }
+                *line = LineSoFar::default();
+                cut_here = false;
+                // The newline ends the cut line: the next piece starts with it.
+                (from, at) = (at + k, at + k + 1);
+                continue;
+            }
+            let room = LINE_PASSES - line.passed;
+            let window = &text[at..text.len().min(at + room + 1)];
+            if let Some(k) = memchr::memrchr(b'\n', window) {
+                line.passed = 0;
+                at += k + 1;
+            } else if window.len() <= room {
+                line.passed += window.len();
+                at += window.len();
+            } else {
+                // The line goes past its room: what fits passes, the rest is left out.
+                let start = &text[from..at + room];
+                cut_here = !start.is_empty() || skipped > 0;
+                if cut_here {
+                    push(out, &mut skipped, start, 0);
+                }
+                line.passed = LINE_PASSES;
+                line.cutting = true;
+                (from, at) = (at + room, at + room);
+            }
+        }
+        if from < text.len() || skipped > 0 {
+            push(out, &mut skipped, &text[from..], 0);
+        }
+    }
+
+    /// The output is over: each stream's line still being cut, as a piece that says so.
+    pub fn end(&mut self) -> Vec<(Stream, Thinned<'static>)> {
+        let mut pieces = Vec::new();
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            let line = std::mem::take(&mut self.line[index(stream)]);
+            if line.cutting {
+                pieces.push((
+                    stream,
+                    Thinned {
+                        skipped: 0,
+                        text: &[],
+                        cut: line.left_out,
+                    },
+                ));
+            }
         }
         pieces
     }
 }
 
+/// Adds a piece to `out`, with the lines still to skip (once).
+fn push<'a>(out: &mut Vec<Thinned<'a>>, skipped: &mut u64, text: &'a [u8], cut: u64) {
+    out.push(Thinned {
+        skipped: std::mem::take(skipped),
+        text,
+        cut,
+    });
+}
+
 use unseen_lines as skippable;
 
-/// Bytes kept of one line; the rest of an overlong line is dropped and marked.
+/// Bytes kept of one line, wherever output is shown: the cockpit's window, `tool_output` events
+/// (the [`Thinner`] passes no more) and the model's result. The rest of a longer line is
+/// dropped and marked; the run log keeps the bytes, within its own cap.
 pub const MAX_LINE_BYTES: usize = 2048;
+
+/// Bytes of a line the [`Thinner`] passes on: one more than a window keeps, so that a window fed
+/// the pieces cuts a longer line itself, exactly as from every byte, even where it is never told
+/// the count (output that ends mid-line, from a tool that does not call `end`).
+const LINE_PASSES: usize = MAX_LINE_BYTES + 1;
 
 /// A window of lines stored back to back in one buffer, with where each starts: any line is
 /// read without walking the others (the results pane reads only what it shows).
@@ -273,6 +390,16 @@ impl BoundedOutput {
         self.tail.clear();
         self.partial[i].clear();
         self.partial_cut[i] = false;
+    }
+
+    /// Counts `bytes` of this stream's current line that were left out right here (a thinned
+    /// piece's `cut`): the line is marked cut, as the bytes would have marked it had they come.
+    pub fn cut(&mut self, stream: Stream, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        self.total_bytes += bytes;
+        self.partial_cut[index(stream)] = true;
     }
 
     /// Ends the partial line of stream `i` with `piece` and files it.

@@ -21,8 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::BoundedOutput;
 use super::output::Stream;
-use super::runlog::{LogLimits, LogSummary, RunLog};
+use super::runlog::{LogLimits, LogSummary, RunLog, human_bytes};
 use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
+use crate::protocol::{MAX_LINE_BYTES, Thinned};
 
 /// Environment variables never handed to the commands an agent runs, whatever the config says:
 /// the key variables of every provider airlock knows, and `AIRLOCK_HOME`, which would tell a
@@ -167,18 +168,27 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
             "bash started without its output pipes".into(),
         ));
     };
+    if let (Some(path), Some(_)) = (&spec.log, &log) {
+        // A line cut in the live view says where all of it is.
+        spec.sink.keep_note(format!(
+            "the run log {} keeps {} of the output",
+            path.display(),
+            spec.log_limits.describe()
+        ));
+    }
     let reader = Reader {
         log,
         view: View {
             sink: spec.sink.clone(),
             output: Batched::new(),
             carry: [Vec::new(), Vec::new()],
+            cut: false,
         },
     };
     let (reader, exit, status) = reader
         .read_until_done(&mut child, pgid, (stdout, stderr), &spec)
         .await?;
-    let (output, logged) = reader.finish();
+    let (output, cut, logged) = reader.finish();
     let code = exit.and_then(|s| s.code());
     let status = if status == ToolStatus::Ok && code != Some(0) {
         ToolStatus::Failed
@@ -188,7 +198,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     Ok(ToolOutcome {
         status,
         exit_code: code,
-        content: result_text(&spec, status, code, &output, logged),
+        content: result_text(&spec, status, code, (&output, cut), logged),
         lines: output.total_lines(),
         log: spec.log.clone(),
     })
@@ -298,6 +308,8 @@ struct View {
     output: Batched,
     /// Per stream, the bytes of a character split across two reads, waiting for the rest.
     carry: [Vec<u8>; 2],
+    /// A line was cut at `MAX_LINE_BYTES` (in what the live view passed on).
+    cut: bool,
 }
 
 /// Where the next read of stdout goes: straight into the log's tail once the head is full (see
@@ -342,7 +354,7 @@ impl View {
             // The usual case: nothing carried over, so the read goes out as it is (no copy).
             let ready = utf8_ready(bytes);
             for piece in self.sink.send_paced(stream, &bytes[..ready]) {
-                self.output.push(stream, piece);
+                file(&mut self.output, &mut self.cut, stream, piece);
             }
             pending.extend_from_slice(&bytes[ready..]);
             return;
@@ -350,10 +362,16 @@ impl View {
         pending.extend_from_slice(bytes);
         let ready = utf8_ready(pending);
         for piece in self.sink.send_paced(stream, &pending[..ready]) {
-            self.output.push(stream, piece);
+            file(&mut self.output, &mut self.cut, stream, piece);
         }
         pending.drain(..ready);
     }
+}
+
+/// A piece the sink sent, into the model's window; whether it cut a line is noted.
+fn file(output: &mut Batched, cut: &mut bool, stream: Stream, piece: Thinned<'_>) {
+    *cut |= piece.cut > 0;
+    output.push(stream, piece);
 }
 
 impl Reader {
@@ -444,17 +462,23 @@ impl Reader {
         }
     }
 
-    /// What was still carried goes out as it is; the window and the log are closed.
-    fn finish(self) -> (BoundedOutput, Option<LogSummary>) {
+    /// What was still carried goes out as it is, then the marker of a line left cut; the
+    /// window and the log are closed. Returns the window, whether a line was cut, and the
+    /// log's summary.
+    fn finish(self) -> (BoundedOutput, bool, Option<LogSummary>) {
         let mut view = self.view;
         view.sink.flush();
         for (stream, i) in [(Stream::Stdout, 0), (Stream::Stderr, 1)] {
             let pending = std::mem::take(&mut view.carry[i]);
             for piece in view.sink.send(stream, &pending) {
-                view.output.push(stream, piece);
+                file(&mut view.output, &mut view.cut, stream, piece);
             }
         }
-        (view.output.finish(), self.log.map(RunLog::finish))
+        for (stream, piece) in view.sink.end() {
+            file(&mut view.output, &mut view.cut, stream, piece);
+        }
+        let cut = view.cut;
+        (view.output.finish(), cut, self.log.map(RunLog::finish))
     }
 }
 
@@ -464,7 +488,7 @@ fn result_text(
     spec: &BashRun,
     status: ToolStatus,
     code: Option<i32>,
-    output: &BoundedOutput,
+    (output, cut): (&BoundedOutput, bool),
     logged: Option<LogSummary>,
 ) -> String {
     let headline = match status {
@@ -493,6 +517,14 @@ fn result_text(
     {
         content.push_str(&note);
     }
+    if cut {
+        content.push_str(&format!(
+            "(lines longer than {} are cut here after their first {} bytes, marked \"… [line cut]\"; the command printed {} bytes in all)\n",
+            human_bytes(MAX_LINE_BYTES as u64),
+            MAX_LINE_BYTES,
+            output.total_bytes()
+        ));
+    }
     if let (Some(path), Some(logged)) = (&spec.log, logged) {
         if logged.failed {
             content.push_str(&format!(
@@ -506,7 +538,7 @@ fn result_text(
                 spec.log_limits.describe(),
                 logged.left_out
             ));
-        } else if output.omitted_lines() > 0 {
+        } else if output.omitted_lines() > 0 || cut {
             content.push_str(&format!("(full output: {})\n", path.display()));
         }
     }

@@ -8,6 +8,14 @@
 //! past the head, what it sends is held and merged, and goes out at most once every [`PACE`] (a
 //! frame of the cockpit), instead of as one event per read. `seq 1 10000000` was read in 3,000 to
 //! 6,000 reads, and each became an event the cockpit woke up for and filed.
+//!
+//! Lines are bounded in bytes on the way out too: the thinner passes the first
+//! [`MAX_LINE_BYTES`](crate::protocol::MAX_LINE_BYTES) of a line (and one byte more) and counts
+//! the rest, and what is delivered says so in the text, where the line ends (or the output:
+//! [`OutputSink::end`]): ` … [airlock: N more bytes of this line left out; …]`, with where the
+//! whole output is when the tool said ([`OutputSink::keep_note`]). A viewer keeps no more of a
+//! line than `MAX_LINE_BYTES` anyway, so the marker is past what it shows (it shows the line as
+//! cut).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -34,6 +42,21 @@ struct State {
     held: Option<Held>,
     /// When output last went out.
     sent: Option<Instant>,
+    /// Where the whole output is, said where a line was cut.
+    kept: Option<String>,
+}
+
+/// Appends what delivered text says where `bytes` of a line were left out.
+fn cut_marker(text: &mut Vec<u8>, bytes: u64, kept: Option<&str>) {
+    use std::io::Write;
+    let _ = write!(
+        text,
+        " … [airlock: {bytes} more bytes of this line left out"
+    );
+    if let Some(kept) = kept {
+        let _ = write!(text, "; {kept}");
+    }
+    text.push(b']');
 }
 
 /// Paced output waiting to go out, merged the way a viewer applies pieces: drop `skipped` lines,
@@ -49,13 +72,16 @@ struct Held {
 }
 
 impl Held {
-    fn add(&mut self, piece: Thinned<'_>) {
+    fn add(&mut self, piece: Thinned<'_>, kept: Option<&str>) {
         if piece.skipped > 0 {
             self.skipped += self.lines as u64 + piece.skipped;
             self.text.clear();
             self.lines = 0;
         }
         self.text.extend_from_slice(piece.text);
+        if piece.cut > 0 {
+            cut_marker(&mut self.text, piece.cut, kept);
+        }
         self.lines += memchr::memchr_iter(b'\n', piece.text).count();
         if self.lines > OUTPUT_TAIL_LINES
             && let Some((unseen, kept)) = unseen_lines(&self.text)
@@ -76,6 +102,7 @@ impl State {
                 Thinned {
                     skipped: held.skipped,
                     text: &held.text,
+                    cut: 0,
                 },
             );
             self.sent = Some(now);
@@ -94,7 +121,35 @@ impl State {
                 text: Vec::new(),
                 lines: 0,
             })
-            .add(piece);
+            .add(piece, self.kept.as_deref());
+    }
+
+    /// Delivers `pieces` of `stream` as they are, or, where a line was cut, with the marker in
+    /// the text: one delivery per skip, as the thinner gave them.
+    fn deliver(&self, deliver: &Deliver, stream: Stream, pieces: &[Thinned<'_>]) {
+        for group in pieces.chunk_by(|_, next| next.skipped == 0) {
+            if let [piece] = group
+                && piece.cut == 0
+            {
+                deliver(stream, *piece);
+                continue;
+            }
+            let mut text = Vec::new();
+            for piece in group {
+                text.extend_from_slice(piece.text);
+                if piece.cut > 0 {
+                    cut_marker(&mut text, piece.cut, self.kept.as_deref());
+                }
+            }
+            deliver(
+                stream,
+                Thinned {
+                    skipped: group[0].skipped,
+                    text: &text,
+                    cut: 0,
+                },
+            );
+        }
     }
 }
 
@@ -109,6 +164,11 @@ impl OutputSink {
     /// A sink that shows nothing (tests, and runs nobody watches).
     pub fn discard() -> OutputSink {
         OutputSink::new(|_, _| {})
+    }
+
+    /// Says where the whole output is kept (the run log), for the marker of a cut line.
+    pub fn keep_note(&self, kept: impl Into<String>) {
+        self.state().kept = Some(kept.into());
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -129,10 +189,8 @@ impl OutputSink {
         now: Instant,
     ) -> Vec<Thinned<'a>> {
         state.flush(&*self.deliver, now);
-        let pieces = state.thinner.thin(bytes);
-        for piece in &pieces {
-            (self.deliver)(stream, *piece);
-        }
+        let pieces = state.thinner.thin_stream(stream, bytes);
+        state.deliver(&*self.deliver, stream, &pieces);
         if !pieces.is_empty() {
             state.sent = Some(now);
         }
@@ -152,7 +210,7 @@ impl OutputSink {
         if !state.thinner.head_is_full() {
             return self.send_now(&mut state, stream, bytes, now);
         }
-        let pieces = state.thinner.thin(bytes);
+        let pieces = state.thinner.thin_stream(stream, bytes);
         for piece in &pieces {
             state.hold(stream, *piece, &*self.deliver, now);
         }
@@ -177,6 +235,20 @@ impl OutputSink {
     fn flush_at(&self, now: Instant) {
         self.state().flush(&*self.deliver, now);
     }
+
+    /// The tool's output is over: what is held goes out, then the marker of each line that was
+    /// still being cut (output that ends without a newline). Returns those lines' pieces.
+    pub fn end(&self) -> Vec<(Stream, Thinned<'static>)> {
+        let mut state = self.state();
+        let now = Instant::now();
+        state.flush(&*self.deliver, now);
+        let pieces = state.thinner.end();
+        for (stream, piece) in &pieces {
+            state.deliver(&*self.deliver, *stream, std::slice::from_ref(piece));
+            state.sent = Some(now);
+        }
+        pieces
+    }
 }
 
 impl std::fmt::Debug for OutputSink {
@@ -188,7 +260,7 @@ impl std::fmt::Debug for OutputSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{BoundedOutput, OUTPUT_HEAD_LINES};
+    use crate::protocol::{BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES};
 
     /// What a watched sink delivered: filed into a viewer, how many deliveries, how many bytes.
     type Seen = Arc<Mutex<(BoundedOutput, usize, usize)>>;
@@ -322,6 +394,74 @@ mod tests {
             seen.lock().unwrap().0.lines().last().unwrap().0,
             "soon after"
         );
+    }
+
+    /// A sink that keeps every delivered text, joined.
+    fn recorded() -> (OutputSink, Arc<Mutex<Vec<u8>>>) {
+        let text = Arc::new(Mutex::new(Vec::new()));
+        let into = text.clone();
+        let sink = OutputSink::new(move |_, piece| {
+            into.lock().unwrap().extend_from_slice(piece.text);
+        });
+        (sink, text)
+    }
+
+    #[test]
+    fn a_long_line_goes_out_as_its_first_two_kibibytes_and_says_how_much_was_left_out_and_where() {
+        let (sink, text) = recorded();
+        sink.keep_note("the run log /runs/c1.log keeps it");
+        let read = vec![b'x'; 64 * 1024];
+        for _ in 0..80 {
+            sink.send(Stream::Stdout, &read);
+        }
+        sink.send(Stream::Stdout, b"\nnext\n");
+        // What passes of a line: one byte past what a viewer keeps, so the viewer cuts it.
+        let passes = MAX_LINE_BYTES + 1;
+        let left_out = 80 * 64 * 1024 - passes;
+        let expected = format!(
+            "{} … [airlock: {left_out} more bytes of this line left out; the run log \
+             /runs/c1.log keeps it]\nnext\n",
+            "x".repeat(passes)
+        );
+        assert_eq!(
+            String::from_utf8(text.lock().unwrap().clone()).unwrap(),
+            expected
+        );
+    }
+
+    #[test]
+    fn a_long_line_held_by_the_pace_reaches_a_viewer_as_every_byte_would_and_the_end_says_its_count()
+     {
+        let (sink, seen) = watched();
+        let (recording, text) = recorded();
+        let mut whole = BoundedOutput::new();
+        let start = Instant::now();
+        let head: String = (0..OUTPUT_HEAD_LINES).map(|i| format!("{i}\n")).collect();
+        let mut reads = vec![head.into_bytes()];
+        // Past the head: a long line ended by a newline, then one the output ends in.
+        reads.extend(std::iter::repeat_n(vec![b'y'; 100_000], 30));
+        reads.push(b"\nshort\n".to_vec());
+        reads.extend(std::iter::repeat_n(vec![b'z'; 100_000], 30));
+        for (i, read) in reads.iter().enumerate() {
+            whole.push(Stream::Stderr, read);
+            let at = start + Duration::from_micros(100 * i as u64);
+            sink.send_paced_at(Stream::Stderr, read, at);
+            recording.send_paced_at(Stream::Stderr, read, at);
+        }
+        assert!(sink.due().is_some(), "the last reads are held");
+        assert_eq!(sink.end().len(), 1, "one line was still being cut");
+        recording.end();
+        whole.finish();
+        let mut seen = seen.lock().unwrap();
+        seen.0.finish();
+        assert_eq!(seen.0.lines(), whole.lines());
+        assert!(seen.2 < 10_000, "{} bytes crossed", seen.2);
+        let text = String::from_utf8(text.lock().unwrap().clone()).unwrap();
+        assert!(text.contains(" … [airlock: 2997951 more bytes of this line left out]\n"));
+        assert!(text.ends_with(&format!(
+            "\n{} … [airlock: 2997951 more bytes of this line left out]",
+            "z".repeat(MAX_LINE_BYTES + 1)
+        )));
     }
 
     #[test]

@@ -234,3 +234,158 @@ fn the_nth_newline_from_the_end_is_found_by_halving_exactly_where_a_plain_search
         }
     }
 }
+
+/// A viewer fed what a thinner gave: lines skipped, text taken, cut lines counted as cut.
+fn apply(viewer: &mut BoundedOutput, stream: Stream, pieces: &[Thinned<'_>]) -> usize {
+    let mut sent = 0;
+    for piece in pieces {
+        viewer.skip(stream, piece.skipped);
+        viewer.push(stream, piece.text);
+        viewer.cut(stream, piece.cut);
+        sent += piece.text.len();
+    }
+    sent
+}
+
+#[test]
+fn a_line_of_many_mebibytes_crosses_as_its_first_two_kibibytes_and_the_count_of_the_rest() {
+    let mut thinner = Thinner::new();
+    let (mut whole, mut thinned) = (BoundedOutput::new(), BoundedOutput::new());
+    let read = vec![b'x'; 512 * 1024];
+    let mut sent = 0;
+    let mut cut = 0;
+    // 16 MiB in one line, in reads of 512 KiB; then its newline and a short line.
+    for chunk in std::iter::repeat_n(&read[..], 32).chain([&b"\nafter\n"[..]]) {
+        whole.push(Stream::Stdout, chunk);
+        let pieces = thinner.thin_stream(Stream::Stdout, chunk);
+        cut += pieces.iter().map(|p| p.cut).sum::<u64>();
+        sent += apply(&mut thinned, Stream::Stdout, &pieces);
+    }
+    assert_eq!(cut, (16 << 20) - LINE_PASSES as u64);
+    assert_eq!(sent, LINE_PASSES + "\nafter\n".len());
+    assert_eq!(thinned.lines(), whole.lines());
+    assert_eq!(thinned.total_bytes(), whole.total_bytes());
+    assert!(thinned.lines()[0].0.ends_with(" … [line cut]"));
+    assert_eq!(thinned.lines()[1].0, "after");
+}
+
+#[test]
+fn a_line_that_never_ends_is_counted_when_the_output_ends() {
+    let mut thinner = Thinner::new();
+    let (mut whole, mut thinned) = (BoundedOutput::new(), BoundedOutput::new());
+    let read = vec![b'y'; 300_000];
+    let mut sent = 0;
+    for _ in 0..10 {
+        whole.push(Stream::Stderr, &read);
+        sent += apply(
+            &mut thinned,
+            Stream::Stderr,
+            &thinner.thin_stream(Stream::Stderr, &read),
+        );
+    }
+    let ended = thinner.end();
+    assert_eq!(
+        ended,
+        [(
+            Stream::Stderr,
+            Thinned {
+                skipped: 0,
+                text: &[],
+                cut: 3_000_000 - LINE_PASSES as u64
+            }
+        )]
+    );
+    apply(&mut thinned, Stream::Stderr, &[ended[0].1]);
+    assert_eq!(sent, LINE_PASSES);
+    whole.finish();
+    thinned.finish();
+    assert_eq!(thinned.lines(), whole.lines());
+    assert_eq!(thinned.render(), whole.render());
+    assert!(thinner.end().is_empty(), "said once");
+}
+
+#[test]
+fn the_head_of_two_hundred_long_lines_crosses_as_two_kibibytes_a_line() {
+    let mut thinner = Thinner::new();
+    let line = [vec![b'z'; 1 << 20], vec![b'\n']].concat();
+    let mut sent = 0;
+    for _ in 0..OUTPUT_HEAD_LINES {
+        sent += thinner
+            .thin_stream(Stream::Stdout, &line)
+            .iter()
+            .map(|p| p.text.len())
+            .sum::<usize>();
+    }
+    assert!(thinner.head_is_full());
+    assert_eq!(sent, OUTPUT_HEAD_LINES * (LINE_PASSES + 1));
+}
+
+#[test]
+fn a_viewer_fed_thinned_output_keeps_what_every_byte_gives_with_long_lines_on_both_streams() {
+    let mut next = xorshift(0x1234_5678_9abc_def1);
+    for case in 0..40 {
+        let mut thinner = Thinner::new();
+        let (mut whole, mut thinned) = (BoundedOutput::new(), BoundedOutput::new());
+        let mut sent = 0;
+        let mut total = 0;
+        // Each stream's text on its own, read in pieces of every size, the streams interleaved.
+        let mut texts: [Vec<u8>; 2] = Default::default();
+        for (s, text) in texts.iter_mut().enumerate() {
+            // Mostly short lines, so that big reads skip some, and now and then a long one.
+            for i in 0..(100 + next(4000)) {
+                let len = match next(40) {
+                    0 => MAX_LINE_BYTES as u64 + next(3) - 1,
+                    1 => MAX_LINE_BYTES as u64 * (2 + next(20)),
+                    _ => next(60),
+                };
+                text.extend((0..len).map(|k| b'a' + ((i + k + s as u64) % 26) as u8));
+                text.push(b'\n');
+            }
+            if next(2) == 0 {
+                text.extend(std::iter::repeat_n(
+                    b'q',
+                    next(3 * MAX_LINE_BYTES as u64) as usize,
+                ));
+            }
+        }
+        let mut at = [0, 0];
+        while at[0] < texts[0].len() || at[1] < texts[1].len() {
+            let s = next(2) as usize;
+            let stream = [Stream::Stdout, Stream::Stderr][s];
+            let size = [1, 100, 2047, 2049, 4096, 65_536, 512 * 1024][next(7) as usize];
+            let end = (at[s] + size).min(texts[s].len());
+            let chunk = &texts[s][at[s]..end];
+            at[s] = end;
+            whole.push(stream, chunk);
+            total += chunk.len();
+            sent += apply(&mut thinned, stream, &thinner.thin_stream(stream, chunk));
+        }
+        for (stream, piece) in thinner.end() {
+            apply(&mut thinned, stream, &[piece]);
+        }
+        assert_eq!(thinned.lines(), whole.lines(), "case {case}");
+        assert_eq!(thinned.total_lines(), whole.total_lines(), "case {case}");
+        assert_eq!(
+            thinned.omitted_lines(),
+            whole.omitted_lines(),
+            "case {case}"
+        );
+        whole.finish();
+        thinned.finish();
+        assert_eq!(thinned.render(), whole.render(), "case {case}");
+        assert!(sent <= total, "case {case}");
+    }
+}
+
+#[test]
+fn a_long_line_shows_as_cut_even_to_a_viewer_never_told_how_much_was_left_out() {
+    // Output that ends mid-line, from a tool that never calls `end`: no count comes.
+    let mut thinner = Thinner::new();
+    let mut viewer = BoundedOutput::new();
+    for piece in thinner.thin(&[b'w'; 10_000]) {
+        viewer.push(Stream::Stdout, piece.text);
+    }
+    viewer.finish();
+    let shown = format!("{} … [line cut]", "w".repeat(MAX_LINE_BYTES));
+    assert_eq!(viewer.lines(), [(shown, Some(Stream::Stdout))]);
+}

@@ -35,7 +35,8 @@ impl Batched {
         }
     }
 
-    /// One piece of `stream` as the sink thinned it: `skipped` lines left out, then `text`.
+    /// One piece of `stream` as the sink thinned it: `skipped` lines left out, then `text`,
+    /// then `cut` bytes of its last line.
     pub(super) fn push(&mut self, stream: Stream, piece: Thinned<'_>) {
         if piece.skipped > 0 {
             self.skip(stream, piece.skipped);
@@ -50,6 +51,11 @@ impl Batched {
         } else {
             self.pending[self.used..self.used + bytes.len()].copy_from_slice(bytes);
             self.used += bytes.len();
+        }
+        if piece.cut > 0 {
+            // The line the text ends in was cut: it is filed as cut.
+            self.file();
+            self.output.cut(stream, piece.cut);
         }
     }
 
