@@ -55,7 +55,17 @@ impl World {
     }
 
     async fn run_through(&self, launcher: &str, profile: Profile, command: &str) -> ToolOutcome {
-        let sink = OutputSink::discard();
+        self.run_into(launcher, profile, command, OutputSink::discard())
+            .await
+    }
+
+    async fn run_into(
+        &self,
+        launcher: &str,
+        profile: Profile,
+        command: &str,
+        sink: OutputSink,
+    ) -> ToolOutcome {
         bash::run(BashRun {
             command: command.into(),
             workspace: self.ws(),
@@ -113,6 +123,39 @@ async fn a_sandboxed_command_cannot_read_a_key_under_home_ssh_and_the_result_say
         .await;
     assert!(!out.content.contains("planted"), "{}", out.content);
     assert!(!out.content.contains("id_ed25519\n"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn what_the_sandbox_refused_is_said_in_the_live_output_too_not_only_to_the_model() {
+    let w = World::new();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = seen.clone();
+    let sink = OutputSink::new(move |_, piece| {
+        kept.lock()
+            .unwrap()
+            .push_str(&String::from_utf8_lossy(piece.text));
+    });
+    let key = w.home().join(".ssh/id_ed25519");
+    let out = w
+        .run_into(
+            env!("CARGO_BIN_EXE_airlock-sandbox"),
+            Profile::WorkspaceWrite,
+            &format!("cat {}", q(&key)),
+            sink,
+        )
+        .await;
+    let live = seen.lock().unwrap().clone();
+    assert!(
+        live.contains("[sandbox] this command ran in the sandbox `workspace-write`"),
+        "{live}"
+    );
+    // The model reads it once.
+    assert_eq!(
+        out.content.matches("[sandbox]").count(),
+        1,
+        "{}",
+        out.content
+    );
 }
 
 #[tokio::test]

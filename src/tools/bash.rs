@@ -189,6 +189,17 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         .read_until_done(&mut child, pgid, (stdout, stderr), &spec)
         .await?;
     let (output, cut, logged) = reader.finish();
+    // What the sandbox refused goes to the model with the result, and to the person with the
+    // live output (the results pane marks the run "sandbox refused").
+    let refused = spec
+        .sandbox
+        .as_ref()
+        .and_then(|s| s.plan.as_ref())
+        .and_then(|plan| crate::sandbox::blocked::explain(plan, &output.render()));
+    if let Some(note) = &refused {
+        let _ = spec.sink.send(Stream::Stderr, note.as_bytes());
+        spec.sink.flush();
+    }
     let code = exit.and_then(|s| s.code());
     let status = if status == ToolStatus::Ok && code != Some(0) {
         ToolStatus::Failed
@@ -198,7 +209,14 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
     Ok(ToolOutcome {
         status,
         exit_code: code,
-        content: result_text(&spec, status, code, (&output, cut), logged),
+        content: result_text(
+            &spec,
+            status,
+            code,
+            (&output, cut),
+            logged,
+            refused.as_deref(),
+        ),
         lines: output.total_lines(),
         log: spec.log.clone(),
     })
@@ -490,6 +508,7 @@ fn result_text(
     code: Option<i32>,
     (output, cut): (&BoundedOutput, bool),
     logged: Option<LogSummary>,
+    refused: Option<&str>,
 ) -> String {
     let headline = match status {
         ToolStatus::Ok => "exit code 0".to_string(),
@@ -507,15 +526,9 @@ fn result_text(
     if let Some(note) = &spec.note {
         content.push_str(&format!("({note})\n"));
     }
-    let shown = output.render();
-    content.push_str(&shown);
-    if let Some(note) = spec
-        .sandbox
-        .as_ref()
-        .and_then(|s| s.plan.as_ref())
-        .and_then(|plan| crate::sandbox::blocked::explain(plan, &shown))
-    {
-        content.push_str(&note);
+    content.push_str(&output.render());
+    if let Some(note) = refused {
+        content.push_str(note);
     }
     if cut {
         content.push_str(&format!(
