@@ -64,23 +64,16 @@ impl Tmux {
 
     /// Polls the screen until `want` shows up; fails with the screen if it does not.
     pub fn wait_for(&self, want: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let screen = self.screen();
-            if screen.contains(want) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "`{want}` never appeared; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        self.wait_polling(want, Duration::from_millis(100))
     }
 
     /// `wait_for`, polling as fast as tmux answers: for what must be answered within the
     /// cockpit's arm delay of its appearing.
     pub fn wait_for_quickly(&self, want: &str) -> String {
+        self.wait_polling(want, Duration::from_millis(5))
+    }
+
+    fn wait_polling(&self, want: &str, every: Duration) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let screen = self.screen();
@@ -91,7 +84,7 @@ impl Tmux {
                 Instant::now() < deadline,
                 "`{want}` never appeared; screen:\n{screen}"
             );
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(every);
         }
     }
 
