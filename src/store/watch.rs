@@ -68,15 +68,17 @@ mod tests {
     async fn a_write_in_the_directory_wakes_the_waiter_and_nothing_else_does() {
         let dir = tempfile::tempdir().unwrap();
         let watch = DirWatch::new(dir.path()).expect("inotify works here");
-        // Nothing written: still waiting well past the old 300 ms poll.
-        let quiet = tokio::time::timeout(Duration::from_millis(900), watch.changed()).await;
+        // Nothing written: still waiting well past the old 300 ms poll. (The same wait goes on
+        // below: a dropped wait's thread could take the events a new one waits for.)
+        let mut waiting = Box::pin(watch.changed());
+        let quiet = tokio::time::timeout(Duration::from_millis(900), &mut waiting).await;
         assert!(quiet.is_err(), "woke with nothing written");
         let path = dir.path().join("airlock.db-wal");
         let writer = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(100)).await;
             std::fs::write(path, b"x").unwrap();
         });
-        let woke = tokio::time::timeout(Duration::from_secs(3), watch.changed()).await;
+        let woke = tokio::time::timeout(Duration::from_secs(3), &mut waiting).await;
         assert!(woke.is_ok(), "a write did not wake the waiter");
         writer.await.unwrap();
     }
