@@ -10,14 +10,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use airlock::approval::approver::ApprovalRequest;
-use airlock::approval::frozen::FrozenCall;
-use airlock::approval::risk::Risk;
-use airlock::approval::verdict::{Ruling, Verdict};
-use airlock::protocol::AgentEvent;
-use airlock::tools::Stream;
+use airlock::protocol::{
+    AgentEvent, ApprovalRequest, BoundedOutput, FrozenCall, Risk, Ruling, Stream, Verdict,
+};
 use airlock::tools::diff;
-use airlock::tools::output::BoundedOutput;
 use airlock::ui::app::{App, Status};
 use airlock::ui::render;
 

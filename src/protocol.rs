@@ -178,7 +178,7 @@ pub enum AgentEvent {
         call_id: CallId,
         tool: String,
         /// What was refused: a command whole, all its lines (a driver shows it on one line
-        /// through `visible_line`), cut after `agent::REFUSED_TITLE_CHARS` characters; for other
+        /// through `visible_line`), cut after `tools::bash::tool::REFUSED_TITLE_CHARS` characters; for other
         /// tools the call's usual title. Model text.
         title: String,
         source: DecisionSource,

@@ -403,7 +403,7 @@ async fn a_cancelled_call_tells_the_server_and_finishes_as_cancelled() {
         )
         .await
         .unwrap();
-    assert_eq!(outcome.status, airlock::tools::ToolStatus::Cancelled);
+    assert_eq!(outcome.status, airlock::protocol::ToolStatus::Cancelled);
     assert!(seen.lock().unwrap().contains("progress 1/50: step 1"));
     let events = wait_for(&w.rug_dir().join("events"), "cancelled").await;
     assert!(events.contains("cancelled"), "{events}");
@@ -425,7 +425,7 @@ async fn a_call_past_its_timeout_times_out_and_the_server_is_told() {
         )
         .await
         .unwrap();
-    assert_eq!(outcome.status, airlock::tools::ToolStatus::TimedOut);
+    assert_eq!(outcome.status, airlock::protocol::ToolStatus::TimedOut);
     assert!(
         outcome.content.contains("timeout_secs"),
         "{}",

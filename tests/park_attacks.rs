@@ -194,7 +194,7 @@ fn a_pending_approval_rewritten_with_a_matching_digest_and_checkpoint_is_refused
     let (run, code) = w.park(&[]);
     // Everything consistent: the call, its digest, and the call in the checkpoint.
     let evil = serde_json::json!({"command": "echo pwned >> made.txt"});
-    let frozen = airlock::approval::frozen::FrozenCall::freeze("bash", &evil);
+    let frozen = airlock::protocol::FrozenCall::freeze("bash", &evil);
     let frozen_json = serde_json::to_string(&frozen).unwrap();
     assert_eq!(
         w.sql(&format!(

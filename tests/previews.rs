@@ -2,7 +2,8 @@
 //! file for a write over one that exists, whatever it holds.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use airlock::approval::approver::{Preview, Previewer};
+use airlock::approval::approver::Previewer;
+use airlock::protocol::Preview;
 use airlock::tools::ToolRegistry;
 use serde_json::json;
 

@@ -9,8 +9,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::Control;
 use super::codes::{CodeBook, IssuedCode};
-use crate::approval::approver::{ApprovalRequest, Approver, ApproverError, BoxFuture, Decision};
+use crate::approval::approver::{Approver, ApproverError, BoxFuture};
 use crate::protocol::AgentEvent;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Decision;
 
 pub struct ChannelApprover {
     control: Arc<Control>,
@@ -84,7 +86,10 @@ impl Approver for ChannelApprover {
         Box::pin(async move {
             let call_id = request.call_id.clone();
             let mut request = request;
-            request.title = super::title_of_canonical(&request.tool, &request.frozen.canonical);
+            request.title = crate::tools::registry::title_of_canonical(
+                &request.tool,
+                &request.frozen.canonical,
+            );
             let issued = self.remote.as_ref().and_then(|book| book.issue(&request));
             if let Some(issued) = &issued {
                 request.code = Some(issued.code().to_string());

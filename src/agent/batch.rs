@@ -6,8 +6,7 @@ use futures_util::FutureExt;
 
 use crate::approval::gate::Approved;
 use crate::protocol::QueuedCall;
-pub use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
-pub use crate::tools::registry::title_of_canonical;
+use crate::tools::registry::title_of_canonical;
 use crate::tools::{ToolError, ToolOutcome};
 
 /// An approved call on record as started, about to be run.
@@ -44,7 +43,7 @@ impl Agent {
         // it can decide at once, so the first to wait for its audit record commits all of their
         // decisions in one group commit (one call at a time made a second, later commit).
         let mut ready: Vec<Ready> = Vec::new();
-        let mut parked: Option<(usize, Box<crate::approval::approver::ApprovalRequest>)> = None;
+        let mut parked: Option<(usize, Box<crate::protocol::ApprovalRequest>)> = None;
         // Where the batch stands, for checkpoints: the next call to gate, and calls running.
         let mut next = from;
         let mut started: Vec<usize> = Vec::new();
@@ -93,7 +92,7 @@ impl Agent {
                         call_id: call.id.clone(),
                         tool: call.tool.clone(),
                         title: refused_title(call),
-                        source: crate::approval::gate::DecisionSource::Cancelled,
+                        source: crate::protocol::DecisionSource::Cancelled,
                         message: message.clone(),
                     });
                     results[index] = Some(tool_message(call, CallResult::Denied, message));
@@ -334,7 +333,8 @@ fn text_of(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::frozen::FrozenCall;
+    use crate::protocol::FrozenCall;
+    use crate::tools::bash::tool::REFUSED_TITLE_CHARS;
 
     #[test]
     fn a_refused_command_is_titled_whole_and_a_huge_one_is_cut_and_counted() {

@@ -24,15 +24,17 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::approver::Approver;
-use crate::approval::gate::{Gate, GateOutcome, ToolCall};
+use crate::approval::gate::{Gate, GateOutcome};
 use crate::model::{CallResult, Message, ModelClient};
 use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
-use crate::tools::{OutputSink, ToolRegistry, ToolStatus};
+use crate::tools::{OutputSink, ToolRegistry};
 
-pub use crate::protocol::AgentHandle;
+use crate::protocol::AgentHandle;
+use crate::protocol::ToolCall;
+use crate::protocol::ToolStatus;
 pub use approver::ChannelApprover;
 use batch::tool_message;
-pub use batch::{REFUSED_TITLE_CHARS, refused_title, title, title_of_canonical};
+pub use batch::{refused_title, title};
 pub use checkpoint::{Checkpoint, CheckpointRef, Checkpoints, Journal, KeptStanding, Standing};
 pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
@@ -43,7 +45,7 @@ enum BatchEnd {
     Parked {
         results: Vec<Option<Message>>,
         index: usize,
-        request: Box<crate::approval::approver::ApprovalRequest>,
+        request: Box<crate::protocol::ApprovalRequest>,
     },
 }
 
@@ -113,7 +115,7 @@ pub struct Resume {
 /// How the parked call was decided.
 pub struct ParkedAnswer {
     pub call_id: String,
-    pub frozen: crate::approval::frozen::FrozenCall,
+    pub frozen: crate::protocol::FrozenCall,
     pub allow: bool,
     /// Allowed for the session: the call's scopes become session grants.
     pub session_grant: bool,
@@ -474,7 +476,7 @@ impl Agent {
         calls: &[ToolCall],
         results: Vec<Option<Message>>,
         index: usize,
-        request: Box<crate::approval::approver::ApprovalRequest>,
+        request: Box<crate::protocol::ApprovalRequest>,
     ) -> TurnOutcome {
         let model = self.model.save();
         let checkpoint = CheckpointRef {

@@ -16,7 +16,7 @@ pub(super) enum Next {
 
 /// The session's live grants, for `AgentEvent::Grants`.
 fn grants_event(gate: &Gate) -> AgentEvent {
-    let now = crate::approval::gate::now_ms();
+    let now = crate::clock::now_ms();
     let grants = gate
         .grants()
         .list(gate.session(), now)

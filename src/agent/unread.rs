@@ -43,7 +43,7 @@ impl Agent {
                     // `refuse_unread` only refuses; anything else would be a bug, and it still
                     // runs nothing.
                     _ => (
-                        crate::approval::gate::DecisionSource::Error,
+                        crate::protocol::DecisionSource::Error,
                         "denied: the call's arguments could not be read".to_string(),
                     ),
                 };

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-pub use crate::protocol::{ApprovalRequest, Decision, Preview};
+use crate::protocol::{ApprovalRequest, Decision, Preview};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

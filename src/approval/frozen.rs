@@ -9,7 +9,7 @@ use std::io::Write;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-pub use crate::protocol::FrozenCall;
+use crate::protocol::FrozenCall;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrozenError {

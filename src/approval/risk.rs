@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use crate::protocol::Risk;
+use crate::protocol::Risk;
 
 /// A tool as the gate knows it. `risk: None` means the tool declared nothing, which counts as
 /// `Dangerous`.

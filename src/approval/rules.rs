@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::approval::shell::{self, ShellContext};
-use crate::approval::verdict::Ruling;
+use crate::protocol::Ruling;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {

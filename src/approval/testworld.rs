@@ -8,7 +8,7 @@ use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
-use crate::approval::verdict::Verdict;
+use crate::protocol::Verdict;
 
 pub struct World {
     pub _dir: tempfile::TempDir,

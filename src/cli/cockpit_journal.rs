@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::exec_args::ExecArgs;
 use super::runs::{db_path, owner};
 use crate::agent::{Checkpoint, Journal, KeptStanding, Standing};
-use crate::approval::gate::now_ms;
+use crate::clock::now_ms;
 use crate::config::ConfigFlags;
 use crate::model::Message;
 use crate::store::db::{MessageChain, SessionRow, SessionSave, Store};

@@ -35,13 +35,13 @@ pub mod status {
 }
 
 pub fn session_id(prefix: &str) -> String {
-    let millis = crate::approval::gate::now_ms();
+    let millis = crate::clock::now_ms();
     format!("{prefix}-{millis}-{}", std::process::id())
 }
 
 /// An agent started for a session, with what a driver shows about it.
 pub struct Started {
-    pub handle: agent::AgentHandle,
+    pub handle: crate::protocol::AgentHandle,
     pub session: String,
     pub workspace: PathBuf,
     pub prompt: String,
@@ -442,7 +442,7 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                     let rest = rest.and_then(|text| {
                         human_line(&AgentEvent::ToolOutput {
                             call_id: call_id.clone(),
-                            stream: crate::tools::output::Stream::Stdout,
+                            stream: crate::protocol::Stream::Stdout,
                             text,
                             skipped: 0,
                         })

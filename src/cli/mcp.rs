@@ -171,7 +171,7 @@ pub async fn accept(name: &str, workspace: Option<PathBuf>, out: &mut dyn Write)
     }
     let changed = catalog.tools().into_iter().find_map(|t| t.changed);
     let store = crate::store::db::Store::open(&super::runs::db_path())?;
-    let accepted = store.accept_mcp_tools(&server.pin_key, crate::approval::gate::now_ms())?;
+    let accepted = store.accept_mcp_tools(&server.pin_key, crate::clock::now_ms())?;
     match changed {
         Some(why) => writeln!(
             out,

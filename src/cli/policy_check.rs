@@ -144,9 +144,9 @@ pub fn run(
                     .unwrap_or_else(|| call.tool.clone());
                 let verdict = policy.assess(&tool, &call.args).verdict;
                 match verdict.ruling {
-                    crate::approval::verdict::Ruling::Allow => summary.allow += 1,
-                    crate::approval::verdict::Ruling::Ask => summary.ask += 1,
-                    crate::approval::verdict::Ruling::Deny => summary.deny += 1,
+                    crate::protocol::Ruling::Allow => summary.allow += 1,
+                    crate::protocol::Ruling::Ask => summary.ask += 1,
+                    crate::protocol::Ruling::Deny => summary.deny += 1,
                 }
                 let mut out = json!({
                     "id": call.id,

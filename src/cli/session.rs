@@ -223,7 +223,7 @@ pub fn saved_grants(session: &str, headless: bool, notices: &mut Vec<String>) ->
             None
         });
         if let Some(saved) = saved {
-            let now = crate::approval::gate::now_ms();
+            let now = crate::clock::now_ms();
             let saved: Vec<crate::approval::grants::Grant> =
                 serde_json::from_str(&saved).unwrap_or_default();
             for g in saved
@@ -256,7 +256,7 @@ pub fn grant_log(session: &str) -> GrantLog {
             crate::store::db::Store::open(&db_path),
             serde_json::to_string(list),
         ) {
-            let _ = db.save_grants(&grant_session, &json, crate::approval::gate::now_ms());
+            let _ = db.save_grants(&grant_session, &json, crate::clock::now_ms());
         }
     })
 }

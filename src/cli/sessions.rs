@@ -17,7 +17,7 @@ pub use super::cockpit_journal::CockpitJournal;
 use super::exec_args::ExecArgs;
 use super::runs::{db_path, owner};
 use crate::agent::Resume;
-use crate::approval::gate::now_ms;
+use crate::clock::now_ms;
 use crate::config::ConfigFlags;
 use crate::store::db::{SessionRow, Store};
 use crate::visible::visible_line;

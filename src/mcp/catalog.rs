@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use crate::approval::risk::{Risk, ToolDescriptor};
+use crate::approval::risk::ToolDescriptor;
 use crate::mcp::definition::ToolDefinition;
+use crate::protocol::Risk;
 
 /// One offered tool.
 #[derive(Debug, Clone, PartialEq)]

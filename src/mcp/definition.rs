@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::approval::frozen::{canonical_json, hex};
-use crate::approval::risk::Risk;
+use crate::protocol::Risk;
 
 /// Longest name a model provider accepts for a tool (OpenAI: 64).
 pub const MAX_EXPOSED_NAME: usize = 64;

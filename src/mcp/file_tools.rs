@@ -19,10 +19,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protocol::Preview;
 use serde::Deserialize;
 use serde_json::Value;
-
-use crate::approval::approver::Preview;
 
 /// Which arguments of a tool carry the file's path and its change.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -10,7 +10,8 @@ use rmcp::model::ProgressNotificationParam;
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 
-use crate::tools::{OutputSink, Stream};
+use crate::protocol::Stream;
+use crate::tools::OutputSink;
 
 /// Progress notifications and list changes from the server, routed to whoever waits for them.
 #[derive(Clone, Default)]

@@ -5,10 +5,9 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
-use crate::approval::approver::Preview;
 use crate::mcp::McpTool;
+use crate::protocol::Preview;
+use serde_json::Value;
 
 /// The preview of a call of `tool` with `args` (the frozen arguments); for a tool known to
 /// change a file, with that change as a diff against the file in `workspace`.

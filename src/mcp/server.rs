@@ -25,7 +25,9 @@ use crate::mcp::definition::{ToolDefinition, exposed_name};
 use crate::mcp::handler::{Handler, lock, token_key};
 use crate::mcp::live::{Live, hide};
 use crate::mcp::{content, http, pins, stdio};
-use crate::tools::{OutputSink, Stream, ToolError, ToolOutcome, ToolStatus};
+use crate::protocol::Stream;
+use crate::protocol::ToolStatus;
+use crate::tools::{OutputSink, ToolError, ToolOutcome};
 
 /// The longest wait before a crashed server is started again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -230,7 +232,7 @@ impl Server {
             .collect();
         let key = &self.configured.pin_key;
         let checked = crate::store::db::Store::open(db).and_then(|store| {
-            store.record_mcp_listing(key, &listing, crate::approval::gate::now_ms())?;
+            store.record_mcp_listing(key, &listing, crate::clock::now_ms())?;
             store.mcp_pins(key)
         });
         match checked {

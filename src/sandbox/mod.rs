@@ -198,8 +198,8 @@ pub fn grant_tool(tool: &str, args: &Value) -> String {
 /// without one. `None` for other tools.
 pub fn title_label(
     tool: &str,
-    frozen: &crate::approval::frozen::FrozenCall,
-    verdict: &crate::approval::verdict::Verdict,
+    frozen: &crate::protocol::FrozenCall,
+    verdict: &crate::protocol::Verdict,
 ) -> Option<(String, bool)> {
     if tool != "bash" {
         return None;
@@ -207,7 +207,7 @@ pub fn title_label(
     let unconfined = verdict
         .reasons
         .iter()
-        .any(|r| r.code == crate::approval::verdict::ReasonCode::Unsandboxed);
+        .any(|r| r.code == crate::protocol::ReasonCode::Unsandboxed);
     let profile = frozen
         .verified_args()
         .ok()

@@ -15,15 +15,14 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use super::runlog::{LogLimits, LogSummary, RunLog, human_bytes};
+use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
+use crate::protocol::BoundedOutput;
+use crate::protocol::Stream;
+use crate::protocol::{MAX_LINE_BYTES, Thinned};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
-
-use super::output::BoundedOutput;
-use super::output::Stream;
-use super::runlog::{LogLimits, LogSummary, RunLog, human_bytes};
-use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
-use crate::protocol::{MAX_LINE_BYTES, Thinned};
 
 /// Environment variables never handed to the commands an agent runs, whatever the config says:
 /// the key variables of every provider airlock knows, and `AIRLOCK_HOME`, which would tell a

@@ -22,10 +22,9 @@ use std::io::Read as _;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::protocol::Preview;
 use sha2::{Digest, Sha256};
 use similar::{ChangeTag, TextDiff};
-
-use crate::approval::approver::Preview;
 
 /// How long a diff may take before it settles for an approximate answer.
 pub const DIFF_DEADLINE: Duration = Duration::from_millis(500);

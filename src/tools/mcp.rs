@@ -6,12 +6,11 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
-
-use crate::approval::approver::Preview;
-use crate::approval::risk::Risk;
 use crate::mcp::McpTool;
+use crate::protocol::Preview;
+use crate::protocol::Risk;
 use crate::tools::tool::{PreviewAt, Tool, ToolFuture, ToolRun};
+use serde_json::Value;
 
 impl Tool for McpTool {
     fn name(&self) -> &str {

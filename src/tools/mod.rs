@@ -28,14 +28,15 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::{Preview, Previewer};
+use crate::approval::approver::Previewer;
 use crate::approval::gate::Approved;
 use crate::approval::risk::ToolCatalog;
 use tool::{PreviewAt, ToolRun};
 
-pub use crate::protocol::{Stream, ToolStatus};
+use crate::protocol::ToolStatus;
 pub use tool::Tool;
 
+use crate::protocol::Preview;
 pub use sink::OutputSink;
 
 /// What a finished tool gives back: the observation for the model, and facts for the UI.

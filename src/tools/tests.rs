@@ -10,14 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::approval::approver::Previewer;
-use crate::approval::approver::{
-    AllowAllOnce, ApprovalRequest, Approver, ApproverError, BoxFuture, Decision,
-};
-use crate::approval::gate::{Gate, GateConfig, GateOutcome, ToolCall};
+use crate::approval::approver::{AllowAllOnce, Approver, ApproverError, BoxFuture};
+use crate::approval::gate::{Gate, GateConfig, GateOutcome};
 use crate::approval::grants::GrantStore;
 use crate::approval::policy::Policy;
 use crate::approval::risk::ToolCatalog;
 use crate::approval::testworld::{World, world};
+use crate::protocol::ToolCall;
+use crate::protocol::{ApprovalRequest, Decision};
 
 struct Rig {
     world: World,
@@ -265,7 +265,7 @@ async fn a_write_whose_two_readings_differ_goes_where_it_was_judged_and_previewe
     assert_eq!(approved.judged_path(), Some(tmp.join("x.txt").as_path()));
     let preview = shown.0.lock().unwrap()[0].preview.clone();
     match preview {
-        Some(crate::approval::approver::Preview::Diff { unified, .. }) => {
+        Some(crate::protocol::Preview::Diff { unified, .. }) => {
             assert!(unified.contains("-old in tmp"), "{unified}")
         }
         other => panic!("expected a diff, got {other:?}"),
@@ -284,7 +284,7 @@ fn an_edit_preview_never_shows_a_file_through_a_directory_that_became_a_symlink(
     rig.swap_sub_for_a_link_outside();
     let args = json!({"path": "sub/f.txt", "old": "secret = 1", "new": "secret = 2"});
     match rig.tools.preview("edit_file", &args, Some(&judged)) {
-        Some(crate::approval::approver::Preview::Error { message }) => {
+        Some(crate::protocol::Preview::Error { message }) => {
             assert!(message.contains("`sub` changed since"), "{message}")
         }
         other => panic!("expected an error preview, got {other:?}"),

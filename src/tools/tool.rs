@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::files::Place;
 use super::{OutputSink, ToolError, ToolOutcome, ToolRegistry};
-use crate::approval::approver::Preview;
 use crate::approval::gate::Approved;
-use crate::approval::risk::{PathArg, Risk, ToolDescriptor};
+use crate::approval::risk::{PathArg, ToolDescriptor};
+use crate::protocol::Preview;
+use crate::protocol::Risk;
 
 /// A running tool's work: boxed, so the registry can hold tools of different types.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutcome, ToolError>> + Send + 'a>>;

@@ -431,7 +431,7 @@ async fn an_approval_arriving_while_text_streams_is_on_the_next_frame_and_takes_
     assert!(
         sent.iter().any(|op| matches!(
             op,
-            Op::Decide { call_id, decision: crate::approval::approver::Decision::Deny { .. } }
+            Op::Decide { call_id, decision: crate::protocol::Decision::Deny { .. } }
                 if call_id == "c2"
         )),
         "n did not deny c2: {sent:?}"

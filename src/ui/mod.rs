@@ -367,10 +367,10 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::approval::approver::{ApprovalRequest, Preview};
-    use crate::approval::frozen::FrozenCall;
-    use crate::approval::risk::Risk;
-    use crate::approval::verdict::{Ruling, Verdict};
+    use crate::protocol::FrozenCall;
+    use crate::protocol::Risk;
+    use crate::protocol::{ApprovalRequest, Preview};
+    use crate::protocol::{Ruling, Verdict};
 
     fn request() -> ApprovalRequest {
         let args = serde_json::json!({"command": "rm -rf build"});

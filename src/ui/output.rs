@@ -3,5 +3,3 @@
 //! `OUTPUT_HEAD_LINES` and `OUTPUT_TAIL_LINES`). The type is the protocol's, shared with the
 //! bash tool, so the UI imports nothing from `tools`; its behaviour is tested where it lives, in
 //! `protocol::output`.
-
-pub use crate::protocol::BoundedOutput;

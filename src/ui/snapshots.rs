@@ -8,13 +8,13 @@ use ratatui::backend::TestBackend;
 use super::app::{App, Status};
 use super::preview::Scroll;
 use super::render;
-use crate::approval::approver::ApprovalRequest;
 use crate::protocol::{AgentEvent, GrantSummary, TurnOutcome};
 use crate::protocol::{Stream, ToolStatus};
 
 use super::testing::{
     WS, command_request, edit_request, forty_parts_then_curl, hidden_payload_edit,
 };
+use crate::protocol::ApprovalRequest;
 
 pub(super) fn app(t0: Instant) -> App {
     App::new(
@@ -145,7 +145,7 @@ fn command_approval_shows_the_sandbox_profile_it_runs_under() {
     request.risk = request.verdict.risk;
     request.no_session_grant = request.verdict.no_session_grant.clone();
     request.session_scopes = None;
-    request.frozen = crate::approval::frozen::FrozenCall::freeze("bash", &args);
+    request.frozen = crate::protocol::FrozenCall::freeze("bash", &args);
     ask(&mut app, request);
     app.now = t0 + Duration::from_secs(2);
     insta::assert_snapshot!("sandbox_off_approval_100x30", draw(&app, 100, 30));

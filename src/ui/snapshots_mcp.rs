@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::snapshots::{app, ask, draw};
-use crate::approval::approver::ApprovalRequest;
-use crate::approval::frozen::FrozenCall;
 use crate::approval::testworld::{World, world_with};
 use crate::mcp::definition::ToolDefinition;
 use crate::mcp::{McpCatalog, McpTool};
+use crate::protocol::ApprovalRequest;
+use crate::protocol::FrozenCall;
 
 fn request() -> ApprovalRequest {
     request_for(

@@ -67,7 +67,7 @@ fn d_names_the_tool_and_the_directory_it_grants() {
     // The workspace itself: said as such, still for that tool only.
     let mut request = edit_request();
     request.call_id = "c6".into();
-    request.directory_scope = Some(crate::approval::grants::GrantScope::Directory {
+    request.directory_scope = Some(crate::protocol::GrantScope::Directory {
         path: super::testing::WS.into(),
     });
     let mut app = super::snapshots::app(t0);
@@ -431,7 +431,7 @@ fn a_sandbox_refusal_shows_on_its_run_with_the_profile() {
     // output carries it.
     let args = serde_json::json!({"command": "curl https://example.com", "sandbox": "network"});
     let mut request = command_request("c2", "curl https://example.com");
-    request.frozen = crate::approval::frozen::FrozenCall::freeze("bash", &args);
+    request.frozen = crate::protocol::FrozenCall::freeze("bash", &args);
     ask(&mut app, request);
     let later = t0 + Duration::from_secs(2);
     app.now = later;

@@ -2,18 +2,19 @@
 
 use serde_json::json;
 
-use crate::approval::approver::{ApprovalRequest, Preview};
-use crate::approval::frozen::FrozenCall;
-use crate::approval::grants::GrantScope;
 use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::FrozenCall;
+use crate::protocol::GrantScope;
+use crate::protocol::Preview;
 
 pub const WS: &str = "/work/demo";
 
 /// A verdict from the real policy, on a real (temporary) workspace.
-pub fn verdict(tool: &str, args: &serde_json::Value) -> crate::approval::verdict::Verdict {
+pub fn verdict(tool: &str, args: &serde_json::Value) -> crate::protocol::Verdict {
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap().join("target")).unwrap();
     std::fs::write(
         dir.path().join("calc.py"),

@@ -178,7 +178,7 @@ async fn an_http_call_past_its_timeout_times_out_and_a_cancelled_one_is_cancelle
         )
         .await
         .unwrap();
-    assert_eq!(outcome.status, airlock::tools::ToolStatus::TimedOut);
+    assert_eq!(outcome.status, airlock::protocol::ToolStatus::TimedOut);
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
     tokio::spawn(async move {
@@ -195,7 +195,7 @@ async fn an_http_call_past_its_timeout_times_out_and_a_cancelled_one_is_cancelle
         )
         .await
         .unwrap();
-    assert_eq!(outcome.status, airlock::tools::ToolStatus::Cancelled);
+    assert_eq!(outcome.status, airlock::protocol::ToolStatus::Cancelled);
 }
 
 #[test]

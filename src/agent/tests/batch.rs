@@ -2,7 +2,7 @@
 //! for its answer, and what the model gets back.
 
 use super::*;
-use crate::approval::gate::DecisionSource;
+use crate::protocol::DecisionSource;
 
 /// Events until `done` says stop, failing the test if it takes longer than `within`.
 async fn events_until(

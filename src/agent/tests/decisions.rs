@@ -106,7 +106,7 @@ async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_mod
                     .decide(
                         &code,
                         r#"{"decision":"allow_once"}"#,
-                        crate::approval::gate::now_ms(),
+                        crate::clock::now_ms(),
                     )
                     .unwrap();
             }

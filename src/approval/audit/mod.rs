@@ -15,16 +15,15 @@ mod verify;
 pub use anchor::{Anchor, AnchorMatch, ChainAnchor, ChainEnd, session_of};
 use commit::Chain;
 pub use commit::Receipt;
-use verify::{for_each_line, parse_line, verify_full};
-
-use crate::approval::gate::now_ms;
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
+use verify::{for_each_line, parse_line, verify_full};
 
+use crate::clock::now_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -9,11 +9,16 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{DecisionSource, Gate, Judged, ToolCall};
-use crate::approval::approver::{ApprovalRequest, ApproverError, Decision};
-use crate::approval::frozen::FrozenCall;
-use crate::approval::grants::{GrantScope, Millis, NewGrant, Subject};
-use crate::approval::risk::Risk;
-use crate::approval::verdict::Verdict;
+use crate::approval::approver::ApproverError;
+use crate::approval::grants::NewGrant;
+use crate::clock::Millis;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Decision;
+use crate::protocol::FrozenCall;
+use crate::protocol::GrantScope;
+use crate::protocol::Risk;
+use crate::protocol::Subject;
+use crate::protocol::Verdict;
 
 impl Gate {
     /// How long a question about a call of this risk may wait for its answer, if bounded.

@@ -14,13 +14,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::approval::grants::Subject;
 use crate::approval::paths::PathContext;
 use crate::approval::policy::Policy;
 use crate::approval::rules::PATH_TOOLS;
-use crate::approval::verdict::{PartKind, Verdict};
+use crate::protocol::PartKind;
+use crate::protocol::Subject;
+use crate::protocol::Verdict;
+use serde_json::Value;
 
 /// What a call was judged on, carried to the tool in `Approved`: a file call's physical path, an
 /// MCP call's tool definition (its digest).

@@ -27,17 +27,23 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::{ApprovalRequest, Approver, Decision, Previewer};
+use crate::approval::approver::{Approver, Previewer};
 use crate::approval::audit::AuditLog;
-use crate::approval::frozen::{FrozenCall, FrozenError};
-use crate::approval::grants::{GrantStore, Millis};
+use crate::approval::frozen::FrozenError;
+use crate::approval::grants::GrantStore;
 use crate::approval::policy::Policy;
-use crate::approval::verdict::{ReasonSource, Ruling, Verdict};
 
 pub use judged::{Judged, judged_definition, judged_path, needs_judged_path, shown as shown_path};
 
-pub use crate::clock::now_ms;
-pub use crate::protocol::{DecisionSource, ToolCall};
+use crate::clock::Millis;
+use crate::clock::now_ms;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Decision;
+use crate::protocol::FrozenCall;
+use crate::protocol::ReasonSource;
+use crate::protocol::Ruling;
+use crate::protocol::Verdict;
+use crate::protocol::{DecisionSource, ToolCall};
 
 /// A call the gate let through. Not `Clone`, not constructible outside this module: holding one
 /// is proof the gate allowed exactly these frozen arguments.

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::{Approved, DecisionSource, Denial, Gate, GateOutcome, Judged, ToolCall};
-use crate::approval::frozen::FrozenCall;
-use crate::approval::verdict::Verdict;
+use crate::protocol::FrozenCall;
+use crate::protocol::Verdict;
 
 impl Gate {
     pub(super) fn approve(

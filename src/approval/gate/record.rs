@@ -7,8 +7,8 @@
 use serde_json::{Value, json};
 
 use super::ToolCall;
-use crate::approval::frozen::FrozenCall;
-use crate::approval::verdict::Verdict;
+use crate::protocol::FrozenCall;
+use crate::protocol::Verdict;
 
 /// How much of a call's canonical arguments a request record holds.
 pub const RECORDED_ARGS_BYTES: usize = 64 * 1024;
@@ -54,8 +54,8 @@ fn bounded(text: &str, limit: usize) -> (&str, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::risk::Risk;
-    use crate::approval::verdict::Ruling;
+    use crate::protocol::Risk;
+    use crate::protocol::Ruling;
 
     fn verdict() -> Verdict {
         Verdict {

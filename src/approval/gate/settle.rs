@@ -5,8 +5,9 @@
 use serde_json::json;
 
 use super::{DecisionSource, Denial, Gate, GateOutcome, Judged, ToolCall, judged};
-use crate::approval::frozen::FrozenCall;
-use crate::approval::grants::{Millis, NewGrant};
+use crate::approval::grants::NewGrant;
+use crate::clock::Millis;
+use crate::protocol::FrozenCall;
 
 impl Gate {
     /// Settles a parked call with the decision taken later by one-time code. The frozen text must

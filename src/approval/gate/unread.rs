@@ -1,8 +1,8 @@
 //! A call whose arguments could not be read (the model's answer held text that is not valid
 //! JSON where they should be): refused without being judged, and audited like any refusal.
 
-use crate::approval::frozen::FrozenCall;
 use crate::approval::gate::{DecisionSource, Gate, GateOutcome};
+use crate::protocol::FrozenCall;
 use crate::protocol::ToolCall;
 
 impl Gate {

@@ -24,9 +24,9 @@ use std::sync::{Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 
 /// Unix time in milliseconds. Callers pass `now` explicitly; the store never reads a clock.
-pub use crate::clock::Millis;
+use crate::clock::Millis;
 
-pub use crate::protocol::{GrantScope, Subject};
+use crate::protocol::{GrantScope, Subject};
 
 impl GrantScope {
     /// Whether this scope covers one subject of a call.

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use super::judge::{Access, Finding, judge, show};
 use crate::approval::paths::{ActiveFile, PathContext, ResolvedPath};
-use crate::approval::risk::Risk;
-use crate::approval::verdict::{ReasonCode, Ruling};
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
 
 fn shown_file(ctx: &PathContext, file: &Path) -> String {
     if let Ok(rel) = file.strip_prefix(&ctx.workspace) {

@@ -4,11 +4,12 @@
 //! write. Each returns findings; the bash assessment files them under the command's part.
 
 use crate::approval::paths::{self, PathContext};
-use crate::approval::risk::Risk;
 use crate::approval::shell::{Cwd, SimpleCommand, Word};
-use crate::approval::verdict::{ReasonCode, Ruling};
 
 use super::judge::{self, Access, Finding, Target};
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
 
 /// Every finding these checks have about `cmd`.
 pub fn findings(ctx: &PathContext, cmd: &SimpleCommand) -> Vec<Finding> {

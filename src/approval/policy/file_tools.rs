@@ -5,9 +5,14 @@
 use serde_json::{Map, Value};
 
 use super::{Facts, FileFacts, Findings, LARGE_DELETION_LINES, judge, line_changes, replaced};
-use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::paths::{self, PathContext, ResolvedPath};
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
+use crate::protocol::GrantScope;
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Reason;
+use crate::protocol::ReasonCode;
+use crate::protocol::Ruling;
+use crate::protocol::Subject;
 
 /// The findings for a file tool's call, or the name of the string argument it lacks.
 pub(super) fn findings(

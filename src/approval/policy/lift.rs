@@ -11,7 +11,7 @@
 
 use crate::approval::programs::{self, Effect};
 use crate::approval::shell::{SimpleCommand, Word};
-use crate::approval::verdict::ReasonCode;
+use crate::protocol::ReasonCode;
 
 /// The kinds of effect a wildcard may not lift by accident.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,12 +12,17 @@ use serde_json::Value;
 
 use super::{Assessment, Facts, Policy, decide, type_name};
 use crate::approval::arg_rules;
-use crate::approval::frozen::FrozenCall;
-use crate::approval::grants::{GrantScope, Subject};
-use crate::approval::risk::Risk;
 use crate::approval::rules::{Action, Rule};
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
 use crate::mcp::McpTool;
+use crate::protocol::FrozenCall;
+use crate::protocol::GrantScope;
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Reason;
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
+use crate::protocol::Subject;
 
 /// The assessment of an MCP call, or `None` when `tool` is not an MCP tool's name.
 pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assessment> {

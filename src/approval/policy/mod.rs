@@ -24,17 +24,25 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::paths::{PathContext, ResolvedPath};
 use crate::approval::programs::Effect;
-use crate::approval::risk::{Risk, ToolCatalog};
+use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::{Action, PATH_TOOLS, Rules};
 use crate::approval::shell::ShellFacts;
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Ruling, Verdict};
 use crate::sandbox::SandboxPolicy;
 
 pub use sandboxing::NO_GRANT_UNSANDBOXED;
 
+use crate::protocol::GrantScope;
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Reason;
+use crate::protocol::ReasonCode;
+use crate::protocol::ReasonSource;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
+use crate::protocol::Subject;
+use crate::protocol::Verdict;
 pub use judge::show as show_path;
 
 /// How much airlock lets through without asking.

@@ -4,8 +4,13 @@
 //! Landlock) always asks, as a part of its own that no rule lifts, and is never granted for the
 //! session.
 
-use crate::approval::risk::Risk;
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling, Verdict};
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Reason;
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
+use crate::protocol::Verdict;
 use crate::sandbox::{Profile, SandboxPolicy, Support};
 
 /// Why a call that runs without the sandbox gets no session grant.

@@ -5,8 +5,8 @@ use rusqlite::{Connection, params};
 use serde_json::json;
 
 use super::*;
-use crate::approval::gate::ToolCall;
 use crate::model::CallResult;
+use crate::protocol::ToolCall;
 
 struct World {
     dir: tempfile::TempDir,

@@ -137,7 +137,7 @@ fn turn_words(outcome: &TurnOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::output::Stream;
+    use crate::protocol::Stream;
 
     #[test]
     fn the_readable_transcript_shows_escape_sequences_instead_of_obeying_them() {

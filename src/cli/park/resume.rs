@@ -16,10 +16,11 @@ use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
 use crate::agent::{ParkedAnswer, Resume};
-use crate::approval::frozen::FrozenCall;
-use crate::approval::gate::{judged_path, now_ms};
+use crate::approval::gate::judged_path;
 use crate::cli::exec::{self, ExecArgs, headless_approver};
 use crate::cli::runs::{ResumeSpec, db_path, file_hash, kill_leftover, owner, rejudge};
+use crate::clock::now_ms;
+use crate::protocol::FrozenCall;
 use crate::store::db::{ApprovalRow, RunRow, Store};
 use crate::visible::visible;
 

@@ -17,7 +17,6 @@ use sha2::{Digest, Sha256};
 
 use super::exec_args::{ExecArgs, HeadlessApprovals};
 use crate::agent::Checkpoint;
-use crate::approval::approver::ApprovalRequest;
 use crate::approval::frozen::hex;
 use crate::approval::gate::{judged_definition, judged_path};
 use crate::approval::risk::ToolCatalog;
@@ -28,6 +27,7 @@ use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;
 
+use crate::protocol::ApprovalRequest;
 pub use kept::RunCheckpoints;
 pub(crate) use owner::kill_leftover;
 pub use rejudge::{ParkedVerdict, stricter};

@@ -22,8 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::gate::shown_path;
 use crate::approval::paths::PathContext;
-
-use crate::approval::verdict::Verdict;
+use crate::protocol::Verdict;
 
 /// A verdict as stored in the signed checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

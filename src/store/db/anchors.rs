@@ -72,13 +72,13 @@ impl ChainAnchor for DbAnchor {
 
     fn intend(&mut self, session: &str, now: &ChainEnd, next: &ChainEnd) -> Result<(), String> {
         self.store
-            .anchor_intend(session, now, next, crate::approval::gate::now_ms())
+            .anchor_intend(session, now, next, crate::clock::now_ms())
             .map_err(|e| e.to_string())
     }
 
     fn confirm(&mut self, session: &str, end: &ChainEnd) -> Result<(), String> {
         self.store
-            .anchor_confirm(session, end, crate::approval::gate::now_ms())
+            .anchor_confirm(session, end, crate::clock::now_ms())
             .map_err(|e| e.to_string())
     }
 }

@@ -317,7 +317,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::approval::frozen::FrozenCall;
+    use crate::protocol::FrozenCall;
     use crate::store::db::{MessageChain, SessionSave, Store};
 
     /// Saves `spec` with no messages as `owner`: whether it was written.

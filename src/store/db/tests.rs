@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::approval::frozen::FrozenCall;
+use crate::protocol::FrozenCall;
 
 fn frozen() -> FrozenCall {
     FrozenCall::freeze("bash", &json!({"command": "cargo test"}))

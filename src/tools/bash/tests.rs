@@ -1,7 +1,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::tools::output::BoundedOutput;
+use crate::protocol::BoundedOutput;
 use reading::{Buffer, FILE_BATCH, PIPE_BYTES};
 
 fn spec(command: &str, dir: &std::path::Path, timeout: Duration, sink: OutputSink) -> BashRun {

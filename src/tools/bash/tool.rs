@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{BashRun, DEFAULT_TIMEOUT, MAX_TIMEOUT, SandboxedRun, run};
-use crate::approval::approver::Preview;
 use crate::approval::gate::Approved;
-use crate::approval::risk::Risk;
+use crate::protocol::Preview;
+use crate::protocol::Risk;
 use crate::sandbox::{Profile, Sandbox};
 use crate::tools::ToolError;
 use crate::tools::files::string;
@@ -149,7 +149,7 @@ fn sandbox_for(
         .map_err(ToolError::InvalidArguments)?;
     let unconfined = profile == Profile::Off || !sandbox.policy.support.available();
     if unconfined {
-        use crate::approval::gate::DecisionSource as S;
+        use crate::protocol::DecisionSource as S;
         // `off` named by the model, where the person chose a sandbox: only a person may let
         // that run, never a headless stand-in (`--approvals dangerously-allow-all`).
         let asked_by_model = profile == Profile::Off && sandbox.policy.default != Profile::Off;

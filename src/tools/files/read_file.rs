@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::held::Verb;
 use super::{Place, string};
-use crate::approval::risk::{PathArg, PathTarget, Risk};
+use crate::approval::risk::{PathArg, PathTarget};
+use crate::protocol::Risk;
 use crate::tools::tool::{ArgText, Tool, ToolFuture, ToolRun, object_schema, path_schema};
 use crate::tools::{ToolError, ToolOutcome};
 

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 
 use super::held::Verb;
 use super::{Place, string};
-use crate::approval::approver::Preview;
-use crate::approval::risk::{PathArg, PathTarget, Risk};
+use crate::approval::risk::{PathArg, PathTarget};
+use crate::protocol::Preview;
+use crate::protocol::Risk;
 use crate::tools::diff;
 use crate::tools::tool::{
     ArgText, PreviewAt, Tool, ToolFuture, ToolRun, object_schema, path_schema,

@@ -3,9 +3,9 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::approval::frozen::FrozenCall;
-use crate::approval::risk::Risk;
 use crate::approval::rules::PATH_TOOLS;
+use crate::protocol::FrozenCall;
+use crate::protocol::Risk;
 
 #[test]
 fn the_tools_offered_to_the_model_keep_their_names_descriptions_and_schemas() {

@@ -3,7 +3,7 @@
 //! leaves it when the agent settles it on its own).
 
 use super::*;
-use crate::approval::approver::ApprovalRequest;
+use crate::protocol::ApprovalRequest;
 
 impl App {
     /// Applies one agent event. Returns ops to send: the grant list again, when a session grant

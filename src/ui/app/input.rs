@@ -98,7 +98,7 @@ impl App {
         for op in ops {
             if let Op::Decide {
                 call_id,
-                decision: crate::approval::approver::Decision::AllowSession { .. },
+                decision: crate::protocol::Decision::AllowSession { .. },
             } = op
             {
                 self.granting.push(call_id.clone());

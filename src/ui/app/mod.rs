@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
+use crate::protocol::BoundedOutput;
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
 use crate::protocol::{Stream, ToolStatus};
-use crate::ui::output::BoundedOutput;
 
 mod batch;
 mod events;

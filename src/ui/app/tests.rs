@@ -4,11 +4,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use super::*;
-use crate::approval::approver::{ApprovalRequest, Decision, Preview};
-use crate::approval::frozen::FrozenCall;
-use crate::approval::grants::GrantScope;
-use crate::approval::risk::Risk;
-use crate::approval::verdict::{Ruling, Verdict};
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Decision;
+use crate::protocol::FrozenCall;
+use crate::protocol::GrantScope;
+use crate::protocol::Preview;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
+use crate::protocol::Verdict;
 
 pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest {
     let args = json!({ "command": command });

@@ -12,7 +12,8 @@ use super::Outcome;
 use crate::ui::app::App;
 use crate::ui::keys::{self, Action, Binding, Place, key, plain};
 use crate::ui::render::fit::truncate;
-use crate::ui::render::{centered, dim, visible_line};
+use crate::ui::render::{centered, dim};
+use crate::visible::visible_line;
 
 /// The audit trail's keys.
 pub const KEYS: &[Binding] = &[

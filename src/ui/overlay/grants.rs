@@ -13,7 +13,8 @@ use super::Outcome;
 use crate::protocol::{GrantSummary, Op};
 use crate::ui::app::App;
 use crate::ui::keys::{self, Action, Binding, Place, key, plain};
-use crate::ui::render::{centered, dim, visible_line};
+use crate::ui::render::{centered, dim};
+use crate::visible::visible_line;
 
 /// The grant list's keys.
 pub const KEYS: &[Binding] = &[

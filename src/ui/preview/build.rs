@@ -5,8 +5,12 @@
 use ratatui::style::{Color, Modifier, Style};
 
 use super::{DocLine, MustSee, SCOPES_IN_FOOTER, dim, ruling_style};
-use crate::approval::approver::{ApprovalRequest, Preview};
-use crate::approval::verdict::{Part, PartKind, Reason, Ruling};
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Preview;
+use crate::protocol::Reason;
+use crate::protocol::Ruling;
 use crate::visible::{visible, visible_line};
 
 const TEXT_CONT: &str = "  ↪ ";

@@ -16,8 +16,9 @@ use std::ops::Range;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::approval::approver::{ApprovalRequest, Preview};
-use crate::approval::verdict::Ruling;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Preview;
+use crate::protocol::Ruling;
 use crate::visible::visible;
 
 mod build;

@@ -20,7 +20,7 @@ mod results;
 use fit::truncate;
 
 use crate::ui::overlay::approval;
-pub use crate::visible::{visible, visible_line};
+use crate::visible::visible_line;
 
 pub struct Areas {
     pub conversation: Rect,
@@ -335,6 +335,7 @@ pub(crate) fn centered(area: Rect, width_pct: u16, height_pct: u16) -> Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::visible::visible;
 
     #[test]
     fn hidden_characters_in_a_command_are_made_visible() {

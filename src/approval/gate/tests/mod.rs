@@ -7,8 +7,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::approval::approver::{ApproverError, BoxFuture};
 use crate::approval::audit;
-use crate::approval::grants::{GrantScope, NewGrant};
+use crate::approval::grants::NewGrant;
 use crate::approval::testworld::{World, world};
+use crate::protocol::GrantScope;
 
 /// A request waiting on a channel, with the place to send its answer.
 #[derive(Debug)]

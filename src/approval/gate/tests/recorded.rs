@@ -81,7 +81,7 @@ async fn an_allowed_call_is_staged_by_the_gate_and_on_disk_before_it_runs() {
     let approved = approval(check(&r.rig, bash("c1", "ls")).await);
     assert_eq!(lines(&r.log), 0, "the gate only staged its records");
     let outcome = run(&r, approved).await.unwrap();
-    assert_eq!(outcome.status, crate::tools::ToolStatus::Ok);
+    assert_eq!(outcome.status, crate::protocol::ToolStatus::Ok);
     assert_eq!(
         lines(&r.log),
         2,

@@ -3,15 +3,19 @@
 //! through every link the command line itself creates, so a link made earlier in the line cannot
 //! launder a later read or write.
 
-use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::paths::planned::{self, Landings};
 use crate::approval::paths::{self, PathContext, ResolvedPath};
 use crate::approval::policy::judge::{self, Access, Target};
 use crate::approval::policy::links;
 use crate::approval::programs::{Effect, Search};
-use crate::approval::risk::Risk;
 use crate::approval::shell::{self, Word};
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Reason;
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
+use crate::protocol::{GrantScope, Subject};
 
 /// Most sensitive files a search names one by one; the rest are counted.
 const MAX_NAMED_SECRETS: usize = 5;

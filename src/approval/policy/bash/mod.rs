@@ -2,16 +2,21 @@
 //! every part turned into reasons, then the cross-part rule that secrets never leave the machine.
 
 use crate::approval::envvars::{harmless_to_print, secret_like};
-use crate::approval::grants::{GrantScope, Subject};
 use crate::approval::paths::{PathContext, Sensitivity};
 use crate::approval::programs::{self, Effect};
-use crate::approval::risk::Risk;
 use crate::approval::shell::{self, RedirectOp, ShellContext, ShellFacts};
-use crate::approval::verdict::{Part, PartKind, Reason, ReasonCode, Ruling};
 
 use super::judge::{self, Access, Target};
 use super::links;
 use super::scope::command_prefix;
+use crate::protocol::GrantScope;
+use crate::protocol::Part;
+use crate::protocol::PartKind;
+use crate::protocol::Reason;
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
+use crate::protocol::Subject;
 
 mod builder;
 mod search;

@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::approval::paths::{self, PathContext, ResolvedPath};
 use crate::approval::policy::judge::{self, Access, Finding};
 use crate::approval::programs::Search;
-use crate::approval::verdict::Ruling;
+use crate::protocol::Ruling;
 
 /// Most directory entries one search's walk looks at before it gives up.
 const MAX_ENTRIES: usize = 5_000;

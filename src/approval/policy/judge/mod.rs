@@ -2,9 +2,10 @@
 //! word becomes the paths it names (tilde, globs expanded against the real filesystem).
 
 use crate::approval::paths::{self, Location, PathContext, ResolvedPath, Sensitivity};
-use crate::approval::risk::Risk;
 use crate::approval::shell::{Cwd, Word};
-use crate::approval::verdict::{ReasonCode, Ruling};
+use crate::protocol::ReasonCode;
+use crate::protocol::Risk;
+use crate::protocol::Ruling;
 
 mod glob;
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::approval::paths::ActiveFile;
-use crate::approval::verdict::ReasonCode;
+use crate::protocol::ReasonCode;
 
 /// A world whose session uses `policy/rules.toml`, a rules file in the scratch temp dir, the
 /// project config, a user config in an unusual place (`$XDG_CONFIG_HOME` inside the workspace)

@@ -9,9 +9,11 @@ use serde_json::{Value, json};
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::rules::Rules;
 use crate::approval::testworld::{World, world_with};
-use crate::approval::verdict::{ReasonCode, Ruling, Verdict};
 use crate::mcp::definition::ToolDefinition;
 use crate::mcp::{McpCatalog, McpTool};
+use crate::protocol::ReasonCode;
+use crate::protocol::Ruling;
+use crate::protocol::Verdict;
 
 fn tool(name: &str, annotations: Value, changed: Option<&str>) -> McpTool {
     let definition = ToolDefinition::from_listing(&json!({

@@ -2,11 +2,12 @@
 //! will lead, never as the new, harmless-looking name in the workspace it is when airlock looks.
 
 use super::*;
-use crate::approval::grants::Subject;
-use crate::approval::verdict::{ReasonCode, Verdict};
+use crate::protocol::ReasonCode;
+use crate::protocol::Subject;
+use crate::protocol::Verdict;
 
 /// The verdict of the command part whose label is `label`.
-fn part<'v>(v: &'v Verdict, label: &str) -> &'v crate::approval::verdict::Part {
+fn part<'v>(v: &'v Verdict, label: &str) -> &'v crate::protocol::Part {
     v.parts
         .iter()
         .find(|p| p.label == label)

@@ -52,7 +52,7 @@ fn a_read_only_command_without_the_sandbox_asks_and_is_never_granted_for_the_ses
     let w = sandboxed(world(), landlock());
     let v = call(&w, "ls src", Some("off"));
     assert_eq!(v.ruling, Ruling::Ask);
-    assert_eq!(v.risk, crate::approval::risk::Risk::Dangerous);
+    assert_eq!(v.risk, crate::protocol::Risk::Dangerous);
     assert_eq!(
         v.no_session_grant.as_deref(),
         Some(crate::approval::policy::NO_GRANT_UNSANDBOXED)
@@ -107,14 +107,14 @@ fn code_the_sandbox_contains_may_be_granted_but_not_once_it_has_the_network() {
     let w = sandboxed(world(), landlock());
     let inline = "python3 -c 'print(1)'";
     let legacy = world().bash(inline);
-    assert_eq!(legacy.risk, crate::approval::risk::Risk::Dangerous);
+    assert_eq!(legacy.risk, crate::protocol::Risk::Dangerous);
     assert!(legacy.session_scopes().is_none());
     let v = call(&w, inline, None);
     assert_eq!(v.ruling, Ruling::Ask);
-    assert_eq!(v.risk, crate::approval::risk::Risk::Mutating);
+    assert_eq!(v.risk, crate::protocol::Risk::Mutating);
     assert!(v.session_scopes().is_some(), "{:?}", v.no_session_grant);
     let v = call(&w, inline, Some("network"));
-    assert_eq!(v.risk, crate::approval::risk::Risk::Dangerous);
+    assert_eq!(v.risk, crate::protocol::Risk::Dangerous);
     assert!(v.session_scopes().is_none());
 }
 

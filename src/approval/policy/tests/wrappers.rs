@@ -6,7 +6,7 @@
 
 use super::*;
 
-fn reasons(v: &crate::approval::verdict::Verdict) -> Vec<String> {
+fn reasons(v: &crate::protocol::Verdict) -> Vec<String> {
     v.reason_lines()
 }
 

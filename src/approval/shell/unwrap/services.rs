@@ -383,7 +383,7 @@ mod tests {
 #[cfg(test)]
 mod judged {
     use crate::approval::testworld::{World, world};
-    use crate::approval::verdict::Ruling;
+    use crate::protocol::Ruling;
 
     /// Each wrapper of this module and of `isolation`, as it is usually written.
     const WRAPPERS: &[&str] = &[

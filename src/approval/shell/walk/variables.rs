@@ -527,7 +527,7 @@ impl Walker<'_, '_> {
 mod tests {
     use crate::approval::shell::{ShellContext, analyze};
     use crate::approval::testworld::world;
-    use crate::approval::verdict::Ruling;
+    use crate::protocol::Ruling;
 
     /// The redirect targets of `command`, as the walk knows them.
     fn targets(command: &str) -> Vec<String> {

@@ -4,7 +4,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::*;
-use crate::approval::frozen::FrozenCall;
+use crate::protocol::FrozenCall;
 
 /// A database holding one parked run with its waiting approval, and enough runs to span pages.
 fn filled(dir: &Path) -> PathBuf {

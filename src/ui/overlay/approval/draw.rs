@@ -13,11 +13,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{ApprovalOverlay, Modal, foot};
-use crate::approval::approver::ApprovalRequest;
-use crate::approval::risk::Risk;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::Risk;
 use crate::ui::app::App;
 use crate::ui::preview::{Doc, Slice, View, wrap};
-use crate::ui::render::{dim, visible_line};
+use crate::ui::render::dim;
+use crate::visible::visible_line;
 
 pub(super) fn preview_block() -> Block<'static> {
     Block::default().borders(Borders::TOP).border_style(dim())

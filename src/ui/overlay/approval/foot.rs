@@ -8,14 +8,15 @@ use ratatui::text::{Line, Span};
 
 use super::ApprovalOverlay;
 use super::input::{self, ApprovalChoice};
-use crate::approval::approver::ApprovalRequest;
-use crate::approval::grants::GrantScope;
-use crate::approval::verdict::Ruling;
+use crate::protocol::ApprovalRequest;
+use crate::protocol::GrantScope;
+use crate::protocol::Ruling;
 use crate::ui::app::App;
 use crate::ui::keys::{self, Action, Place};
 use crate::ui::preview::{Doc, MustSee, Outside, SCOPES_IN_FOOTER, Slice, wrap};
+use crate::ui::render::dim;
 use crate::ui::render::fit::{self, truncate};
-use crate::ui::render::{dim, visible_line};
+use crate::visible::visible_line;
 
 /// "1 part", "2 parts".
 fn count(n: usize, word: &str) -> String {
@@ -36,7 +37,7 @@ fn and_list(items: &[String]) -> String {
 }
 
 /// A grant scope as a person reads it: paths inside the workspace shown relative to it.
-fn scope_text(app: &App, scope: &crate::approval::grants::GrantScope) -> String {
+fn scope_text(app: &App, scope: &crate::protocol::GrantScope) -> String {
     let text = scope.describe();
     let prefix = format!("{}/", app.status.workspace.trim_end_matches('/'));
     let shown = text.replace(&prefix, "");

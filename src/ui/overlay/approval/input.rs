@@ -15,7 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tui_textarea::TextArea;
 
 use super::{ARM_DELAY, ApprovalOverlay};
-use crate::approval::approver::Decision;
+use crate::protocol::Decision;
 use crate::protocol::Op;
 use crate::ui::keys::{self, Action, Binding, Place, Press, ctrl, key, plain};
 use crate::ui::overlay::{Effect, Outcome};

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Borders};
 
 use super::draw::{preview_block, title_line};
 use super::{ApprovalOverlay, foot, queue, size};
-use crate::approval::approver::ApprovalRequest;
+use crate::protocol::ApprovalRequest;
 use crate::ui::app::App;
 use crate::ui::preview::{Doc, MustSee, Scroll, Slice, View};
 

@@ -15,10 +15,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use tui_textarea::TextArea;
-
-use crate::approval::approver::ApprovalRequest;
+use crate::protocol::ApprovalRequest;
 use crate::ui::preview::{DiffIndex, Doc, MustSee, Scroll, Seen, View};
+use tui_textarea::TextArea;
 
 mod draw;
 mod foot;

@@ -5,8 +5,9 @@
 
 use ratatui::text::Line;
 
+use crate::ui::render::dim;
 use crate::ui::render::fit::truncate;
-use crate::ui::render::{dim, visible_line};
+use crate::visible::visible_line;
 
 /// At most this many rows: a heading, then the calls (the last row a marker when more wait).
 pub(super) const MOST_ROWS: usize = 6;

@@ -86,8 +86,8 @@ fn t0() -> Instant {
 }
 
 /// The demo's file change, judged once (the policy runs on a temporary workspace).
-fn edit_request() -> crate::approval::approver::ApprovalRequest {
-    static REQUEST: std::sync::OnceLock<crate::approval::approver::ApprovalRequest> =
+fn edit_request() -> crate::protocol::ApprovalRequest {
+    static REQUEST: std::sync::OnceLock<crate::protocol::ApprovalRequest> =
         std::sync::OnceLock::new();
     REQUEST
         .get_or_init(crate::ui::testing::edit_request)
