@@ -188,13 +188,14 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
         .read_until_done(&mut child, pgid, (stdout, stderr), &spec)
         .await?;
     let (output, cut, logged) = reader.finish();
+    let shown = output.render();
     // What the sandbox refused goes to the model with the result, and to the person with the
     // live output (the results pane marks the run "sandbox refused").
     let refused = spec
         .sandbox
         .as_ref()
         .and_then(|s| s.plan.as_ref())
-        .and_then(|plan| crate::sandbox::blocked::explain(plan, &output.render()));
+        .and_then(|plan| crate::sandbox::blocked::explain(plan, &shown));
     if let Some(note) = &refused {
         let _ = spec.sink.send(Stream::Stderr, note.as_bytes());
         spec.sink.flush();
@@ -212,7 +213,7 @@ pub async fn run(spec: BashRun) -> Result<ToolOutcome, ToolError> {
             &spec,
             status,
             code,
-            (&output, cut),
+            (&output, &shown, cut),
             logged,
             refused.as_deref(),
         ),
@@ -505,7 +506,7 @@ fn result_text(
     spec: &BashRun,
     status: ToolStatus,
     code: Option<i32>,
-    (output, cut): (&BoundedOutput, bool),
+    (output, shown, cut): (&BoundedOutput, &str, bool),
     logged: Option<LogSummary>,
     refused: Option<&str>,
 ) -> String {
@@ -525,7 +526,7 @@ fn result_text(
     if let Some(note) = &spec.note {
         content.push_str(&format!("({note})\n"));
     }
-    content.push_str(&output.render());
+    content.push_str(shown);
     if let Some(note) = refused {
         content.push_str(note);
     }
