@@ -34,6 +34,8 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod demo;
+pub mod digest;
+pub mod facts;
 pub mod harden;
 pub mod mcp;
 pub mod model;

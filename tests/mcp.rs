@@ -69,7 +69,7 @@ impl World {
 
     /// What a session would start its `command` servers in (for hubs made by a test).
     fn sandbox(&self) -> Arc<airlock::sandbox::Sandbox> {
-        let paths = airlock::approval::paths::PathContext::new(
+        let paths = airlock::facts::paths::PathContext::new(
             &self.ws(),
             &self.path("home"),
             &self.path("state"),

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use airlock::approval::paths::PathContext;
+use airlock::facts::paths::PathContext;
 use airlock::protocol::ToolStatus;
 use airlock::sandbox::Profile;
 use airlock::sandbox::plan::{Plan, make_own_temp};

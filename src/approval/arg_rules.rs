@@ -114,7 +114,7 @@ pub fn matches(rule: &Rule, args: &Value) -> bool {
 fn value_matches(glob: &str, value: &Value, allow: bool) -> bool {
     let text = match value {
         Value::String(s) => s.clone(),
-        other => crate::approval::frozen::canonical_json(other),
+        other => crate::digest::canonical_json(other),
     };
     if allow {
         let hidden = text

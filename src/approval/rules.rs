@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::approval::shell::{self, ShellContext};
+use crate::facts::shell::{self, ShellContext};
 use crate::protocol::Ruling;
 
 #[derive(Debug, thiserror::Error)]

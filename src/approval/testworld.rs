@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
+use crate::facts::paths::PathContext;
 use crate::protocol::Verdict;
 
 pub struct World {

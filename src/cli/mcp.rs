@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use crate::approval::paths::PathContext;
 use crate::config::{ConfigFlags, ProcessEnv, Resolved, resolve};
+use crate::facts::paths::PathContext;
 use crate::mcp::{McpHub, ServerState};
 use crate::sandbox::{Sandbox, SandboxPolicy, Support};
 use crate::visible::visible_line;

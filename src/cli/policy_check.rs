@@ -9,11 +9,11 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::approval::paths::PathContext;
 use crate::approval::policy::Policy;
 use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
 use crate::cli::PolicyCheckArgs;
+use crate::facts::paths::PathContext;
 use crate::store;
 
 #[derive(Debug, Deserialize)]

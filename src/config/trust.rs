@@ -67,7 +67,7 @@ fn read(state_dir: &Path) -> Result<BTreeMap<String, Entry>> {
 }
 
 pub fn sha256(bytes: &[u8]) -> String {
-    crate::approval::frozen::hex(&Sha256::digest(bytes))
+    crate::digest::hex(&Sha256::digest(bytes))
 }
 
 fn key(workspace: &Path) -> String {

@@ -38,7 +38,7 @@ pub fn text_of(result: &Value) -> (String, bool) {
     if parts.is_empty()
         && let Some(structured) = result.get("structuredContent")
     {
-        parts.push(crate::approval::frozen::canonical_json(structured));
+        parts.push(crate::digest::canonical_json(structured));
     }
     (parts.join("\n"), is_error)
 }

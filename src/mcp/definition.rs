@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::approval::frozen::{canonical_json, hex};
+use crate::digest::{canonical_json, hex};
 use crate::protocol::Risk;
 
 /// Longest name a model provider accepts for a tool (OpenAI: 64).

@@ -114,7 +114,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let workspace = root.path().join("ws");
         fs::create_dir_all(&workspace).unwrap();
-        let paths = crate::approval::paths::PathContext::new(
+        let paths = crate::facts::paths::PathContext::new(
             &workspace,
             &root.path().join("home"),
             &root.path().join("state"),

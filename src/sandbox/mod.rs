@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::approval::paths::PathContext;
+use crate::facts::paths::PathContext;
 
 /// The hidden subcommand the launcher answers to (`airlock __sandbox ...`).
 pub const LAUNCHER_ARG: &str = "__sandbox";

@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::approval::paths::{
+use crate::facts::paths::{
     PathContext, looks_like_private_key, unreadable_by_name, unreadable_places,
 };
 

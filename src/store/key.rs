@@ -76,7 +76,7 @@ impl StateKey {
         bytes.copy_from_slice(&random[..KEY_LEN]);
         let fresh = dir.join(format!(
             ".{KEY_FILE}.{}",
-            crate::approval::frozen::hex(&random[KEY_LEN..])
+            crate::digest::hex(&random[KEY_LEN..])
         ));
         let written = std::fs::OpenOptions::new()
             .write(true)
@@ -139,7 +139,7 @@ impl StateKey {
     /// The MAC of a record of kind `label` made of `fields`, as lowercase hex. Each field is
     /// length-prefixed, so no two different field lists give the same message.
     pub fn mac(&self, label: &str, fields: &[&[u8]]) -> String {
-        crate::approval::frozen::hex(&hmac_sha256(&self.bytes, &message(label, fields)))
+        crate::digest::hex(&hmac_sha256(&self.bytes, &message(label, fields)))
     }
 
     /// `secret` (at most 32 bytes) hidden under this key for `context`, as hex: XOR with the MAC of
@@ -149,7 +149,7 @@ impl StateKey {
         let pad = hmac_sha256(&self.bytes, &message(label, &[b"seal", context]));
         (secret.len() <= pad.len()).then(|| {
             let sealed: Vec<u8> = secret.iter().zip(pad).map(|(s, p)| s ^ p).collect();
-            crate::approval::frozen::hex(&sealed)
+            crate::digest::hex(&sealed)
         })
     }
 
@@ -195,7 +195,7 @@ fn key_error(path: &Path, why: &str) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::frozen::hex;
+    use crate::digest::hex;
 
     fn unhex(s: &str) -> Vec<u8> {
         (0..s.len())

@@ -129,8 +129,7 @@ fn command_approval_shows_the_sandbox_profile_it_runs_under() {
     let args = serde_json::json!({"command": "python3 -m unittest", "sandbox": "off"});
     let mut request = command_request("c6", "python3 -m unittest");
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap().join("target")).unwrap();
-    let paths =
-        crate::approval::paths::PathContext::new(dir.path(), dir.path(), dir.path()).unwrap();
+    let paths = crate::facts::paths::PathContext::new(dir.path(), dir.path(), dir.path()).unwrap();
     let policy = crate::approval::policy::Policy::new(
         crate::approval::policy::Mode::Default,
         crate::approval::rules::Rules::empty(),

@@ -2,10 +2,10 @@
 
 use serde_json::json;
 
-use crate::approval::paths::PathContext;
 use crate::approval::policy::{Mode, Policy};
 use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
+use crate::facts::paths::PathContext;
 use crate::protocol::ApprovalRequest;
 use crate::protocol::FrozenCall;
 use crate::protocol::GrantScope;

@@ -388,7 +388,7 @@ pub fn read_records(path: &Path) -> Result<Vec<Value>, AuditError> {
 /// sorted here explicitly, so the result does not depend on serde_json's `preserve_order`.
 pub fn canonical_json(value: &Value) -> Result<String, serde_json::Error> {
     // The same canonical form as frozen calls: one implementation, no sorted copy of the record.
-    Ok(crate::approval::frozen::canonical_json(value))
+    Ok(crate::digest::canonical_json(value))
 }
 
 /// Creates (or truncates) `path` for writing, mode 0600 when made.

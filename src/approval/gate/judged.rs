@@ -2,7 +2,7 @@
 //! carried from the judgement to the tool.
 //!
 //! The policy judges a file call by where its path lands physically (symlinks followed, see
-//! `approval::paths`), and that landing spot is what a human approves. So `Approved` carries it,
+//! `facts::paths`), and that landing spot is what a human approves. So `Approved` carries it,
 //! and the file tools open that path and nothing else: they walk it from `/` without following a
 //! symlink (`tools::files::held`), so a directory swapped for a link after the judgement cannot
 //! redirect the call. Re-resolving the raw argument at run time would undo exactly that.
@@ -14,9 +14,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::approval::paths::PathContext;
 use crate::approval::policy::Policy;
 use crate::approval::rules::PATH_TOOLS;
+use crate::facts::paths::PathContext;
 use crate::protocol::PartKind;
 use crate::protocol::Subject;
 use crate::protocol::Verdict;

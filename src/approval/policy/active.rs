@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::judge::{Access, Finding, judge, show};
-use crate::approval::paths::{ActiveFile, PathContext, ResolvedPath};
+use crate::facts::paths::{ActiveFile, PathContext, ResolvedPath};
 use crate::protocol::ReasonCode;
 use crate::protocol::Risk;
 use crate::protocol::Ruling;

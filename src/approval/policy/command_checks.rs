@@ -3,8 +3,8 @@
 //! whose own config runs programs, and a program name that PATH finds in a place the agent can
 //! write. Each returns findings; the bash assessment files them under the command's part.
 
-use crate::approval::paths::{self, PathContext};
-use crate::approval::shell::{Cwd, SimpleCommand, Word};
+use crate::facts::paths::{self, PathContext};
+use crate::facts::shell::{Cwd, SimpleCommand, Word};
 
 use super::judge::{self, Access, Finding, Target};
 use crate::protocol::ReasonCode;

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{Facts, FileFacts, Findings, LARGE_DELETION_LINES, judge, line_changes, replaced};
-use crate::approval::paths::{self, PathContext, ResolvedPath};
+use crate::facts::paths::{self, PathContext, ResolvedPath};
 use crate::protocol::GrantScope;
 use crate::protocol::Part;
 use crate::protocol::PartKind;

@@ -9,8 +9,8 @@
 //! How: the command is classified again with the options the `*` matched left out; the effect
 //! families it still has are the ones the rule named.
 
-use crate::approval::programs::{self, Effect};
-use crate::approval::shell::{SimpleCommand, Word};
+use crate::facts::programs::{self, Effect};
+use crate::facts::shell::{SimpleCommand, Word};
 use crate::protocol::ReasonCode;
 
 /// The kinds of effect a wildcard may not lift by accident.

@@ -11,12 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::approval::paths::PathContext;
-use crate::approval::paths::planned::{
+use crate::facts::paths::PathContext;
+use crate::facts::paths::planned::{
     LinkTo, PlannedLink, PlannedLinks, anchored, entry_places, inside_places, link_content,
 };
-use crate::approval::programs::links::{NewLink, Placement, Source, links_made};
-use crate::approval::shell::{Cwd, Order, SimpleCommand, Word};
+use crate::facts::programs::links::{NewLink, Placement, Source, links_made};
+use crate::facts::shell::{Cwd, Order, SimpleCommand, Word};
 
 /// Stands for "every command" where a problem is not one command's.
 const ALL: usize = usize::MAX;

@@ -9,8 +9,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::judge::{self, Target};
-use crate::approval::paths::PathContext;
-use crate::approval::shell::{Cwd, Word};
+use crate::facts::paths::PathContext;
+use crate::facts::shell::{Cwd, Word};
 
 /// A makefile bigger than this is not read; the dry run asks.
 const MAX_MAKEFILE_BYTES: u64 = 1024 * 1024;

@@ -24,11 +24,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::approval::paths::{PathContext, ResolvedPath};
-use crate::approval::programs::Effect;
 use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::{Action, PATH_TOOLS, Rules};
-use crate::approval::shell::ShellFacts;
+use crate::facts::paths::{PathContext, ResolvedPath};
+use crate::facts::programs::Effect;
+use crate::facts::shell::ShellFacts;
 use crate::sandbox::SandboxPolicy;
 
 pub use sandboxing::NO_GRANT_UNSANDBOXED;

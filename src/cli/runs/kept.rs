@@ -24,10 +24,10 @@ use sha2::{Digest, Sha256};
 
 use super::{ResumeSpec, absolute_args, checkpoint_store};
 use crate::agent::{CheckpointRef, Checkpoints};
-use crate::approval::frozen::hex;
 use crate::cli::exec_args::{ExecArgs, HeadlessApprovals};
 use crate::config::ConfigFlags;
 use crate::config::fingerprint::PolicyFingerprint;
+use crate::digest::hex;
 use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;

@@ -17,12 +17,12 @@ use sha2::{Digest, Sha256};
 
 use super::exec_args::{ExecArgs, HeadlessApprovals};
 use crate::agent::Checkpoint;
-use crate::approval::frozen::hex;
 use crate::approval::gate::{judged_definition, judged_path};
 use crate::approval::risk::ToolCatalog;
 use crate::clock::now_ms;
 use crate::config::ConfigFlags;
 use crate::config::fingerprint::PolicyFingerprint;
+use crate::digest::hex;
 use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;

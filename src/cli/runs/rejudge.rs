@@ -21,7 +21,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::gate::shown_path;
-use crate::approval::paths::PathContext;
+use crate::facts::paths::PathContext;
 use crate::protocol::Verdict;
 
 /// A verdict as stored in the signed checkpoint.

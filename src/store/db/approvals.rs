@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use super::{Store, StoreError, spec_hash};
-use crate::approval::frozen::hex;
+use crate::digest::hex;
 use crate::protocol::FrozenCall;
 
 /// A pending (or decided) approval as listed.

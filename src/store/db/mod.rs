@@ -17,7 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use super::key::StateKey;
-use crate::approval::frozen::hex;
+use crate::digest::hex;
 
 mod approvals;
 

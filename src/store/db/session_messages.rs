@@ -13,7 +13,7 @@ use rusqlite::params;
 use sha2::{Digest, Sha256};
 
 use super::{Store, StoreError};
-use crate::approval::frozen::hex;
+use crate::digest::hex;
 use crate::visible::visible_line;
 
 const CHAIN_LABEL: &[u8] = b"airlock session messages v1";

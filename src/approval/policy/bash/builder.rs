@@ -3,12 +3,12 @@
 //! through every link the command line itself creates, so a link made earlier in the line cannot
 //! launder a later read or write.
 
-use crate::approval::paths::planned::{self, Landings};
-use crate::approval::paths::{self, PathContext, ResolvedPath};
 use crate::approval::policy::judge::{self, Access, Target};
 use crate::approval::policy::links;
-use crate::approval::programs::{Effect, Search};
-use crate::approval::shell::{self, Word};
+use crate::facts::paths::planned::{self, Landings};
+use crate::facts::paths::{self, PathContext, ResolvedPath};
+use crate::facts::programs::{Effect, Search};
+use crate::facts::shell::{self, Word};
 use crate::protocol::Part;
 use crate::protocol::PartKind;
 use crate::protocol::Reason;

@@ -1,10 +1,10 @@
 //! Assessing a bash command line: one part per simple command and per redirect, every effect of
 //! every part turned into reasons, then the cross-part rule that secrets never leave the machine.
 
-use crate::approval::envvars::{harmless_to_print, secret_like};
-use crate::approval::paths::{PathContext, Sensitivity};
-use crate::approval::programs::{self, Effect};
-use crate::approval::shell::{self, RedirectOp, ShellContext, ShellFacts};
+use crate::facts::envvars::{harmless_to_print, secret_like};
+use crate::facts::paths::{PathContext, Sensitivity};
+use crate::facts::programs::{self, Effect};
+use crate::facts::shell::{self, RedirectOp, ShellContext, ShellFacts};
 
 use super::judge::{self, Access, Target};
 use super::links;
@@ -260,7 +260,7 @@ impl Builder<'_> {
         if let Target::Paths(paths) = &target
             && !through_links
             && paths.iter().all(|p| {
-                p.location == crate::approval::paths::Location::Device
+                p.location == crate::facts::paths::Location::Device
                     && !p.sensitivity.contains(&Sensitivity::DiskDevice)
             })
         {

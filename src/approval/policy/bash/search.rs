@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
-use crate::approval::paths::{self, PathContext, ResolvedPath};
 use crate::approval::policy::judge::{self, Access, Finding};
-use crate::approval::programs::Search;
+use crate::facts::paths::{self, PathContext, ResolvedPath};
+use crate::facts::programs::Search;
 use crate::protocol::Ruling;
 
 /// Most directory entries one search's walk looks at before it gives up.
@@ -143,7 +143,7 @@ fn worth_judging(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::shell::Word;
+    use crate::facts::shell::Word;
 
     #[test]
     fn a_walk_cut_short_is_an_error_not_an_empty_answer() {

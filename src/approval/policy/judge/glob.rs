@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::approval::paths::PathContext;
 use crate::approval::rules::glob_match;
+use crate::facts::paths::PathContext;
 
 /// Most names a glob may expand to before airlock gives up and treats it as unknown.
 const MAX_GLOB_MATCHES: usize = 4096;

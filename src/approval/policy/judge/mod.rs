@@ -1,8 +1,8 @@
 //! Judging paths: what reading, writing or deleting a resolved path calls for, and how a shell
 //! word becomes the paths it names (tilde, globs expanded against the real filesystem).
 
-use crate::approval::paths::{self, Location, PathContext, ResolvedPath, Sensitivity};
-use crate::approval::shell::{Cwd, Word};
+use crate::facts::paths::{self, Location, PathContext, ResolvedPath, Sensitivity};
+use crate::facts::shell::{Cwd, Word};
 use crate::protocol::ReasonCode;
 use crate::protocol::Risk;
 use crate::protocol::Ruling;

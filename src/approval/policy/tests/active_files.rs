@@ -3,7 +3,7 @@
 //! a toml file next to it that airlock does not use is judged as before.
 
 use super::*;
-use crate::approval::paths::ActiveFile;
+use crate::facts::paths::ActiveFile;
 use crate::protocol::ReasonCode;
 
 /// A world whose session uses `policy/rules.toml`, a rules file in the scratch temp dir, the
@@ -213,7 +213,7 @@ fn the_path_facts_name_the_active_file_a_path_lands_on() {
     let w = guarded(Mode::Default);
     let ctx = &w.policy.paths;
     let rules = ctx.workspace.join("policy/rules.toml");
-    let at = |raw: &str| crate::approval::paths::resolve(ctx, &ctx.workspace, raw).active_file;
+    let at = |raw: &str| crate::facts::paths::resolve(ctx, &ctx.workspace, raw).active_file;
     assert_eq!(at("rules-link"), Some(ActiveFile::Is(rules.clone())));
     assert_eq!(at("notes.txt"), Some(ActiveFile::Is(rules.clone())));
     assert_eq!(at("policy"), Some(ActiveFile::Holds(rules)));

@@ -115,11 +115,11 @@ fn another_processs_environment_is_denied_through_its_proc_directory_too() {
 fn a_word_with_a_backtick_substitution_inside_is_judged_as_one_word() {
     let w = world();
     // tree-sitter splits `cat a`x`b` into `a` and a concatenation; bash passes one argument.
-    let ctx = crate::approval::shell::ShellContext {
+    let ctx = crate::facts::shell::ShellContext {
         home: w.policy.paths.home.clone(),
         cwd: w.policy.paths.workspace.clone(),
     };
-    let facts = crate::approval::shell::analyze("cat a`echo b`c /proc/`pgrep x`/environ", &ctx);
+    let facts = crate::facts::shell::analyze("cat a`echo b`c /proc/`pgrep x`/environ", &ctx);
     let cat = facts
         .commands
         .iter()
