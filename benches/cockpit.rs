@@ -10,10 +10,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use airlock::protocol::{
-    AgentEvent, ApprovalRequest, BoundedOutput, FrozenCall, Risk, Ruling, Stream, Verdict,
-};
-use airlock::tools::diff;
+use airlock::facts::diff;
+use airlock::output::BoundedOutput;
+use airlock::protocol::{AgentEvent, ApprovalRequest, FrozenCall, Risk, Ruling, Stream, Verdict};
 use airlock::ui::app::{App, Status};
 use airlock::ui::render;
 
@@ -66,6 +65,7 @@ fn write_request(old: &str, new: &str) -> ApprovalRequest {
         preview: Some(diff::unified("big.txt", old, new)),
         deadline_ms: None,
         code: None,
+        sandbox: None,
     }
 }
 

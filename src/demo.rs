@@ -1,5 +1,5 @@
 //! The offline demo: a scenario and a small project, built into the binary, played on a scratch
-//! copy in the state directory, never on the user's files.
+//! copy in the state directory, never on the user's files. Imports nothing of the crate.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Keeps airlock's own process out of reach of the commands it runs.
+//! Keeps airlock's own process out of reach of the commands it runs. Imports nothing of the crate.
 //!
 //! Commands run as the same user as airlock, so without this they could read airlock's memory
 //! and its starting environment (`/proc/$PPID/environ`, `/proc/<pid>/mem`), where the API keys

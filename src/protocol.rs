@@ -13,7 +13,6 @@
 
 mod approval;
 mod call;
-mod output;
 mod restored;
 mod scope;
 mod verdict;
@@ -21,14 +20,8 @@ mod verdict;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview};
+pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview, SandboxLabel};
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
-#[cfg(test)]
-pub use output::xorshift;
-pub use output::{
-    BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES, Thinned, Thinner,
-    unseen_lines,
-};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};
 pub use verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Risk, Ruling, Verdict};
@@ -93,6 +86,10 @@ pub enum Op {
     RevokeGrant { id: u64 },
     /// Ask for this session's audit trail; answered by `AgentEvent::Audit`.
     ListAudit,
+    /// Something the driver learned outside the agent that a person should see (an MCP server
+    /// that failed to start): passed on, in order with the agent's own events, as
+    /// `AgentEvent::Error`.
+    Notice { message: String },
 }
 
 /// A session grant as the driver shows it.

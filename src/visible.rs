@@ -3,7 +3,7 @@
 //! characters (ESC sequences can redraw what is already on screen), reorders text around bidi
 //! controls and shows nothing for zero-width characters, so any text that came from a model, a
 //! file name or the state database goes through [`visible`] (or [`visible_line`]) before it is
-//! printed. This module imports nothing from the crate: the UI and the CLI both use it.
+//! printed. This module imports nothing of the crate: the UI and the CLI both use it.
 
 /// Shows what a terminal would hide or obey: tabs, C0 and C1 control characters, DEL, and
 /// invisible, bidi and line-separating Unicode. Newlines are kept (the caller lays out lines).

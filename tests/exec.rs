@@ -520,3 +520,26 @@ fn the_human_transcript_joins_writes_into_whole_lines_and_says_what_a_parked_cal
         "JSON in the human transcript: {text}"
     );
 }
+
+#[test]
+fn json_mode_sends_no_output_event_that_says_nothing() {
+    // A command that prints nothing, one whose last line has no newline, and a flood that is
+    // thinned: every `tool_output` event carries text or a count of lines left out.
+    for command in ["true", "printf 'one\\ntwo'", "seq 1 20000"] {
+        let root = root();
+        let (output, run) = command_output(root.path(), command, &[]);
+        let empty: Vec<&Value> = of_kind(&run.events, "tool_output")
+            .into_iter()
+            .filter(|e| e["text"] == "" && e["skipped"] == 0)
+            .collect();
+        assert!(empty.is_empty(), "{command}: {empty:?}");
+        if command == "true" {
+            assert_eq!(output, "", "{command}");
+        } else {
+            assert!(
+                output.starts_with("one\ntwo") || output.starts_with("1\n2\n"),
+                "{command}: {output}"
+            );
+        }
+    }
+}

@@ -360,7 +360,9 @@ fn hub(w: &World, timeout_secs: Option<u64>) -> Arc<airlock::mcp::McpHub> {
         Vec::new(),
         w.ws(),
         Vec::new(),
-        Some(w.path("state/state.db")),
+        Some(std::sync::Arc::new(airlock::store::db::StatePins(
+            w.path("state/state.db"),
+        ))),
         w.sandbox(),
     )
 }
@@ -370,10 +372,10 @@ fn listed(hub: &airlock::mcp::McpHub, tool: &str) -> String {
     hub.catalog().lookup(tool).expect(tool).digest
 }
 
-fn collecting() -> (airlock::tools::OutputSink, Arc<std::sync::Mutex<String>>) {
+fn collecting() -> (airlock::output::OutputSink, Arc<std::sync::Mutex<String>>) {
     let seen = Arc::new(std::sync::Mutex::new(String::new()));
     let kept = seen.clone();
-    let sink = airlock::tools::OutputSink::new(move |_, piece| {
+    let sink = airlock::output::OutputSink::new(move |_, piece| {
         kept.lock()
             .unwrap()
             .push_str(&String::from_utf8_lossy(piece.text));
@@ -387,11 +389,15 @@ async fn a_cancelled_call_tells_the_server_and_finishes_as_cancelled() {
     let hub = hub(&w, None);
     hub.connect_all().await;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let (sink, seen) = collecting();
-    let stop = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(350)).await;
-        stop.cancel();
+    let seen = Arc::new(std::sync::Mutex::new(String::new()));
+    let (kept, stop) = (seen.clone(), cancel.clone());
+    // Cancelled once the call is under way: its first progress is in.
+    let sink = airlock::output::OutputSink::new(move |_, piece| {
+        let mut kept = kept.lock().unwrap();
+        kept.push_str(&String::from_utf8_lossy(piece.text));
+        if kept.contains("progress 1/50: step 1") {
+            stop.cancel();
+        }
     });
     let outcome = hub
         .call(
@@ -435,14 +441,19 @@ async fn a_call_past_its_timeout_times_out_and_the_server_is_told() {
 }
 
 async fn wait_for(path: &Path, text: &str) -> String {
-    for _ in 0..50 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
         let found = std::fs::read_to_string(path).unwrap_or_default();
         if found.contains(text) {
             return found;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{text:?} never appeared in {}",
+            path.display()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("{text:?} never appeared in {}", path.display());
 }
 
 #[test]

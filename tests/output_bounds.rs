@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use airlock::protocol::MAX_LINE_BYTES;
-use airlock::tools::OutputSink;
+use airlock::output::MAX_LINE_BYTES;
+use airlock::output::OutputSink;
 use airlock::tools::bash::{BashRun, run};
 use airlock::tools::runlog::LogLimits;
 use serde_json::Value;

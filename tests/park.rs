@@ -88,8 +88,8 @@ fn deny_then_resume_gives_the_model_the_denial_and_its_reason() {
 #[test]
 fn resume_after_the_approval_expired_refuses_and_runs_nothing() {
     let w = World::new(TOUCH);
-    let (run, code) = w.park(&[("AIRLOCK_APPROVAL_TTL_MS", "1")]);
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // A time to live of 0: the approval has expired by the time anyone can answer it.
+    let (run, code) = w.park(&[("AIRLOCK_APPROVAL_TTL_MS", "0")]);
     let approve = w.airlock(&["approve", &code], &[]);
     assert!(String::from_utf8_lossy(&approve.stderr).contains("expired"));
     let resumed = w.airlock(&["resume", &run], &[]);
@@ -269,6 +269,24 @@ fn a_session_grant_given_by_code_outlives_the_process_that_made_it() {
     );
 }
 
+/// Whether the running run's checkpoint holds the result of a `tool` call (it is on record as
+/// finished).
+fn kept_a_result_of(w: &World, tool: &str) -> bool {
+    let Ok(db) = rusqlite::Connection::open_with_flags(
+        w.path("state/airlock.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    ) else {
+        return false;
+    };
+    let spec: Option<String> = db
+        .query_row("SELECT checkpoint FROM runs", [], |r| r.get(0))
+        .unwrap_or_default();
+    let spec: Value = serde_json::from_str(&spec.unwrap_or_default()).unwrap_or_default();
+    spec["checkpoint"]["results"]
+        .as_array()
+        .is_some_and(|results| results.iter().any(|r| r["tool"] == tool))
+}
+
 #[test]
 fn kill_nine_of_a_running_exec_then_resume_loses_nothing_and_runs_nothing_twice() {
     let w = World::new(
@@ -298,21 +316,22 @@ fn kill_nine_of_a_running_exec_then_resume_loses_nothing_and_runs_nothing_twice(
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the long call is running, then kill the whole thing without warning.
+    // Wait until the long call is running and the read beside it has finished and is on
+    // record in the run's checkpoint, then kill the whole thing without warning.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::fs::read_to_string(w.path("ws/ran.txt"))
         .unwrap_or_default()
         .lines()
         .count()
         < 2
+        || !kept_a_result_of(&w, "read_file")
     {
         assert!(
             std::time::Instant::now() < deadline,
-            "the second call never started"
+            "the second call never started, or the read beside it never finished"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
     child.kill().unwrap(); // SIGKILL
     let _ = child.wait();
     let run = {

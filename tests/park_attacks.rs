@@ -252,8 +252,8 @@ fn an_approval_set_to_approved_in_the_database_does_not_resume() {
 #[test]
 fn an_expired_approval_whose_expiry_was_extended_in_the_database_cannot_be_approved() {
     let w = World::new(TOUCH_THEN_ASK);
-    let (_run, code) = w.park(&[("AIRLOCK_APPROVAL_TTL_MS", "1")]);
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // A time to live of 0: the approval has expired by the time anyone can answer it.
+    let (_run, code) = w.park(&[("AIRLOCK_APPROVAL_TTL_MS", "0")]);
     w.sql("UPDATE approvals SET expires_ms = expires_ms + 86400000");
     let approve = w.airlock(&["approve", &code], &[]);
     assert!(!approve.status.success());
@@ -335,15 +335,16 @@ fn kill_nine_of_a_resume_mid_call_is_taken_over_and_the_call_never_runs_twice() 
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Wait until the call has run its first command (the run is on record as being resumed
+    // before it starts).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !w.path("ws/made.txt").exists() {
+    while std::fs::read_to_string(w.path("ws/made.txt")).unwrap_or_default() != "ran\n" {
         assert!(
             std::time::Instant::now() < deadline,
             "the call never started"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
     // While it runs, another resume is turned away.
     let meanwhile = w.airlock(&["resume", &run], &[]);
     assert_eq!(meanwhile.status.code(), Some(1));

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use airlock::facts::paths::PathContext;
+use airlock::output::{OutputSink, ToolOutcome};
 use airlock::protocol::ToolStatus;
 use airlock::sandbox::Profile;
 use airlock::sandbox::plan::{Plan, make_own_temp};
 use airlock::tools::bash::{self, BashRun, SandboxedRun};
 use airlock::tools::runlog::LogLimits;
-use airlock::tools::{OutputSink, ToolOutcome};
 use tokio_util::sync::CancellationToken;
 
 const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted\n";

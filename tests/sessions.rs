@@ -133,7 +133,7 @@ fn a_cockpit_killed_at_its_approvals_reopens_with_the_same_codes_and_finishes_th
     tmux.wait_for("wants to run edit_file");
     let screen = tmux.wait_for("airlock approve ");
     assert_eq!(code_on(&screen), edit_code, "{screen}");
-    std::thread::sleep(Duration::from_millis(700));
+    tmux.wait_until_armed("wants to run edit_file");
     tmux.keys("y");
 
     // The test run asks next; kill the cockpit there and answer with its code from outside.
@@ -192,8 +192,7 @@ fn a_call_running_when_the_cockpit_was_killed_is_reported_interrupted_and_never_
         world.path("ws").display()
     );
     let tmux = Tmux::start("running", 120, 40, &world.cockpit(&args));
-    tmux.wait_for("wants to run bash");
-    std::thread::sleep(Duration::from_millis(700));
+    tmux.wait_until_armed("wants to run bash");
     tmux.keys("y");
     tmux.wait_for("running");
     let marker = world.path("ws/marker");
@@ -233,7 +232,7 @@ fn a_request_parked_from_the_modal_is_approved_after_a_quit_and_the_session_goes
     let tmux = Tmux::start("parked", 120, 40, &world.cockpit(""));
     tmux.wait_for("wants to run edit_file");
     let code = code_on(&tmux.wait_for("airlock approve "));
-    std::thread::sleep(Duration::from_millis(700));
+    tmux.wait_until_armed("wants to run edit_file");
     tmux.keys("p");
     let screen = tmux.wait_for("reopens this session and goes on");
     assert!(

@@ -102,6 +102,7 @@ fn watch_the_cockpits_files(
                     }
                 }
             }
+            // How often the watch samples (it runs for the whole storm), not a wait for anything.
             thread::sleep(Duration::from_millis(10));
         }
         wrong
@@ -267,6 +268,7 @@ fn many_airlock_processes_share_a_state_directory_with_a_waiting_cockpit_and_not
                         n += 1;
                     }
                     None if Instant::now() >= storm_ends => break,
+                    // Nothing parked yet: look again soon (the storm's pace, not a wait).
                     None => thread::sleep(Duration::from_millis(20)),
                 }
             }

@@ -10,6 +10,7 @@ mod common;
 #[path = "common/tmux.rs"]
 mod tmux;
 
+use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,9 @@ use tmux::Tmux;
 
 /// Detaches (fork, new session, stdio closed), waits for the next modal, then tries every way
 /// onto the terminal; writes what each attempt did to `attack.log`. `tty-only` tries only the
-/// controlling terminal (what an unconfined command could still reach otherwise).
+/// controlling terminal (what an unconfined command could still reach otherwise). The detached
+/// half holds a lock on `attack.lock` for as long as it lives, taken before its command ends,
+/// so the test can tell when it is gone.
 const ATTACK: &str = r#"
 import fcntl, os, sys, termios, time
 # The controlling terminal, taken while still in airlock's session (if there is one).
@@ -28,8 +31,14 @@ except OSError as e:
     early = "/dev/tty: cannot open (%s)" % e.strerror
 now = sys.argv[1:2] == ["now"]
 if not now:
+    ready, taken = os.pipe()
     if os.fork():
+        os.close(taken)
+        os.read(ready, 1)
         sys.exit(0)
+    lock = os.open("attack.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    os.write(taken, b"x")
     try:
         os.setsid()
     except OSError:
@@ -37,6 +46,7 @@ if not now:
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    # The attack itself: it strikes later, once the next modal is up.
     time.sleep(3)
 targets = ["/dev/tty"]
 if sys.argv[1:] != ["tty-only"]:
@@ -92,59 +102,85 @@ struct Report {
 
 /// Runs the attack (`python3 attack.py ATTACK_ARGS`, after one attempt at once when `first`
 /// says so) in a cockpit started with `args`. `survives` says whether the attacker's delayed
-/// half should outlive its command: if not, the test waits as long as it would have taken and
-/// checks it never ran.
+/// half should outlive its command: if not, the test waits until it is gone and checks it never
+/// ran.
 fn attack_from_a_cockpit(name: &str, args: &str, command: &str, survives: bool) -> Report {
     let w = World::new(&scenario(command));
     std::fs::write(w.path("ws/attack.py"), ATTACK).unwrap();
     let tmux = Tmux::start(name, 120, 40, &w.cockpit(args));
-    tmux.wait_for("python3 attack.py");
-    thread::sleep(Duration::from_millis(700));
+    tmux.wait_until_armed("python3 attack.py");
     tmux.keys("y");
     let modal = tmux.wait_for("echo second >> second.txt");
     assert!(modal.contains("wants to run bash"), "{modal}");
 
-    // The attack fires about three seconds after the first call ended.
-    let log = w.path("ws/attack.log");
-    let waited = if survives { 30 } else { 6 };
-    let deadline = Instant::now() + Duration::from_secs(waited);
-    let later = loop {
-        let report = std::fs::read_to_string(&log).unwrap_or_default();
-        if report.contains("done") {
-            break Some(report);
-        }
-        if Instant::now() >= deadline {
-            assert!(!survives, "the attack never ran:\n{}", tmux.screen());
-            break None;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
-    if !survives {
+    // The attack fires about three seconds after the first call ended; the attacker is gone
+    // once its lock is free (it took the lock before its command ended).
+    wait_until_the_attacker_is_gone(&w.path("ws/attack.lock"));
+    let later = std::fs::read_to_string(w.path("ws/attack.log"))
+        .ok()
+        .filter(|report| report.contains("done"));
+    if survives {
+        assert!(later.is_some(), "the attack never ran:\n{}", tmux.screen());
+    } else {
         assert!(
             later.is_none(),
             "the attacker outlived its command:\n{later:?}"
         );
     }
     let report = format!("{later:?}");
-    // Time for an injected key or a forged line to show.
-    thread::sleep(Duration::from_millis(1500));
-    let screen = tmux.screen();
+    // Armed, the modal is drawn whole once and then left alone (nothing repaints what the
+    // attack may have written over it), and it takes the key below.
+    tmux.wait_until_armed("echo second >> second.txt");
+    // A mark written to the terminal after the attack shows only once tmux has drawn all the
+    // attack wrote before it, had it reached the terminal.
+    let screen = tmux.drain_output("TEST-MARK-AFTER-THE-ATTACK");
+    assert!(!screen.contains("FORGED-BY-COMMAND"), "{report}\n{screen}");
+    // A key sent now is read after any key the attack pushed into the input: `N` opens the
+    // reason box only if the modal was still open, unanswered, when it came.
+    tmux.keys("N");
+    let screen = tmux.wait_until(
+        &format!("the modal did not take `N`: it did not stay open\n{report}"),
+        |s| s.contains("why not?"),
+    );
     assert!(
         !w.path("ws/second.txt").exists(),
         "the second call ran with no key from the person:\n{report}\n{screen}"
     );
     assert!(
-        screen.contains("echo second >> second.txt") && screen.contains("wants to run bash"),
+        screen.contains("why not?")
+            && screen.contains("echo second >> second.txt")
+            && screen.contains("wants to run bash"),
         "the modal did not stay open:\n{report}\n{screen}"
     );
-    assert!(!screen.contains("FORGED-BY-COMMAND"), "{report}\n{screen}");
 
     // The person answers: the modal takes their key as before.
+    tmux.keys("Escape");
+    tmux.wait_for_gone("why not?");
     tmux.keys("n");
     tmux.wait_for("Understood, stopping here.");
     Report {
         now: std::fs::read_to_string(w.path("ws/attack-now.log")).unwrap_or_default(),
         later,
+    }
+}
+
+/// Waits until no process holds `lock` (the attacker took it before its command ended, and
+/// holds it for as long as it lives).
+fn wait_until_the_attacker_is_gone(lock: &Path) {
+    let file =
+        std::fs::File::open(lock).expect("the attacker took its lock before its command ended");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return,
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => panic!("locking {}: {e}", lock.display()),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the attacker was still running 30 s after its command ended"
+        );
+        thread::sleep(Duration::from_millis(50));
     }
 }
 

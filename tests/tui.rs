@@ -48,11 +48,9 @@ fn start_demo(dir: &Path, name: &str) -> Tmux {
 /// Answers the demo's two approvals (the edit, then the test run) once each is on screen and armed.
 fn approve_the_edit_and_the_test_run(tmux: &Tmux) {
     tmux.wait_for("wants to run edit_file");
-    tmux.wait_for("+    return a + b");
-    std::thread::sleep(Duration::from_millis(600)); // past the arm delay
+    tmux.wait_until_armed("+    return a + b");
     tmux.keys("y");
-    tmux.wait_for("c6 wants to run bash");
-    std::thread::sleep(Duration::from_millis(600));
+    tmux.wait_until_armed("c6 wants to run bash");
     tmux.keys("y");
 }
 
@@ -89,23 +87,29 @@ fn the_cockpit_runs_the_demo_with_a_person_approving_and_restores_the_terminal()
     tmux.wait_for("wants to run edit_file");
     let screen = tmux.wait_for("+    return a + b");
     assert!(screen.contains("-    return a - b"), "{screen}");
-    std::thread::sleep(Duration::from_millis(600)); // past the arm delay
+    tmux.wait_until_armed("+    return a + b");
     // Chords are not answers: Ctrl-D (quit elsewhere), Ctrl-A and Ctrl-Y leave the modal open.
     for chord in ["C-d", "C-a", "C-y"] {
         tmux.keys(chord);
     }
-    std::thread::sleep(Duration::from_millis(500));
-    let screen = tmux.screen();
+    // `N` after them opens the reason box only if the modal is still open: the chords were
+    // taken (keys are taken in order) and none answered it.
+    tmux.keys("N");
+    let screen = tmux.wait_until("neither the reason box nor the next request came", |s| {
+        s.contains("why not?") || s.contains("c6 wants to run bash")
+    });
     assert!(
-        screen.contains("+    return a + b") && screen.contains("waiting for"),
+        screen.contains("why not?") && screen.contains("wants to run edit_file"),
         "a chord answered the modal:\n{screen}"
     );
-    std::thread::sleep(Duration::from_millis(600));
+    // Back to the options (the reason is dropped); still armed.
+    tmux.keys("Escape");
+    tmux.wait_for_gone("why not?");
+    tmux.wait_until_armed("+    return a + b");
     tmux.keys("y");
 
     // Then the test run asks; allow it and watch its output arrive.
-    tmux.wait_for("python3 -m unittest -v");
-    std::thread::sleep(Duration::from_millis(600));
+    tmux.wait_until_armed("python3 -m unittest -v");
     tmux.keys("y");
     tmux.wait_for("OK");
 
@@ -140,8 +144,12 @@ fn quitting_while_tools_stream_asks_first_then_stops_them_exits_zero_and_restore
         screen.contains("2 tools are running. Quitting kills them and stops the turn."),
         "{screen}"
     );
-    std::thread::sleep(Duration::from_millis(300));
-    let screen = tmux.screen();
+    // The checks go on streaming under the question: a module checked after it was asked
+    // shows the cockpit still running, waiting for the answer.
+    let asked_at = checked_modules(&screen);
+    let screen = tmux.wait_until("nothing more was drawn after the question", |s| {
+        checked_modules(s) > asked_at || s.contains("AIRLOCK-ENDED")
+    });
     assert!(
         screen.contains("Quitting kills them") && !screen.contains("AIRLOCK-ENDED"),
         "Ctrl-D quit without waiting for the answer:\n{screen}"
@@ -163,6 +171,16 @@ fn quitting_while_tools_stream_asks_first_then_stops_them_exits_zero_and_restore
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The highest "checked module N" of the demo's lint on screen (0 when none is).
+fn checked_modules(screen: &str) -> u32 {
+    screen
+        .split("checked module ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .max()
+        .unwrap_or(0)
 }
 
 /// The command lines of processes whose working directory is inside `root`.
@@ -196,11 +214,10 @@ fn keys_typed_as_the_modal_appears_never_reach_the_next_prompt() {
         screen.contains("wants to run edit_file") && screen.contains("waiting for approval"),
         "an early key answered the modal:\n{screen}"
     );
-    std::thread::sleep(Duration::from_millis(600));
+    tmux.wait_until_armed("wants to run edit_file");
     tmux.keys("y");
     // Once the modal is gone the prompt is in sight again: empty.
-    tmux.wait_for("c6 wants to run bash");
-    std::thread::sleep(Duration::from_millis(600));
+    tmux.wait_until_armed("c6 wants to run bash");
     tmux.keys("y");
     tmux.wait_for("grants 0 · Enter send");
     let screen = tmux.screen();
@@ -222,30 +239,41 @@ fn keys_typed_as_the_modal_appears_never_reach_the_next_prompt() {
 fn the_help_opens_over_the_modal_and_esc_closes_only_the_help() {
     let dir = tempfile::tempdir().unwrap();
     let tmux = start_demo(dir.path(), "help");
-    tmux.wait_for("wants to run edit_file");
-    std::thread::sleep(Duration::from_millis(600));
-    for open in ["F1", "?"] {
+    for (round, open) in ["F1", "?"].into_iter().enumerate() {
+        tmux.wait_until_armed("wants to run edit_file");
         tmux.keys(open);
         let screen = tmux.wait_for("every key, mouse too");
         assert!(screen.contains("the help, over the modal"), "{screen}");
         tmux.keys("Escape");
-        std::thread::sleep(Duration::from_millis(300));
-        let screen = tmux.screen();
+        // Polled fast: the second Esc below must come while the modal arms again.
+        let screen = tmux.wait_until_quickly(
+            &format!("Esc after {open} did not bring the modal back"),
+            |s| {
+                !s.contains("every key, mouse too")
+                    && s.contains("edit calc.py — waiting for approval")
+                    && s.contains("wants to run edit_file")
+            },
+        );
         assert!(
             !screen.contains("every key, mouse too")
                 && screen.contains("wants to run edit_file")
                 && screen.contains("edit calc.py — waiting for approval"),
             "Esc after {open} did more than close the help:\n{screen}"
         );
-        // A second Esc right away, meant for the help, finds the modal arming again.
+        // A second Esc right away, meant for the help, finds the modal arming again: it is
+        // dropped, and the footer counts it.
         tmux.keys("Escape");
-        std::thread::sleep(Duration::from_millis(600));
-        let screen = tmux.screen();
+        let dropped = format!(
+            "{} typed before the modal was ready",
+            if round == 0 { "1 key" } else { "2 keys" }
+        );
+        let screen = tmux.wait_for(&dropped);
         assert!(
             screen.contains("edit calc.py — waiting for approval"),
             "a second Esc denied the call:\n{screen}"
         );
     }
+    tmux.wait_until_armed("wants to run edit_file");
     tmux.keys("y");
     tmux.wait_for("c6 wants to run bash");
     tmux.keys("C-c");
@@ -264,8 +292,7 @@ fn ctrl_c_twice_on_an_empty_idle_prompt_quits() {
     tmux.keys("C-c");
     tmux.wait_for("Ctrl-C again to quit");
     // It goes after two seconds, and the next Ctrl-C only says it again.
-    std::thread::sleep(Duration::from_millis(2500));
-    assert!(!tmux.screen().contains("Ctrl-C again to quit"));
+    tmux.wait_for_gone("Ctrl-C again to quit");
     tmux.keys("C-c");
     tmux.wait_for("Ctrl-C again to quit");
     tmux.keys("C-c");

@@ -5,9 +5,23 @@ use super::*;
 use futures_util::FutureExt;
 
 use crate::approval::gate::Approved;
+use crate::output::{ToolError, ToolOutcome};
 use crate::protocol::QueuedCall;
 use crate::tools::registry::title_of_canonical;
-use crate::tools::{ToolError, ToolOutcome};
+
+/// Where a batch stands: each call's result in model order, the approved calls waiting to
+/// start together and those running, and for checkpoints the next call to gate and the calls
+/// started but not finished.
+struct Progress {
+    results: Vec<Option<Message>>,
+    running: JoinSet<Joined>,
+    /// Approved calls not started yet: they start together once the gate has decided what it
+    /// can decide at once, so the first to wait for its audit record commits all of their
+    /// decisions in one group commit (one call at a time made a second, later commit).
+    ready: Vec<Ready>,
+    next: usize,
+    started: Vec<usize>,
+}
 
 /// An approved call on record as started, about to be run.
 pub(super) struct Ready {
@@ -28,7 +42,7 @@ impl Agent {
     pub(super) async fn run_calls(
         &self,
         calls: &[ToolCall],
-        mut results: Vec<Option<Message>>,
+        results: Vec<Option<Message>>,
         from: usize,
         mut first: Option<GateOutcome>,
         cancel: &CancellationToken,
@@ -38,117 +52,142 @@ impl Agent {
         if open < calls.len() {
             self.announce(&calls[open..], cancel).await;
         }
-        let mut running = JoinSet::new();
-        // Approved calls not started yet: they start together once the gate has decided what
-        // it can decide at once, so the first to wait for its audit record commits all of their
-        // decisions in one group commit (one call at a time made a second, later commit).
-        let mut ready: Vec<Ready> = Vec::new();
+        let mut batch = Progress {
+            results,
+            running: JoinSet::new(),
+            ready: Vec::new(),
+            next: from,
+            started: Vec::new(),
+        };
         let mut parked: Option<(usize, Box<crate::protocol::ApprovalRequest>)> = None;
-        // Where the batch stands, for checkpoints: the next call to gate, and calls running.
-        let mut next = from;
-        let mut started: Vec<usize> = Vec::new();
         for (index, call) in calls.iter().enumerate().skip(from) {
-            next = index;
+            batch.next = index;
             if index > from {
-                self.checkpoint(calls, &results, next, &started);
+                self.checkpoint(calls, &batch.results, batch.next, &batch.started);
             }
-            let outcome = if let Some(settled) = first.take() {
-                Some(settled)
-            } else if cancel.is_cancelled() {
-                None
-            } else {
-                // Calls already running may finish while this one waits for its answer: each
-                // is reported the moment it ends, not when the last question is answered.
-                let check = self.gate.check(call, cancel);
-                tokio::pin!(check);
-                match check.as_mut().now_or_never() {
-                    // Decided at once (the policy, a grant): on to the next call.
-                    Some(outcome) => Some(outcome),
-                    None => {
-                        // The gate waits (a person, a server): what it approved so far starts.
-                        self.launch(&mut ready, &mut running);
-                        loop {
-                            tokio::select! {
-                                outcome = &mut check => break Some(outcome),
-                                Some(joined) = running.join_next(), if !running.is_empty() => {
-                                    self.finish(calls, joined, &mut results, &mut started);
-                                    self.checkpoint(calls, &results, next, &started);
-                                }
-                            }
-                        }
-                    }
-                }
+            let outcome = match first.take() {
+                Some(settled) => Some(settled),
+                None if cancel.is_cancelled() => None,
+                None => Some(self.decide(calls, call, cancel, &mut batch).await),
             };
-            match outcome {
-                Some(GateOutcome::Parked(mut request)) => {
-                    // Nobody can answer now: stop here; what already runs finishes first.
-                    request.title = title_of_canonical(&request.tool, &request.frozen.canonical);
-                    parked = Some((index, request));
-                    break;
-                }
-                None => {
-                    let message = "denied: the turn was interrupted before this call was decided; nothing ran".to_string();
-                    self.emit(AgentEvent::ToolDenied {
-                        call_id: call.id.clone(),
-                        tool: call.tool.clone(),
-                        title: refused_title(call),
-                        source: crate::protocol::DecisionSource::Cancelled,
-                        message: message.clone(),
-                    });
-                    results[index] = Some(tool_message(call, CallResult::Denied, message));
-                }
-                Some(GateOutcome::Denied(denial)) => {
-                    self.emit(AgentEvent::ToolDenied {
-                        call_id: call.id.clone(),
-                        tool: call.tool.clone(),
-                        title: refused_title(call),
-                        source: denial.source.clone(),
-                        message: denial.message.clone(),
-                    });
-                    let content = denial_text(&denial.message, &denial.reasons);
-                    results[index] = Some(tool_message(call, CallResult::Denied, content));
-                }
-                Some(GateOutcome::Approved(approved)) => {
-                    let token = cancel.child_token();
-                    lock(&self.control.running).insert(call.id.clone(), token.clone());
-                    self.emit(AgentEvent::ToolStarted {
-                        call_id: call.id.clone(),
-                        tool: call.tool.clone(),
-                        title: title(call),
-                    });
-                    let sink = self.output_sink(&call.id);
-                    // On record as started before it starts: if the process dies from here on,
-                    // a resume reports it interrupted and never runs it again.
-                    started.push(index);
-                    self.checkpoint(calls, &results, index + 1, &started);
-                    ready.push(Ready {
-                        index,
-                        approved,
-                        token,
-                        sink,
-                    });
-                }
+            if let Some(request) = self.settle(calls, index, outcome, cancel, &mut batch) {
+                parked = Some((index, request));
+                break;
             }
         }
-        self.launch(&mut ready, &mut running);
+        self.launch(&mut batch.ready, &mut batch.running);
         if parked.is_none() {
-            next = calls.len();
+            batch.next = calls.len();
         }
-        self.checkpoint(calls, &results, next, &started);
-        while let Some(joined) = running.join_next().await {
-            self.finish(calls, joined, &mut results, &mut started);
-            self.checkpoint(calls, &results, next, &started);
+        self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+        while let Some(joined) = batch.running.join_next().await {
+            self.finish(calls, joined, &mut batch.results, &mut batch.started);
+            self.checkpoint(calls, &batch.results, batch.next, &batch.started);
         }
         // Denials and outcomes were staged; they are durable before the results go back.
         let _ = self.gate.flush_audit_async().await;
         if let Some((index, request)) = parked {
             return BatchEnd::Parked {
-                results,
+                results: batch.results,
                 index,
                 request,
             };
         }
-        BatchEnd::Done(filled(calls, results))
+        BatchEnd::Done(filled(calls, batch.results))
+    }
+
+    /// The gate's answer for one call. Calls already running may finish while this one waits
+    /// for its answer: each is reported the moment it ends, not when the last question is
+    /// answered.
+    async fn decide(
+        &self,
+        calls: &[ToolCall],
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        batch: &mut Progress,
+    ) -> GateOutcome {
+        let check = self.gate.check(call, cancel);
+        tokio::pin!(check);
+        // Decided at once (the policy, a grant): on to the next call.
+        if let Some(outcome) = check.as_mut().now_or_never() {
+            return outcome;
+        }
+        // The gate waits (a person, a server): what it approved so far starts.
+        self.launch(&mut batch.ready, &mut batch.running);
+        loop {
+            tokio::select! {
+                outcome = &mut check => return outcome,
+                Some(joined) = batch.running.join_next(), if !batch.running.is_empty() => {
+                    self.finish(calls, joined, &mut batch.results, &mut batch.started);
+                    self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+                }
+            }
+        }
+    }
+
+    /// Acts on the gate's answer for call `index` (`None`: the turn was interrupted before it
+    /// was decided): a refusal is reported and becomes its result, an approval waits in `ready`
+    /// to start. A parked call is handed back: nobody can answer now, so the batch stops there.
+    fn settle(
+        &self,
+        calls: &[ToolCall],
+        index: usize,
+        outcome: Option<GateOutcome>,
+        cancel: &CancellationToken,
+        batch: &mut Progress,
+    ) -> Option<Box<crate::protocol::ApprovalRequest>> {
+        let call = &calls[index];
+        match outcome {
+            Some(GateOutcome::Parked(mut request)) => {
+                request.title = title_of_canonical(&request.tool, &request.frozen.canonical);
+                return Some(request);
+            }
+            None => {
+                let message =
+                    "denied: the turn was interrupted before this call was decided; nothing ran"
+                        .to_string();
+                self.emit(AgentEvent::ToolDenied {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    title: refused_title(call),
+                    source: crate::protocol::DecisionSource::Cancelled,
+                    message: message.clone(),
+                });
+                batch.results[index] = Some(tool_message(call, CallResult::Denied, message));
+            }
+            Some(GateOutcome::Denied(denial)) => {
+                self.emit(AgentEvent::ToolDenied {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    title: refused_title(call),
+                    source: denial.source.clone(),
+                    message: denial.message.clone(),
+                });
+                let content = denial_text(&denial.message, &denial.reasons);
+                batch.results[index] = Some(tool_message(call, CallResult::Denied, content));
+            }
+            Some(GateOutcome::Approved(approved)) => {
+                let token = cancel.child_token();
+                lock(&self.control.running).insert(call.id.clone(), token.clone());
+                self.emit(AgentEvent::ToolStarted {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    title: title(call),
+                });
+                let sink = self.output_sink(&call.id);
+                // On record as started before it starts: if the process dies from here on,
+                // a resume reports it interrupted and never runs it again.
+                batch.started.push(index);
+                self.checkpoint(calls, &batch.results, index + 1, &batch.started);
+                batch.ready.push(Ready {
+                    index,
+                    approved,
+                    token,
+                    sink,
+                });
+            }
+        }
+        None
     }
 
     /// Starts the approved calls that wait in `ready`, in model order.
@@ -195,6 +234,11 @@ impl Agent {
         let events = self.events.clone();
         let call_id = call_id.to_string();
         OutputSink::new(move |stream, piece| {
+            // A piece that carries neither text nor a count of lines left out says nothing: it
+            // is not sent (a driver printing every event would print an empty one).
+            if piece.text.is_empty() && piece.skipped == 0 && piece.cut == 0 {
+                return;
+            }
             let _ = events.send(AgentEvent::ToolOutput {
                 call_id: call_id.clone(),
                 stream,

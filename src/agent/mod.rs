@@ -5,8 +5,10 @@
 //!
 //! The driver talks to the task only through `protocol`: `Op` in, `AgentEvent` out. What must
 //! outlive the process goes through traits the driver implements (`Journal` for the session,
-//! `CodeBook` for one-time codes), so the agent imports neither `store` nor `cli`, and never
-//! `ui`.
+//! `CodeBook` for one-time codes).
+//!
+//! Imports `protocol`, `output`, `clock`, `approval` (the gate), `model` and `tools`; must never
+//! import `store`, `cli`, `ui`, `config`, `mcp`, `sandbox` or `demo`.
 
 mod approver;
 mod batch;
@@ -26,8 +28,9 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::approver::Approver;
 use crate::approval::gate::{Gate, GateOutcome};
 use crate::model::{CallResult, Message, ModelClient};
+use crate::output::OutputSink;
 use crate::protocol::{AgentEvent, CallId, Op, TurnOutcome};
-use crate::tools::{OutputSink, ToolRegistry};
+use crate::tools::ToolRegistry;
 
 use crate::protocol::AgentHandle;
 use crate::protocol::ToolCall;
@@ -290,6 +293,9 @@ impl Agent {
                     let _ = self.events.send(AgentEvent::Error {
                         message: format!("{call_id} is not running"),
                     });
+                }
+                Op::Notice { message } => {
+                    let _ = self.events.send(AgentEvent::Error { message });
                 }
             }
         }

@@ -98,6 +98,9 @@ pub(super) fn handle_op_during_turn(
             control.close();
             return Next::Shutdown;
         }
+        Op::Notice { message } => {
+            let _ = events.send(AgentEvent::Error { message });
+        }
     }
     Next::Continue
 }

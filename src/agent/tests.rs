@@ -10,8 +10,8 @@ use crate::approval::approver::{AllowAllOnce, DenyAll};
 use crate::approval::gate::GateConfig;
 use crate::approval::grants::GrantStore;
 use crate::approval::policy::{Mode, Policy};
-use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
+use crate::facts::catalog::ToolCatalog;
 use crate::facts::paths::PathContext;
 use crate::model::scripted::{Scenario, ScriptedModel};
 use crate::model::{ModelError, ModelReply};
@@ -82,6 +82,8 @@ fn rig_with_remote(scenario: serde_json::Value, approvals: Approvals, remote: bo
 #[derive(Default)]
 struct Extras {
     remote: bool,
+    /// With `remote`: every look the agent takes at a code's answer is reported here.
+    looks: Option<Looks>,
     journal: Option<Arc<dyn Journal>>,
     /// Start from this checkpoint, in this world (another process going on with a session).
     resume: Option<(Arc<tempfile::TempDir>, Checkpoint)>,
@@ -156,11 +158,18 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
         },
         AgentConfig {
             remote: extras.remote.then(|| {
-                Arc::new(crate::cli::codes::StateDbCodes {
+                let codes = crate::cli::codes::StateDbCodes {
                     db: dir.path().join("state/airlock.db"),
                     session: "t".into(),
                     workspace: workspace.clone(),
-                }) as Arc<dyn CodeBook>
+                };
+                match extras.looks {
+                    Some(looks) => Arc::new(ReportedCodes {
+                        inner: codes,
+                        looks,
+                    }) as Arc<dyn CodeBook>,
+                    None => Arc::new(codes) as Arc<dyn CodeBook>,
+                }
             }),
             journal: extras.journal,
             checkpoints: extras.checkpoints,
@@ -177,6 +186,69 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
         workspace,
         handle,
         seen,
+    }
+}
+
+/// Where the looks at one-time codes are reported: each with the mark the test had set when
+/// the look began (so a look with mark `n` saw everything written before the mark became `n`)
+/// and the answer it found.
+#[derive(Clone)]
+struct Looks {
+    mark: Arc<std::sync::atomic::AtomicU64>,
+    found: mpsc::UnboundedSender<(u64, Option<Decision>)>,
+}
+
+impl Looks {
+    fn new() -> (Looks, mpsc::UnboundedReceiver<(u64, Option<Decision>)>) {
+        let (found, looked) = mpsc::unbounded_channel();
+        let mark = Arc::default();
+        (Looks { mark, found }, looked)
+    }
+
+    fn set_mark(&self, mark: u64) {
+        self.mark.store(mark, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The cockpit's code book, with every look at a code's answer reported to `looks`.
+struct ReportedCodes {
+    inner: crate::cli::codes::StateDbCodes,
+    looks: Looks,
+}
+
+impl CodeBook for ReportedCodes {
+    fn issue(&self, request: &crate::protocol::ApprovalRequest) -> Option<Box<dyn IssuedCode>> {
+        let inner = self.inner.issue(request)?;
+        Some(Box::new(ReportedCode {
+            inner,
+            looks: self.looks.clone(),
+        }))
+    }
+}
+
+struct ReportedCode {
+    inner: Box<dyn IssuedCode>,
+    looks: Looks,
+}
+
+impl IssuedCode for ReportedCode {
+    fn code(&self) -> &str {
+        self.inner.code()
+    }
+
+    fn answered(&self) -> Option<Decision> {
+        let mark = self.looks.mark.load(std::sync::atomic::Ordering::SeqCst);
+        let found = self.inner.answered();
+        let _ = self.looks.found.send((mark, found.clone()));
+        found
+    }
+
+    fn settle(&self, decision: &Decision) -> Option<Decision> {
+        self.inner.settle(decision)
+    }
+
+    fn changes(&self) -> crate::approval::approver::BoxFuture<'static, ()> {
+        self.inner.changes()
     }
 }
 
@@ -231,6 +303,19 @@ impl Rig {
                 _ => None,
             })
             .collect()
+    }
+}
+
+/// Waits until `path` exists, failing after 20 s.
+async fn wait_for_file(path: &Path) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -314,8 +399,8 @@ async fn observations_keep_model_order_when_tools_finish_out_of_order() {
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [
-                {"tool": "bash", "args": {"command": "while [ ! -e second.done ]; do sleep 0.02; done; sleep 0.3; echo first"}},
-                bash("echo second; : > second.done"),
+                {"tool": "bash", "args": {"command": "while [ ! -e go ]; do sleep 0.02; done; echo first"}},
+                bash("echo second"),
                 {"tool": "read_file", "args": {"path": "notes.txt"}}
             ]},
             {"say": "done"}
@@ -323,7 +408,14 @@ async fn observations_keep_model_order_when_tools_finish_out_of_order() {
         Approvals::AllowAll,
     );
     rig.submit();
-    let (events, _) = rig.until_turn_finished().await;
+    // The first call ends only once the other two are reported finished.
+    let mut events = Vec::new();
+    while finished(&events).len() < 2 {
+        events.push(rig.next().await);
+    }
+    std::fs::write(rig.workspace.join("go"), "").unwrap();
+    let (rest, _) = rig.until_turn_finished().await;
+    events.extend(rest);
     let order: Vec<String> = finished(&events).into_iter().map(|(id, _)| id).collect();
     assert_eq!(
         order.last().map(String::as_str),
@@ -449,36 +541,39 @@ async fn cancelling_one_tool_kills_its_process_group_and_leaves_the_others_runni
             })
             .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
     };
-    let mut alive = running(pid);
-    for _ in 0..100 {
-        if !alive {
-            break;
-        }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while running(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background child {pid} outlived its cancelled tool"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
-        alive = running(pid);
     }
-    assert!(
-        !alive,
-        "the background child {pid} outlived its cancelled tool"
-    );
 }
 
 #[tokio::test]
 async fn a_second_submit_during_a_turn_is_refused_and_the_turn_goes_on() {
     let mut rig = rig(
         json!({"name": "t", "steps": [
-            {"calls": [bash("sleep 0.3")]},
+            {"calls": [bash("while [ ! -e go ]; do sleep 0.02; done")]},
             {"say": "done"}
         ]}),
         Approvals::AllowAll,
     );
     rig.submit();
     rig.submit();
-    let (events, outcome) = rig.until_turn_finished().await;
+    // The turn's call runs until the second submit has been answered.
+    let refused = loop {
+        match rig.next().await {
+            AgentEvent::Error { message } => break message,
+            AgentEvent::TurnFinished { .. } => panic!("the turn ended with its call still waiting"),
+            _ => {}
+        }
+    };
+    assert!(refused.contains("already running"), "{refused}");
+    std::fs::write(rig.workspace.join("go"), "").unwrap();
+    let (_, outcome) = rig.until_turn_finished().await;
     assert_eq!(outcome, TurnOutcome::Completed);
-    assert!(events.iter().any(
-        |e| matches!(e, AgentEvent::Error { message } if message.contains("already running"))
-    ));
 }
 
 mod batch;
@@ -486,3 +581,4 @@ mod checkpoints;
 mod decisions;
 mod journal;
 mod malformed;
+mod notices;

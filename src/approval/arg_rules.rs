@@ -9,7 +9,8 @@
 
 use serde_json::Value;
 
-use crate::approval::rules::{Action, Rule, glob_match};
+use crate::approval::rules::{Action, Rule};
+use crate::facts::glob::glob_match;
 
 /// One `key=glob`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::facts::glob::{Glob, GlobError};
 use crate::facts::shell::{self, ShellContext};
 use crate::protocol::Ruling;
 
@@ -91,9 +92,6 @@ pub struct Rule {
     pub name: String,
 }
 
-/// Tools whose rule patterns are path globs.
-pub const PATH_TOOLS: &[&str] = &["read_file", "list_dir", "search", "write_file", "edit_file"];
-
 impl Rule {
     pub fn new(action: Action, tool: &str, pattern: Option<&str>) -> Rule {
         let verb = match action {
@@ -135,11 +133,14 @@ impl Rule {
                     && prefix
                         .iter()
                         .zip(argv)
-                        .all(|(p, a)| glob_match(p, a, false))
+                        .all(|(p, a)| self.holds(Glob::word(p), a))
             }
             _ => {
                 argv.len() == words.len()
-                    && words.iter().zip(argv).all(|(p, a)| glob_match(p, a, false))
+                    && words
+                        .iter()
+                        .zip(argv)
+                        .all(|(p, a)| self.holds(Glob::word(p), a))
             }
         }
     }
@@ -151,9 +152,18 @@ impl Rule {
             return true;
         };
         if pattern.starts_with('/') {
-            return glob_match(pattern, &absolute.to_string_lossy(), true);
+            return self.holds(Glob::path(pattern), &absolute.to_string_lossy());
         }
-        relative.is_some_and(|r| glob_match(pattern, r, true))
+        relative.is_some_and(|r| self.holds(Glob::path(pattern), r))
+    }
+
+    /// A glob too large to compile fails closed: an allow rule does not apply, an ask or deny
+    /// rule does. Only a rule built in code can hold one; loading compiles every glob first.
+    fn holds(&self, glob: Result<Glob, GlobError>, text: &str) -> bool {
+        match glob {
+            Ok(glob) => glob.is_match(text),
+            Err(_) => self.action != Action::Allow,
+        }
     }
 }
 
@@ -262,7 +272,8 @@ fn parse_short(spec: &str) -> Option<(String, Option<String>)> {
 
 fn check_pattern(rule: &Rule) -> Result<(), String> {
     if rule.tool.starts_with("mcp:") {
-        return crate::approval::arg_rules::check(rule);
+        crate::approval::arg_rules::check(rule)?;
+        return check_mcp_globs(rule);
     }
     if let Some(p) = &rule.pattern {
         if p.trim().is_empty() {
@@ -273,6 +284,28 @@ fn check_pattern(rule: &Rule) -> Result<(), String> {
         if rule.tool == "bash" && p.split_whitespace().next() == Some("*") {
             return Err("a bash pattern must start with a program name, not `*`".into());
         }
+        Glob::path(p).map_err(|e| e.to_string())?;
+        for word in p.split_whitespace() {
+            Glob::word(word).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Compiles the globs of an `mcp:` rule (server, tool, each argument's), so none fails when a
+/// call is judged, where `glob_match` would read a failure as a match.
+fn check_mcp_globs(rule: &Rule) -> Result<(), String> {
+    let names = rule.tool.strip_prefix("mcp:").unwrap_or(&rule.tool);
+    let (server, tool) = names.split_once('/').unwrap_or((names, "*"));
+    let arguments = match &rule.pattern {
+        Some(pattern) => crate::approval::arg_rules::parse(pattern)?,
+        None => Vec::new(),
+    };
+    for name in [server, tool] {
+        Glob::word(name).map_err(|e| e.to_string())?;
+    }
+    for argument in arguments {
+        Glob::path(&argument.glob).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -307,118 +340,10 @@ fn example_applies(rule: &Rule, example: &str) -> Result<bool, RulesError> {
     Ok(rule.matches_path(relative, absolute))
 }
 
-/// Glob matching: `*` any run of characters (not `/` when `paths`), `**` any run including `/`,
-/// `?` one character, `[abc]` / `[!abc]` / `[a-z]` a class.
-pub fn glob_match(pattern: &str, text: &str, paths: bool) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    glob_at(&p, &t, paths)
-}
-
-fn glob_at(p: &[char], t: &[char], paths: bool) -> bool {
-    let Some(&first) = p.first() else {
-        return t.is_empty();
-    };
-    match first {
-        '*' => {
-            let double = p.get(1) == Some(&'*');
-            let rest = if double { &p[2..] } else { &p[1..] };
-            // `**/` also matches zero directories.
-            if double && rest.first() == Some(&'/') && glob_at(&rest[1..], t, paths) {
-                return true;
-            }
-            for i in 0..=t.len() {
-                if glob_at(rest, &t[i..], paths) {
-                    return true;
-                }
-                if i < t.len() && paths && !double && t[i] == '/' {
-                    return false;
-                }
-            }
-            false
-        }
-        '?' => !(t.is_empty() || paths && t[0] == '/') && glob_at(&p[1..], &t[1..], paths),
-        '[' => {
-            let Some(close) = class_end(p) else {
-                return !t.is_empty() && t[0] == '[' && glob_at(&p[1..], &t[1..], paths);
-            };
-            let Some(&c) = t.first() else { return false };
-            let class = &p[1..close];
-            let (negate, class) = match class.first() {
-                Some('!' | '^') => (true, &class[1..]),
-                _ => (false, class),
-            };
-            let mut hit = false;
-            let mut i = 0;
-            while i < class.len() {
-                if class[i] == '[' && class.get(i + 1) == Some(&':') {
-                    // A POSIX class such as `[:alpha:]`.
-                    let name: String = class[i + 2..].iter().take_while(|c| **c != ':').collect();
-                    hit |= posix_class(&name, c);
-                    i += name.chars().count() + 4;
-                    continue;
-                }
-                if i + 2 < class.len() && class[i + 1] == '-' {
-                    hit |= class[i] <= c && c <= class[i + 2];
-                    i += 3;
-                } else {
-                    hit |= class[i] == c;
-                    i += 1;
-                }
-            }
-            hit != negate && glob_at(&p[close + 1..], &t[1..], paths)
-        }
-        c => !t.is_empty() && t[0] == c && glob_at(&p[1..], &t[1..], paths),
-    }
-}
-
-/// The index of the `]` closing a bracket expression that starts at `p[0]`, skipping `[:...:]`
-/// classes and a leading `]` or `!]`.
-fn class_end(p: &[char]) -> Option<usize> {
-    let mut j = 1;
-    if matches!(p.get(j), Some('!' | '^')) {
-        j += 1;
-    }
-    if p.get(j) == Some(&']') {
-        j += 1;
-    }
-    while j < p.len() {
-        if p[j] == '[' && p.get(j + 1) == Some(&':') {
-            let close = p[j + 2..].windows(2).position(|w| w == [':', ']'])?;
-            j += close + 4;
-            continue;
-        }
-        if p[j] == ']' {
-            return Some(j);
-        }
-        j += 1;
-    }
-    None
-}
-
-fn posix_class(name: &str, c: char) -> bool {
-    match name {
-        "alpha" => c.is_alphabetic(),
-        "digit" => c.is_ascii_digit(),
-        "alnum" => c.is_alphanumeric(),
-        "upper" => c.is_uppercase(),
-        "lower" => c.is_lowercase(),
-        "space" => c.is_whitespace(),
-        "blank" => c == ' ' || c == '\t',
-        "punct" => c.is_ascii_punctuation(),
-        "xdigit" => c.is_ascii_hexdigit(),
-        "cntrl" => c.is_control(),
-        "print" => !c.is_control(),
-        "graph" => !c.is_control() && !c.is_whitespace(),
-        "word" => c.is_alphanumeric() || c == '_',
-        // An unknown class matches anything: a glob that matches more is judged on more paths.
-        _ => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::glob::glob_match;
 
     fn parse(text: &str) -> Result<Rules, RulesError> {
         Rules::parse(text, Path::new("rules.toml"))
@@ -450,6 +375,36 @@ mod tests {
         assert!(!glob_match("src/**", "srcx/a", true));
         assert!(glob_match("[!.]*", "a", true));
         assert!(!glob_match("[!.]*", ".env", true));
+    }
+
+    #[test]
+    fn a_glob_too_large_to_compile_is_a_load_error_that_names_the_rule() {
+        let huge = "[[:alpha:]]".repeat(1000);
+        let err = parse(&format!("deny = [\"read_file({huge})\"]"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("deny read_file(") && err.contains("too large"),
+            "{err}"
+        );
+        let err = parse(&format!("allow = [\"mcp:fs/write_file(path={huge})\"]"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too large"), "{err}");
+    }
+
+    #[test]
+    fn a_rule_built_with_a_glob_too_large_to_compile_never_allows_but_still_asks_and_denies() {
+        let huge = "[[:alpha:]]".repeat(1000);
+        let path = Path::new("/workspace/src/a.rs");
+        let allow = Rule::new(Action::Allow, "read_file", Some(&huge));
+        assert!(!allow.matches_path(Some("src/a.rs"), path));
+        assert!(!allow.matches_argv(&argv("ls")));
+        for action in [Action::Ask, Action::Deny] {
+            let rule = Rule::new(action, "read_file", Some(&huge));
+            assert!(rule.matches_path(Some("src/a.rs"), path));
+            assert!(rule.matches_argv(&argv("ls")));
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::approval::policy::{Mode, Policy};
-use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
+use crate::facts::catalog::ToolCatalog;
 use crate::facts::paths::PathContext;
 use crate::protocol::Verdict;
 

@@ -12,8 +12,8 @@ use crate::agent::{self, AgentConfig};
 use crate::approval::approver::{AllowAllOnce, Approver, DenyAll};
 use crate::approval::gate::{Gate, GateConfig};
 use crate::approval::policy::{Mode, Policy};
-use crate::approval::risk::ToolCatalog;
 use crate::config::{ProcessEnv, resolve};
+use crate::facts::catalog::ToolCatalog;
 use crate::facts::paths::PathContext;
 use crate::protocol::{AgentEvent, Op, TurnOutcome};
 use crate::sandbox::{Sandbox, SandboxPolicy, Support};
@@ -106,7 +106,7 @@ pub fn start_with(
     let (workspace, real_model) = super::session::workspace_for(args, &session, &state)?;
     let config = resolve(&workspace, &args.config, &ProcessEnv, &state)?;
     let notices = super::session::config_notices(&config, headless.is_some());
-    let home = store::home_dir();
+    let home = crate::facts::paths::home_dir();
     let paths = path_context(&workspace, &home, &state, &config)?;
     let workspace = paths.workspace.clone();
     // MCP servers connect in the background once the agent runs; none configured costs nothing.
@@ -213,6 +213,14 @@ pub fn start_with(
     );
     if let Some(hub) = &mcp {
         hub.connect_in_background();
+        // A server that fails is said where the person is looking (the cockpit's conversation,
+        // an `error` event), not only in `airlock mcp list`.
+        let (catalog, ops) = (hub.catalog(), handle.ops.clone());
+        tokio::spawn(async move {
+            catalog
+                .report_failures(|message| ops.send(Op::Notice { message }).is_ok())
+                .await;
+        });
     }
     Ok(Started {
         handle,
@@ -260,13 +268,16 @@ fn sandbox_support() -> Support {
 pub fn policy_for(args: &ExecArgs, workspace: &std::path::Path) -> Result<Policy> {
     let state = store::state_dir();
     let config = resolve(workspace, &args.config, &ProcessEnv, &state)?;
-    let paths = path_context(workspace, &store::home_dir(), &state, &config)?;
+    let paths = path_context(workspace, &crate::facts::paths::home_dir(), &state, &config)?;
     let policy = policy_of(&config, paths)?;
     if config.mcp_servers.is_empty() && config.mcp_not_trusted.is_empty() {
         return Ok(policy);
     }
     // MCP calls are judged on their tools as last listed (the pins); nothing is started.
-    let catalog = crate::mcp::catalog_from_pins(&config.mcp_servers, &super::runs::db_path());
+    let catalog = crate::mcp::catalog_from_pins(
+        &config.mcp_servers,
+        &crate::store::db::StatePins(super::runs::db_path()),
+    );
     for name in &config.mcp_not_trusted {
         catalog.set_state(name, crate::mcp::ServerState::NotTrusted);
     }

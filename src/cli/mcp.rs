@@ -25,7 +25,9 @@ pub fn hub_for(config: &Resolved, workspace: &Path) -> Option<Arc<McpHub>> {
         config.mcp_not_trusted.clone(),
         workspace.to_path_buf(),
         config.api_key_env.iter().map(|s| s.value.clone()).collect(),
-        Some(super::runs::db_path()),
+        Some(std::sync::Arc::new(crate::store::db::StatePins(
+            super::runs::db_path(),
+        ))),
         servers_sandbox(config, workspace)?,
     ))
 }
@@ -34,7 +36,7 @@ pub fn hub_for(config: &Resolved, workspace: &Path) -> Option<Arc<McpHub>> {
 /// airlock reads as policy read-only, as for commands). `None` only when the workspace is gone.
 fn servers_sandbox(config: &Resolved, workspace: &Path) -> Option<Arc<Sandbox>> {
     let state = crate::store::state_dir();
-    let paths = PathContext::new(workspace, &crate::store::home_dir(), &state)
+    let paths = PathContext::new(workspace, &crate::facts::paths::home_dir(), &state)
         .ok()?
         .with_protected_files(&config.active_files());
     let policy = SandboxPolicy {
@@ -157,7 +159,9 @@ pub async fn accept(name: &str, workspace: Option<PathBuf>, out: &mut dyn Write)
         Vec::new(),
         workspace,
         config.api_key_env.iter().map(|s| s.value.clone()).collect(),
-        Some(super::runs::db_path()),
+        Some(std::sync::Arc::new(crate::store::db::StatePins(
+            super::runs::db_path(),
+        ))),
         sandbox,
     );
     hub.connect_all().await;

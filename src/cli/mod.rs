@@ -4,7 +4,7 @@
 //! The composition root: the only module that wires the others together (`exec` builds the
 //! gate, the tools, the agent and the cockpit; `codes` and `sessions` implement the agent's
 //! store traits over the state database; `runs` keeps a headless run's record). Nothing else
-//! imports `cli`. Inside it, `exec` writes a run's record through `runs`, and `park` reads,
+//! imports `cli`; it may import every module. Inside it, `exec` writes a run's record through `runs`, and `park` reads,
 //! decides and resumes it through `runs` and `exec`: the imports go one way.
 
 pub mod audit_show;

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::approval::policy::Policy;
-use crate::approval::risk::ToolCatalog;
 use crate::approval::rules::Rules;
 use crate::cli::PolicyCheckArgs;
+use crate::facts::catalog::ToolCatalog;
 use crate::facts::paths::PathContext;
 use crate::store;
 
@@ -44,7 +44,7 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
         Some(w) => w.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let paths = PathContext::new(&workspace, &store::home_dir(), &store::state_dir()).with_context(|| {
+    let paths = PathContext::new(&workspace, &crate::facts::paths::home_dir(), &store::state_dir()).with_context(|| {
         format!(
             "the workspace {} does not exist or cannot be read; pass an existing directory with --workspace",
             workspace.display()
@@ -77,7 +77,7 @@ pub fn build_policy(args: &PolicyCheckArgs) -> Result<Policy> {
         true => policy,
         false => policy.with_mcp(crate::mcp::catalog_from_pins(
             &config.mcp_servers,
-            &super::runs::db_path(),
+            &crate::store::db::StatePins(super::runs::db_path()),
         )),
     })
 }

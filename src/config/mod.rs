@@ -1,6 +1,6 @@
 //! Configuration: user file, project file, environment, command-line flags, in that rising order
 //! of precedence (flag > env > project > user > default). Resolves settings only: it must never
-//! import `agent`, `tools`, `ui` or `cli`.
+//! import `agent`, `tools`, `store`, `output`, `ui`, `cli` or `demo`.
 //!
 //! A project file comes with the code, so until the user trusts it (per project path and the
 //! content hash of every file it pulls in, see [`trust`]; a changed file must be trusted again)

@@ -113,6 +113,78 @@ pub fn harmless_to_print(name: &str) -> bool {
         && (HARMLESS.contains(&name) || HARMLESS_PREFIXES.iter().any(|p| name.starts_with(p)))
 }
 
+/// Environment variables never handed to the commands an agent runs, whatever the config says:
+/// the key variables of every provider airlock knows, and `AIRLOCK_HOME`, which would tell a
+/// command where the state database and its signing key live.
+pub const HIDDEN_ENV: &[&str] = &[
+    "AIRLOCK_HOME",
+    // Model keys.
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "AIRLOCK_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    // Well-known tokens of forges, registries and clouds.
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITLAB_TOKEN",
+    "CI_JOB_TOKEN",
+    "BITBUCKET_TOKEN",
+    "NPM_TOKEN",
+    "NODE_AUTH_TOKEN",
+    "PYPI_TOKEN",
+    "TWINE_PASSWORD",
+    "CARGO_REGISTRY_TOKEN",
+    "GEM_HOST_API_KEY",
+    "DOCKER_PASSWORD",
+    "DOCKER_AUTH_CONFIG",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AZURE_CLIENT_SECRET",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "CLOUDSDK_AUTH_ACCESS_TOKEN",
+    "DIGITALOCEAN_ACCESS_TOKEN",
+    "HEROKU_API_KEY",
+    "VERCEL_TOKEN",
+    "NETLIFY_AUTH_TOKEN",
+    "CLOUDFLARE_API_TOKEN",
+    "SLACK_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "SENTRY_AUTH_TOKEN",
+    "VAULT_TOKEN",
+    // Pointers at other programs' sockets: a command that finds them can drive the user's
+    // terminal multiplexer (`tmux send-keys` into the cockpit's pane), agents, session bus,
+    // display or container engine. (The sockets themselves are hidden by the sandbox too.)
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "KITTY_LISTEN_ON",
+    "KITTY_WINDOW_ID",
+    "WEZTERM_UNIX_SOCKET",
+    "ALACRITTY_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,12 @@
 //! workspace (`paths`), and what the environment variables a command sets can change
 //! (`envvars`). Facts say what a call would do; whether that is allowed is `approval`'s question.
 //!
-//! Imports only the leaves (`protocol`, `visible`, `digest`); must never import `approval`,
-//! `sandbox`, `mcp`, `store`, `tools`, `model`, `agent`, `ui` or `cli`.
+//! Imports only the leaves `protocol`, `visible` and `digest`.
 
+pub mod catalog;
+pub mod diff;
 pub mod envvars;
+pub mod glob;
 pub mod paths;
 pub mod programs;
 pub mod shell;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use crate::approval::risk::ToolDescriptor;
+use crate::facts::catalog::ToolDescriptor;
 use crate::mcp::definition::ToolDefinition;
 use crate::protocol::Risk;
 
@@ -36,6 +36,27 @@ impl McpTool {
 
     pub fn rule_name(&self) -> String {
         crate::mcp::definition::rule_name(&self.server, &self.definition.name)
+    }
+
+    /// Its server's description, marked as coming from the server.
+    pub fn described(&self) -> String {
+        format!(
+            "[MCP server {}] {}",
+            self.server, self.definition.description
+        )
+    }
+
+    /// The tool as the model and the gate see it. It names no path the gate resolves: a file
+    /// change it makes is previewed (`mcp::file_tools`), and its risk comes from its annotations.
+    pub fn descriptor(&self) -> ToolDescriptor {
+        ToolDescriptor {
+            name: self.exposed.clone(),
+            description: self.described(),
+            schema: self.definition.input_schema.clone(),
+            risk: Some(self.risk()),
+            paths: Vec::new(),
+            command: None,
+        }
     }
 }
 
@@ -143,6 +164,43 @@ impl McpCatalog {
         }
     }
 
+    /// Calls `notify` with a line for each server that fails (to start, or later), once per
+    /// failure, until `notify` returns `false` (nobody listens any more). A server that recovers
+    /// and fails again is said again.
+    pub async fn report_failures(&self, mut notify: impl FnMut(String) -> bool) {
+        let mut changes = self.version.subscribe();
+        let mut said: BTreeMap<String, String> = BTreeMap::new();
+        loop {
+            let failed: Vec<(String, String)> = self
+                .read()
+                .servers
+                .iter()
+                .filter_map(|(name, state)| match state {
+                    ServerState::Failed(why) => Some((name.clone(), why.clone())),
+                    _ => None,
+                })
+                .collect();
+            said.retain(|name, _| failed.iter().any(|(n, _)| n == name));
+            for (name, why) in failed {
+                if said.get(&name) == Some(&why) {
+                    continue;
+                }
+                let line = format!(
+                    "MCP server `{}` failed: {}. Its tools are not offered to the model; `airlock mcp list` shows every server.",
+                    crate::visible::visible_line(&name),
+                    crate::visible::visible_line(&why)
+                );
+                if !notify(line) {
+                    return;
+                }
+                said.insert(name, why);
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// Waits (at most `limit`) until no server is starting: a model's first request offers the
     /// tools of the servers that started with the session.
     pub async fn settle_all(&self, limit: std::time::Duration) {
@@ -206,7 +264,7 @@ impl McpCatalog {
         self.read()
             .tools
             .values()
-            .map(|t| crate::tools::tool::descriptor(t))
+            .map(McpTool::descriptor)
             .collect()
     }
 }
@@ -216,6 +274,44 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[tokio::test]
+    async fn each_failure_of_a_server_is_said_once_and_a_new_one_again() {
+        let catalog = McpCatalog::new();
+        catalog.set_state("ok", ServerState::Starting);
+        catalog.set_state("fs", ServerState::Starting);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let reporting = catalog.clone();
+        let task = tokio::spawn(async move {
+            reporting
+                .report_failures(|line| tx.send(line).is_ok())
+                .await;
+        });
+        catalog.set_state("ok", ServerState::Ready);
+        catalog.set_state(
+            "fs",
+            ServerState::Failed("cannot start `npx`: not found".into()),
+        );
+        let first = rx.recv().await.unwrap();
+        assert!(
+            first.starts_with("MCP server `fs` failed: cannot start `npx`"),
+            "{first}"
+        );
+        assert!(first.contains("`airlock mcp list`"), "{first}");
+        // Other changes do not repeat it; a new failure after a recovery is said again.
+        catalog.set_state("ok", ServerState::Ready);
+        catalog.set_state("fs", ServerState::Ready);
+        catalog.set_state("fs", ServerState::Failed("it stopped".into()));
+        let second = rx.recv().await.unwrap();
+        assert!(second.contains("failed: it stopped"), "{second}");
+        // Nobody listens any more: the reporter ends at the next failure it would say.
+        drop(rx);
+        catalog.set_state("ok", ServerState::Failed("gone".into()));
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("the reporter ends once nobody listens")
+            .unwrap();
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_wait_for_a_starting_server_is_bounded_by_its_own_start_up_limit() {

@@ -157,7 +157,7 @@ impl ServerConfig {
             }
         }
         if let Some(var) = &self.bearer_token_env
-            && (var.is_empty() || crate::tools::bash::HIDDEN_ENV.contains(&var.as_str()))
+            && (var.is_empty() || crate::facts::envvars::HIDDEN_ENV.contains(&var.as_str()))
         {
             return Err(format!(
                 "[mcp_servers.{name}]: `bearer_token_env = {:?}`: airlock never sends its own key variables to an MCP server; name a variable of this server's own",

@@ -171,7 +171,7 @@ pub fn change(tool: &FileTool, args: &Value, workspace: &Path) -> Preview {
     let raw = shown.as_str();
     if let Some(key) = &tool.content {
         return match args.get(key).and_then(Value::as_str) {
-            Some(content) => crate::tools::diff::write_preview(raw, &path, content),
+            Some(content) => crate::facts::diff::write_preview(raw, &path, content),
             None => error(format!("no text `{key}` argument: no diff")),
         };
     }
@@ -206,7 +206,7 @@ pub fn change(tool: &FileTool, args: &Value, workspace: &Path) -> Preview {
             }
         }
     }
-    crate::tools::diff::file_change(raw, Some(current.as_bytes()), &updated)
+    crate::facts::diff::file_change(raw, Some(current.as_bytes()), &updated)
 }
 
 /// `raw` as a path inside `workspace` (relative ones from it), with its directory resolved
@@ -238,7 +238,7 @@ fn inside(workspace: &Path, raw: &str) -> Option<(PathBuf, String)> {
 
 fn read_small(path: &Path) -> Result<String, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}: no diff", path.display()))?;
-    if meta.len() > crate::tools::diff::MAX_READ {
+    if meta.len() > crate::facts::diff::MAX_READ {
         return Err(format!(
             "{} is too big to show a diff of ({} bytes): the arguments below are what runs",
             path.display(),

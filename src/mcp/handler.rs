@@ -10,8 +10,8 @@ use rmcp::model::ProgressNotificationParam;
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 
+use crate::output::OutputSink;
 use crate::protocol::Stream;
-use crate::tools::OutputSink;
 
 /// Progress notifications and list changes from the server, routed to whoever waits for them.
 #[derive(Clone, Default)]

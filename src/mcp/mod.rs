@@ -1,12 +1,17 @@
 //! MCP (Model Context Protocol) servers: tools the user brings, offered to the model as
-//! `SERVER__TOOL` and judged by the same gate as the built-in tools. Must never import `agent`,
-//! `ui` or `cli`.
+//! `SERVER__TOOL` and judged by the same gate as the built-in tools.
+//!
+//! Imports `protocol`, `output` (a call's live output and outcome), `facts` (the tool catalog, the
+//! diff of a file change), `sandbox` (where a server runs), `clock`, `digest` and `visible`;
+//! must never import `approval`, `store`, `tools`, `model`, `agent`, `config`, `ui`, `cli` or
+//! `demo`: the gate reads its catalog, and the state database keeps its pins (a [`pins::PinBook`]),
+//! not the other way round.
 //!
 //! Ownership: the [`McpHub`] owns the servers (`server`: process, connection, calls) and writes
 //! the shared [`catalog::McpCatalog`]; the policy (`approval::policy::mcp`), the tool registry and
 //! the model only read it. Nothing here decides whether a call may run: the risk comes from the
 //! tool's annotations (`definition`), the pins say whether a server's tools changed since the
-//! user accepted them (`pins`, stored in the state database), and the policy turns both, with
+//! user accepted them (`pins`, kept in the state database), and the policy turns both, with
 //! the user's rules, into a verdict.
 //!
 //! Start-up cost is nothing when no server is configured, and never on the way to the first
@@ -32,9 +37,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::{OutputSink, ToolError, ToolOutcome};
+use crate::output::{OutputSink, ToolError, ToolOutcome};
 pub use catalog::{McpCatalog, McpTool, ServerState};
 pub use config::{ConfiguredServer, ServerConfig};
+use pins::PinBook;
 use server::Server;
 
 /// Where a configured server runs, in words (see [`McpHub::confinement`]).
@@ -60,14 +66,14 @@ pub struct McpHub {
 
 impl McpHub {
     /// `servers` may start; `not_trusted` are a project's servers that may not (they are listed
-    /// as such). `db` is the state database that keeps the pins; `sandbox` what a `command`
+    /// as such). `pins` is where the accepted definitions are kept; `sandbox` what a `command`
     /// server is started in (under its own `sandbox` profile).
     pub fn new(
         servers: Vec<ConfiguredServer>,
         not_trusted: Vec<String>,
         workspace: PathBuf,
         hidden_env: Vec<String>,
-        db: Option<PathBuf>,
+        pins: Option<Arc<dyn PinBook>>,
         sandbox: Arc<crate::sandbox::Sandbox>,
     ) -> Arc<McpHub> {
         let catalog = McpCatalog::new();
@@ -82,7 +88,7 @@ impl McpHub {
                     configured,
                     workspace.clone(),
                     hidden_env.clone(),
-                    db.clone(),
+                    pins.clone(),
                     catalog.clone(),
                     sandbox.clone(),
                 );
@@ -158,14 +164,10 @@ impl McpHub {
 /// The tools of `servers` as last listed, from their pins, without starting anything (for
 /// `airlock policy check`): the accepted definitions, or the ones seen since, which then carry
 /// the change that makes them ask. A server never listed offers nothing.
-pub fn catalog_from_pins(servers: &[ConfiguredServer], db: &std::path::Path) -> Arc<McpCatalog> {
+pub fn catalog_from_pins(servers: &[ConfiguredServer], book: &dyn PinBook) -> Arc<McpCatalog> {
     let catalog = McpCatalog::new();
-    let store = crate::store::db::Store::open(db);
     for server in servers {
-        let pins = match &store {
-            Ok(store) => store.mcp_pins(&server.pin_key).ok().flatten(),
-            Err(_) => None,
-        };
+        let pins = book.pins(&server.pin_key).ok().flatten();
         let Some(pins) = pins else {
             catalog.set_state(
                 &server.name,

@@ -1,10 +1,37 @@
 //! The rug-pull check: a server's tools as listed now against the definitions the user accepted
-//! (stored by `store::db::mcp_pins`). One changed definition makes every tool of that server
+//! (kept by a [`PinBook`], the state database in a session). One changed definition makes every tool of that server
 //! ask, with the changes named: a rewritten description can steer how the model uses the
 //! server's other tools, so none of them is trusted until the user accepts the new set.
 
 use crate::mcp::definition::ToolDefinition;
-use crate::store::db::PinnedTool;
+
+/// One tool's pin as kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedTool {
+    pub tool: String,
+    /// The accepted definition (canonical JSON), if the user ever accepted one.
+    pub accepted: Option<String>,
+    /// The accepted definition's signature verifies.
+    pub signed: bool,
+    /// The definition last listed, when it differs from the accepted one.
+    pub seen: Option<String>,
+}
+
+/// Where the pins are kept: the state database (`store::db::StatePins`). A trait, so the MCP
+/// client does not know the database, and a test can keep pins anywhere.
+pub trait PinBook: Send + Sync {
+    /// The pins of `server`, or `None` when its tools were never listed.
+    fn pins(&self, server: &str) -> Result<Option<Vec<PinnedTool>>, String>;
+
+    /// Records one listing of `server`'s tools (`(name, canonical definition)`): the first
+    /// listing of a server is accepted as it is; later, a changed definition is kept as `seen`.
+    fn record_listing(
+        &self,
+        server: &str,
+        tools: &[(String, String)],
+        now: u64,
+    ) -> Result<(), String>;
+}
 
 /// What differs between the accepted pins and `current`, one line per changed tool (empty when
 /// everything is as accepted). Tools that went away are not offered, so they are not a change.

@@ -24,10 +24,11 @@ use crate::mcp::config::ConfiguredServer;
 use crate::mcp::definition::{ToolDefinition, exposed_name};
 use crate::mcp::handler::{Handler, lock, token_key};
 use crate::mcp::live::{Live, hide};
+use crate::mcp::pins::PinBook;
 use crate::mcp::{content, http, pins, stdio};
+use crate::output::{OutputSink, ToolError, ToolOutcome};
 use crate::protocol::Stream;
 use crate::protocol::ToolStatus;
-use crate::tools::{OutputSink, ToolError, ToolOutcome};
 
 /// The longest wait before a crashed server is started again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -53,7 +54,7 @@ pub struct Server {
     pub configured: ConfiguredServer,
     workspace: PathBuf,
     hidden_env: Vec<String>,
-    db: Option<PathBuf>,
+    pins: Option<Arc<dyn PinBook>>,
     catalog: Arc<McpCatalog>,
     sandbox: Arc<crate::sandbox::Sandbox>,
     conn: tokio::sync::Mutex<Conn>,
@@ -66,7 +67,7 @@ impl Server {
         configured: ConfiguredServer,
         workspace: PathBuf,
         hidden_env: Vec<String>,
-        db: Option<PathBuf>,
+        pins: Option<Arc<dyn PinBook>>,
         catalog: Arc<McpCatalog>,
         sandbox: Arc<crate::sandbox::Sandbox>,
     ) -> Server {
@@ -76,7 +77,7 @@ impl Server {
             configured,
             workspace,
             hidden_env,
-            db,
+            pins,
             catalog,
             sandbox,
             conn: tokio::sync::Mutex::new(Conn::Down {
@@ -220,7 +221,7 @@ impl Server {
     /// Records the listing and compares it with the accepted pins: `Some(reason)` when the
     /// server's tools must ask again. A pin store that cannot be read fails closed.
     fn pin_check(&self, defs: &[ToolDefinition]) -> Option<String> {
-        let Some(db) = &self.db else {
+        let Some(book) = &self.pins else {
             return Some(format!(
                 "airlock keeps no pins for MCP server `{}` here, so it cannot tell whether its tools changed",
                 self.name()
@@ -231,10 +232,9 @@ impl Server {
             .map(|d| (d.name.clone(), d.canonical()))
             .collect();
         let key = &self.configured.pin_key;
-        let checked = crate::store::db::Store::open(db).and_then(|store| {
-            store.record_mcp_listing(key, &listing, crate::clock::now_ms())?;
-            store.mcp_pins(key)
-        });
+        let checked = book
+            .record_listing(key, &listing, crate::clock::now_ms())
+            .and_then(|()| book.pins(key));
         match checked {
             Ok(pins) => {
                 let changes = pins::compare(&pins.unwrap_or_default(), defs);

@@ -125,7 +125,7 @@ pub(super) async fn start(
         .args(&config.args)
         .current_dir(workspace)
         .kill_on_drop(true);
-    for name in crate::tools::bash::HIDDEN_ENV
+    for name in crate::facts::envvars::HIDDEN_ENV
         .iter()
         .copied()
         .chain(hidden_env.iter().map(String::as_str))

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::http::{HttpModel, ProviderKind, Unfinished};
 use super::{Message, ModelError, ModelReply};
-use crate::approval::risk::ToolCatalog;
+use crate::facts::catalog::ToolCatalog;
 use crate::protocol::ToolCall;
 
 #[derive(Debug)]

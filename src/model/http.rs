@@ -15,7 +15,7 @@ use super::openai;
 use super::sse::{SseEvent, SseParser};
 use super::{Message, ModelClient, ModelError, ModelReply};
 use crate::approval::approver::BoxFuture;
-use crate::approval::risk::ToolCatalog;
+use crate::facts::catalog::ToolCatalog;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,

@@ -1,8 +1,9 @@
 //! Models: the `ModelClient` trait the turn loop talks to, and the scripted model that plays a
 //! scenario file offline. Real providers (OpenAI-compatible, Anthropic) implement the same trait.
 //!
-//! Imports `protocol` (the tool call), the tool catalog of `approval` and `mcp`; must never
-//! import `agent`, `tools`, `ui` or `cli`.
+//! Imports `protocol` (the tool call), `facts` (the tool catalog), `approval` (the future type)
+//! and `mcp` (the servers' tools); must never import `agent`, `tools`, `store`, `sandbox`,
+//! `output`, `config`, `ui`, `cli` or `demo`.
 
 pub mod anthropic;
 pub mod http;

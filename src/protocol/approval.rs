@@ -33,6 +33,18 @@ pub struct ApprovalRequest {
     pub deadline_ms: Option<u64>,
     /// A one-time code that answers this request from another terminal, when there is one.
     pub code: Option<String>,
+    /// Where a command will run, as the modal's title says it (set by the gate): `None` for a
+    /// call that runs no command.
+    pub sandbox: Option<SandboxLabel>,
+}
+
+/// Where a command will run, in the words the modal's title uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxLabel {
+    /// `sandbox workspace-write`, or `NO SANDBOX (off)`.
+    pub text: String,
+    /// It runs without a sandbox: shown as a warning.
+    pub unconfined: bool,
 }
 
 /// What a call would do, rendered for a human before any key is live.

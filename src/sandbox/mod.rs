@@ -1,5 +1,6 @@
 //! The OS sandbox every `bash` run goes into (Linux, Landlock), so an approved command no longer
-//! runs with all of the user's rights.
+//! runs with all of the user's rights. Imports only `facts` (resolved paths), `protocol` and
+//! `visible`.
 //!
 //! Ownership: this module decides *what* a profile lets a command touch ([`plan`]), applies it
 //! in a tiny launcher process ([`launcher`], airlock re-executed as `airlock __sandbox ...`),
@@ -194,13 +195,13 @@ pub fn grant_tool(tool: &str, args: &Value) -> String {
 }
 
 /// What the approval modal's title says about the sandbox of a request: `sandbox P` for a
-/// `bash` call frozen with profile P, or `NO SANDBOX` (and `true`: a warning) when it will run
+/// `bash` call frozen with profile P, or `NO SANDBOX` (`unconfined`: a warning) when it will run
 /// without one. `None` for other tools.
 pub fn title_label(
     tool: &str,
     frozen: &crate::protocol::FrozenCall,
     verdict: &crate::protocol::Verdict,
-) -> Option<(String, bool)> {
+) -> Option<crate::protocol::SandboxLabel> {
     if tool != "bash" {
         return None;
     }
@@ -212,12 +213,13 @@ pub fn title_label(
         .verified_args()
         .ok()
         .and_then(|args| profile_arg(&args).ok().flatten());
-    match (unconfined, profile) {
-        (true, Some(Profile::Off)) => Some(("NO SANDBOX (off)".into(), true)),
-        (true, _) => Some(("NO SANDBOX (no Landlock)".into(), true)),
-        (false, Some(p)) => Some((format!("sandbox {}", p.as_str()), false)),
-        (false, None) => None,
-    }
+    let text = match (unconfined, profile) {
+        (true, Some(Profile::Off)) => "NO SANDBOX (off)".into(),
+        (true, _) => "NO SANDBOX (no Landlock)".into(),
+        (false, Some(p)) => format!("sandbox {}", p.as_str()),
+        (false, None) => return None,
+    };
+    Some(crate::protocol::SandboxLabel { text, unconfined })
 }
 
 /// `args` with `"sandbox": profile` added when it is a `bash` call's object that names none.

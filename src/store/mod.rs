@@ -4,8 +4,10 @@
 //! default `~/.local/state/airlock`). Its directories are 0700 and its files 0600: nobody else
 //! on the machine reads a parked command or forges an approval.
 //!
-//! Storage only: it never decides anything, and must never import `agent`, `tools`, `ui` or
-//! `cli` (the agent reaches the state database through traits `cli` implements).
+//! Storage only: it never decides anything, and must never import `agent`, `tools`, `model`,
+//! `sandbox`, `output`, `config`, `ui`, `cli` or `demo` (the agent reaches the state database
+//! through traits `cli` implements; the MCP client through `mcp::pins::PinBook`, implemented
+//! here).
 
 pub mod db;
 pub mod key;
@@ -74,7 +76,7 @@ pub fn state_dir() -> PathBuf {
     state_dir_from(
         std::env::var_os("AIRLOCK_HOME").map(PathBuf::from),
         std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
-        home_dir(),
+        crate::facts::paths::home_dir(),
     )
 }
 
@@ -88,14 +90,6 @@ pub fn state_dir_from(
         (_, Some(dir)) if dir.is_absolute() => dir.join("airlock"),
         _ => home.join(".local/state/airlock"),
     }
-}
-
-/// The user's home directory (`$HOME`, or `/` if unset).
-pub fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Where the audit logs of every session live.

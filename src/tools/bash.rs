@@ -17,84 +17,12 @@ use std::time::Duration;
 
 use super::runlog::{LogLimits, LogSummary, RunLog, human_bytes};
 use super::{OutputSink, ToolError, ToolOutcome, ToolStatus};
-use crate::protocol::BoundedOutput;
+use crate::output::BoundedOutput;
+use crate::output::{MAX_LINE_BYTES, Thinned};
 use crate::protocol::Stream;
-use crate::protocol::{MAX_LINE_BYTES, Thinned};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
-
-/// Environment variables never handed to the commands an agent runs, whatever the config says:
-/// the key variables of every provider airlock knows, and `AIRLOCK_HOME`, which would tell a
-/// command where the state database and its signing key live.
-pub const HIDDEN_ENV: &[&str] = &[
-    "AIRLOCK_HOME",
-    // Model keys.
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENROUTER_API_KEY",
-    "AIRLOCK_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "HF_TOKEN",
-    "HUGGING_FACE_HUB_TOKEN",
-    // Well-known tokens of forges, registries and clouds.
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITLAB_TOKEN",
-    "CI_JOB_TOKEN",
-    "BITBUCKET_TOKEN",
-    "NPM_TOKEN",
-    "NODE_AUTH_TOKEN",
-    "PYPI_TOKEN",
-    "TWINE_PASSWORD",
-    "CARGO_REGISTRY_TOKEN",
-    "GEM_HOST_API_KEY",
-    "DOCKER_PASSWORD",
-    "DOCKER_AUTH_CONFIG",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AZURE_CLIENT_SECRET",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "CLOUDSDK_AUTH_ACCESS_TOKEN",
-    "DIGITALOCEAN_ACCESS_TOKEN",
-    "HEROKU_API_KEY",
-    "VERCEL_TOKEN",
-    "NETLIFY_AUTH_TOKEN",
-    "CLOUDFLARE_API_TOKEN",
-    "SLACK_TOKEN",
-    "SLACK_BOT_TOKEN",
-    "SENTRY_AUTH_TOKEN",
-    "VAULT_TOKEN",
-    // Pointers at other programs' sockets: a command that finds them can drive the user's
-    // terminal multiplexer (`tmux send-keys` into the cockpit's pane), agents, session bus,
-    // display or container engine. (The sockets themselves are hidden by the sandbox too.)
-    "TMUX",
-    "TMUX_PANE",
-    "STY",
-    "ZELLIJ",
-    "ZELLIJ_SESSION_NAME",
-    "SSH_AUTH_SOCK",
-    "SSH_AGENT_PID",
-    "GPG_AGENT_INFO",
-    "DBUS_SESSION_BUS_ADDRESS",
-    "DOCKER_HOST",
-    "XDG_RUNTIME_DIR",
-    "WAYLAND_DISPLAY",
-    "DISPLAY",
-    "KITTY_LISTEN_ON",
-    "KITTY_WINDOW_ID",
-    "WEZTERM_UNIX_SOCKET",
-    "ALACRITTY_SOCKET",
-    "NVIM",
-    "NVIM_LISTEN_ADDRESS",
-    "VSCODE_IPC_HOOK_CLI",
-];
 
 /// How long a command may run when the call names no timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -119,7 +47,7 @@ pub struct BashRun {
     pub sink: OutputSink,
     pub log: Option<PathBuf>,
     pub log_limits: LogLimits,
-    /// Variables removed from the command's environment: [`HIDDEN_ENV`] and the key variables
+    /// Variables removed from the command's environment: [`HIDDEN_ENV`](crate::facts::envvars::HIDDEN_ENV) and the key variables
     /// the configuration names.
     pub hidden_env: Vec<String>,
     /// Said at the top of the result (a timeout that was lowered to the cap).
@@ -277,7 +205,7 @@ fn command(spec: &BashRun) -> tokio::process::Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    for name in HIDDEN_ENV {
+    for name in crate::facts::envvars::HIDDEN_ENV {
         command.env_remove(name);
     }
     for name in &spec.hidden_env {

@@ -18,11 +18,7 @@ impl Tool for McpTool {
     }
 
     fn description(&self) -> Cow<'_, str> {
-        format!(
-            "[MCP server {}] {}",
-            self.server, self.definition.description
-        )
-        .into()
+        self.described().into()
     }
 
     fn schema(&self) -> Value {

@@ -8,73 +8,33 @@
 //! Each tool declares itself through [`Tool`], next to its code; `registry` lists the built-ins,
 //! and the registry here runs a call by looking its tool up there (or at the MCP hub).
 //!
-//! Imports `approval` (the `Approved` token, the catalog), `protocol`, `sandbox` and `mcp`; must
-//! never import `agent`, `ui` or `cli`.
+//! Imports `approval` (the `Approved` token), `facts` (the catalog, diffs), `output`, `protocol`,
+//! `sandbox` and `mcp`; must never import `agent`, `model`, `store`, `config`, `ui`, `cli` or
+//! `demo`.
 
 pub mod bash;
-pub mod diff;
 pub mod files;
 mod mcp;
-pub mod output;
 pub mod registry;
 pub mod runlog;
-mod sink;
 pub mod tool;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::approver::Previewer;
 use crate::approval::gate::Approved;
-use crate::approval::risk::ToolCatalog;
+use crate::facts::catalog::ToolCatalog;
 use tool::{PreviewAt, ToolRun};
 
+use crate::output::{OutputSink, ToolError, ToolOutcome};
 use crate::protocol::ToolStatus;
 pub use tool::Tool;
 
 use crate::protocol::Preview;
-pub use sink::OutputSink;
-
-/// What a finished tool gives back: the observation for the model, and facts for the UI.
-#[derive(Debug, Clone, Serialize)]
-pub struct ToolOutcome {
-    pub status: ToolStatus,
-    pub exit_code: Option<i32>,
-    pub content: String,
-    pub lines: u64,
-    /// The full output, when it was written to a file.
-    pub log: Option<PathBuf>,
-}
-
-impl ToolOutcome {
-    pub fn text(content: String) -> Self {
-        ToolOutcome {
-            status: ToolStatus::Ok,
-            exit_code: None,
-            lines: content.lines().count() as u64,
-            content,
-            log: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolError {
-    #[error("{0}")]
-    InvalidArguments(String),
-    #[error("{0}")]
-    Io(String),
-    #[error("{0}")]
-    Failed(String),
-    #[error("refused to run: {0}")]
-    Tampered(String),
-    #[error("`{0}` is not a tool airlock can run")]
-    Unknown(String),
-}
 
 /// Runs tools in one workspace.
 pub struct ToolRegistry {
@@ -82,7 +42,7 @@ pub struct ToolRegistry {
     pub home: PathBuf,
     /// Where full outputs of runs are written (`<dir>/<call id>.log`), if anywhere.
     pub log_dir: Option<PathBuf>,
-    /// Environment variables kept from commands besides [`bash::HIDDEN_ENV`]: the key variables
+    /// Environment variables kept from commands besides [`HIDDEN_ENV`](crate::facts::envvars::HIDDEN_ENV): the key variables
     /// the configuration names (`api_key_env`).
     pub hidden_env: Vec<String>,
     /// The configured MCP servers, whose tools run here too once approved.

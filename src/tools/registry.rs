@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::tool::{ArgText, Tool, descriptor};
 use super::{bash, files};
-use crate::approval::risk::ToolCatalog;
+use crate::facts::catalog::ToolCatalog;
 
 /// Every built-in tool.
 pub static BUILTIN: &[&dyn Tool] = &[

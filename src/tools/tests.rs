@@ -14,8 +14,8 @@ use crate::approval::approver::{AllowAllOnce, Approver, ApproverError, BoxFuture
 use crate::approval::gate::{Gate, GateConfig, GateOutcome};
 use crate::approval::grants::GrantStore;
 use crate::approval::policy::Policy;
-use crate::approval::risk::ToolCatalog;
 use crate::approval::testworld::{World, world};
+use crate::facts::catalog::ToolCatalog;
 use crate::protocol::ToolCall;
 use crate::protocol::{ApprovalRequest, Decision};
 
@@ -90,7 +90,7 @@ impl Rig {
             .execute(
                 approved,
                 CancellationToken::new(),
-                crate::tools::OutputSink::discard(),
+                crate::output::OutputSink::discard(),
             )
             .await
     }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::files::Place;
 use super::{OutputSink, ToolError, ToolOutcome, ToolRegistry};
 use crate::approval::gate::Approved;
-use crate::approval::risk::{PathArg, ToolDescriptor};
+use crate::facts::catalog::{PathArg, ToolDescriptor};
 use crate::protocol::Preview;
 use crate::protocol::Risk;
 
@@ -35,9 +35,14 @@ pub trait Tool: Send + Sync {
     /// How much harm a call can do, before the policy looks at its arguments.
     fn risk(&self) -> Risk;
 
-    /// The arguments that name a path, and whether the tool writes what they name.
+    /// The arguments that name a path, and what the tool does to what they name.
     fn paths(&self) -> &'static [PathArg] {
         &[]
+    }
+
+    /// The argument that holds a shell command the tool runs, if it runs one.
+    fn command(&self) -> Option<&'static str> {
+        None
     }
 
     /// The arguments [`Tool::title`] reads (string values only): the title of a frozen call is
@@ -76,6 +81,7 @@ pub fn descriptor(tool: &dyn Tool) -> ToolDescriptor {
         schema: tool.schema(),
         risk: Some(tool.risk()),
         paths: tool.paths().to_vec(),
+        command: tool.command(),
     }
 }
 

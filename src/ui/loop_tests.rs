@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::{App, Overlay, Status};
 use super::{FrameReport, Watcher, drive};
+use crate::output::Thinner;
 use crate::protocol::AgentHandle;
-use crate::protocol::{AgentEvent, GrantSummary, Op, Stream, Thinner, TurnOutcome};
+use crate::protocol::{AgentEvent, GrantSummary, Op, Stream, TurnOutcome};
 
 /// A test backend that keeps a copy of the screen each time a frame is flushed to it.
 struct Recorder {
@@ -224,6 +225,7 @@ impl Cockpit {
                 if events.send(AgentEvent::TextDelta { text }).is_err() {
                     break;
                 }
+                // The model's pace, not a wait for anything.
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
         });
@@ -421,8 +423,8 @@ async fn an_approval_arriving_while_text_streams_is_on_the_next_frame_and_takes_
         .frame_where(|f| f.top == Some(Window::Approval))
         .await;
     assert!(shown.screen.contains("rm -rf build"), "{}", shown.screen);
-    // Past the arm delay, a deny goes to the modal, not to the prompt.
-    tokio::time::sleep(super::app::ARM_DELAY + Duration::from_millis(100)).await;
+    // Once the keys are live (a frame drawn armed), a deny goes to the modal, not to the prompt.
+    cockpit.frame_where(|f| f.keys_live).await;
     cockpit.press(KeyCode::Char('n'), KeyModifiers::NONE);
     let after = cockpit.frame_after_keys().await;
     assert_eq!(after.top, None, "{}", after.screen);
@@ -537,7 +539,7 @@ async fn an_approval_arriving_over_the_quit_question_is_answered_first_then_the_
     cockpit
         .frame_where(|f| f.top == Some(Window::Approval))
         .await;
-    tokio::time::sleep(super::app::ARM_DELAY + Duration::from_millis(100)).await;
+    cockpit.frame_where(|f| f.keys_live).await;
     cockpit.press(KeyCode::Char('n'), KeyModifiers::NONE);
     let answered = cockpit.frame_after_keys().await;
     assert_eq!(
@@ -567,7 +569,7 @@ fn run_started(app: &mut App, id: &str) {
 
 #[test]
 fn output_applied_in_bursts_leaves_each_run_exactly_as_applying_every_event_would() {
-    let mut next = crate::protocol::xorshift(0x853c_49e6_748f_ea9b);
+    let mut next = crate::output::bounded::xorshift(0x853c_49e6_748f_ea9b);
     // Two runs flooding at once, on both streams, in reads of every size: thinned as the
     // tools' sink thins them (one thinner per run).
     let mut thinners = [Thinner::new(), Thinner::new()];

@@ -2,10 +2,10 @@
 //! events, agent events and the clock; bursts of agent events are drained, then one frame is drawn,
 //! and only when something changed.
 //!
-//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in), and keeps its
-//! own view of output (`output`). It must never import `agent`, `tools`, `approval::gate` or
-//! `cli` outside test fixtures; it reads the gate's verdict types and `sandbox`'s labels to draw
-//! a request. The loop
+//! The UI talks to the agent only through `protocol` (`Op` out, `AgentEvent` in: the request
+//! carries everything it draws, the verdict and the sandbox label included), and keeps its own
+//! view of output (`output`). Outside test fixtures it imports only `protocol`, `output`,
+//! `clock` and `visible`. The loop
 //! (`drive`) takes any ratatui backend and any stream of terminal events: the real cockpit gives it
 //! the terminal, the benchmarks (`cli::bench`) a backend writing to `/dev/null` and synthetic keys.
 
@@ -397,7 +397,36 @@ mod tests {
             }),
             deadline_ms: None,
             code: None,
+            sandbox: None,
         }
+    }
+
+    /// What a frame showed: keys handled before it, tools running, whether the modal was up.
+    struct Drawn(mpsc::UnboundedSender<(u64, usize, bool)>);
+
+    impl Watcher for Drawn {
+        fn frame(&mut self, app: &App, report: &FrameReport) {
+            let modal = app.pending_approvals() > 0;
+            let _ = self
+                .0
+                .send((report.keys_handled, app.running_tools(), modal));
+        }
+    }
+
+    /// The next frame for which `wanted` holds (failing after 10 s without one).
+    async fn frame_where(
+        frames: &mut mpsc::UnboundedReceiver<(u64, usize, bool)>,
+        wanted: impl Fn(&(u64, usize, bool)) -> bool,
+    ) {
+        let found = tokio::time::timeout(Duration::from_secs(10), async {
+            while let Some(frame) = frames.recv().await {
+                if wanted(&frame) {
+                    return;
+                }
+            }
+            panic!("the loop ended");
+        });
+        found.await.expect("no such frame within 10 s");
     }
 
     #[tokio::test]
@@ -406,6 +435,7 @@ mod tests {
         let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<std::io::Result<Event>>();
+        let (frames_tx, mut frames) = mpsc::unbounded_channel();
         let handle = AgentHandle {
             ops: ops_tx,
             events: events_rx,
@@ -415,7 +445,15 @@ mod tests {
         let loop_task = tokio::spawn(async move {
             let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("test backend");
             let app = App::new(Status::default(), Instant::now());
-            drive(&mut terminal, input, handle, app, None, &mut ()).await
+            drive(
+                &mut terminal,
+                input,
+                handle,
+                app,
+                None,
+                &mut Drawn(frames_tx),
+            )
+            .await
         });
         // A silent tool runs: the screen changes only once a second.
         events_tx
@@ -425,27 +463,33 @@ mod tests {
                 title: "$ sleep 60".into(),
             })
             .expect("the loop listens");
+        frame_where(&mut frames, |&(_, running, _)| running == 1).await;
+        // Real time on purpose, not a wait for anything: the screen stays still for longer than
+        // the arm delay (the loop reads the real clock, so paused tokio time would not do).
         tokio::time::sleep(Duration::from_millis(600)).await;
         events_tx
             .send(AgentEvent::ApprovalRequested {
                 request: Box::new(request()),
             })
             .expect("the loop listens");
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        // The key comes as soon as the modal is drawn (keys go before agent events, so it must
+        // not be sent before).
+        frame_where(&mut frames, |&(_, _, modal)| modal).await;
         keys_tx
             .send(Ok(Event::Key(KeyEvent::new(
                 KeyCode::Char('y'),
                 KeyModifiers::NONE,
             ))))
             .expect("the loop listens");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Whatever the key did was sent before the frame drawn after it.
+        frame_where(&mut frames, |&(keys, _, _)| keys >= 1).await;
         let mut sent = Vec::new();
         while let Ok(op) = ops_rx.try_recv() {
             sent.push(op);
         }
         assert!(
             !sent.iter().any(|op| matches!(op, Op::Decide { .. })),
-            "a key 30 ms after the modal appeared answered it: {sent:?}"
+            "a key right after the modal appeared answered it: {sent:?}"
         );
         events_tx
             .send(AgentEvent::ShutdownComplete)

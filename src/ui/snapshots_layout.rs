@@ -77,7 +77,7 @@ fn a_long_diff_scrolls_under_the_conversations_latest_lines_or_takes_the_screen_
     let old: String = (1..=200).map(|i| format!("line {i}\n")).collect();
     let new = old.replace("0\n", "0 changed\n");
     let mut request = edit_request();
-    request.preview = Some(crate::tools::diff::unified("big.txt", &old, &new));
+    request.preview = Some(crate::facts::diff::unified("big.txt", &old, &new));
     ask(&mut app, request);
     app.now = t0 + Duration::from_secs(2);
     for (width, height, top) in [(100, 30, 7), (80, 24, 7), (60, 20, 0)] {

@@ -69,6 +69,7 @@ fn request_in(
         deadline_ms: None,
         code: None,
         verdict,
+        sandbox: None,
     }
 }
 

@@ -350,7 +350,7 @@ fn removed_lines_have_no_number_and_the_others_their_new_number() {
     let old = "a\nb\nc\nd\n";
     let new = "a\nB1\nB2\nc\nd\n";
     let mut request = edit_request();
-    request.preview = Some(crate::tools::diff::unified("f.txt", old, new));
+    request.preview = Some(crate::facts::diff::unified("f.txt", old, new));
     ask(&mut app, request);
     app.now = t0 + Duration::from_secs(2);
     let screen = draw(&app, 100, 30);
@@ -432,6 +432,8 @@ fn a_sandbox_refusal_shows_on_its_run_with_the_profile() {
     let args = serde_json::json!({"command": "curl https://example.com", "sandbox": "network"});
     let mut request = command_request("c2", "curl https://example.com");
     request.frozen = crate::protocol::FrozenCall::freeze("bash", &args);
+    // As the gate sets it.
+    request.sandbox = crate::sandbox::title_label("bash", &request.frozen, &request.verdict);
     ask(&mut app, request);
     let later = t0 + Duration::from_secs(2);
     app.now = later;

@@ -2,6 +2,8 @@
 //! read as a person would, keys to press. The server goes when the test ends.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -45,6 +47,7 @@ impl Tmux {
         Command::new("tmux")
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
+            .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
     }
@@ -74,16 +77,80 @@ impl Tmux {
     }
 
     fn wait_polling(&self, want: &str, every: Duration) -> String {
+        self.poll_until(&format!("`{want}` never appeared"), every, |screen| {
+            screen.contains(want)
+        })
+    }
+
+    /// Polls the screen until `gone` is no longer on it; fails with the screen if it stays.
+    pub fn wait_for_gone(&self, gone: &str) -> String {
+        self.wait_until(&format!("`{gone}` never went away"), |screen| {
+            !screen.contains(gone)
+        })
+    }
+
+    /// Polls the screen until `holds` is true of it; fails saying `never` (what did not happen)
+    /// with the screen if it never is.
+    pub fn wait_until(&self, never: &str, holds: impl Fn(&str) -> bool) -> String {
+        self.poll_until(never, Duration::from_millis(100), holds)
+    }
+
+    /// `wait_until`, polling as fast as tmux answers: for what must be acted on within the
+    /// cockpit's arm delay.
+    pub fn wait_until_quickly(&self, never: &str, holds: impl Fn(&str) -> bool) -> String {
+        self.poll_until(never, Duration::from_millis(5), holds)
+    }
+
+    /// Waits until the approval modal showing `want` has armed, so the next key answers it:
+    /// the modal is up and its bottom border no longer counts down ("keys are live in 0.3s",
+    /// down to "live in 0.3s" when narrow; the cockpit redraws the moment the keys go live).
+    /// The frame must be drawn to its last row: a modal's first frame is drawn whole, top to
+    /// bottom, so one caught halfway shows the request without its countdown yet. Polls fast:
+    /// a test may need to act soon after.
+    pub fn wait_until_armed(&self, want: &str) -> String {
+        let never = format!("the modal showing `{want}` never armed");
+        self.poll_until(&never, Duration::from_millis(10), |screen| {
+            screen.contains(want)
+                && screen.contains("┌ approval")
+                && !arming(screen)
+                && screen
+                    .lines()
+                    .last()
+                    .is_some_and(|row| !row.trim().is_empty())
+        })
+    }
+
+    /// Writes `mark` straight onto the pane's terminal (at the start of its last row, the
+    /// cursor put back after), as any process holding the terminal could, and waits until tmux
+    /// shows it: whatever was written to the terminal before it has been drawn by then.
+    pub fn drain_output(&self, mark: &str) -> String {
+        let tty = self.run(&["display-message", "-p", "-t", "airlock", "#{pane_tty}"]);
+        let height = self.run(&["display-message", "-p", "-t", "airlock", "#{pane_height}"]);
+        let text = format!("\x1b7\x1b[{};1H{mark}\x1b8", height.trim());
+        // Opened as no one's controlling terminal: the test must not take the pane's.
+        let mut terminal = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
+            .open(tty.trim())
+            .expect("the pane's terminal opens");
+        terminal
+            .write_all(text.as_bytes())
+            .expect("the pane's terminal takes a write");
+        self.poll_until(
+            &format!("the mark `{mark}` never showed"),
+            Duration::from_millis(10),
+            |screen| screen.contains(mark),
+        )
+    }
+
+    fn poll_until(&self, never: &str, every: Duration, holds: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let screen = self.screen();
-            if screen.contains(want) {
+            if holds(&screen) {
                 return screen;
             }
-            assert!(
-                Instant::now() < deadline,
-                "`{want}` never appeared; screen:\n{screen}"
-            );
+            assert!(Instant::now() < deadline, "{never}; screen:\n{screen}");
             std::thread::sleep(every);
         }
     }
@@ -102,4 +169,12 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         self.run(&["kill-server"]);
     }
+}
+
+/// Whether an approval modal on `screen` still counts down to its keys going live
+/// (`foot::arming`: "... live in 0.3s ...").
+fn arming(screen: &str) -> bool {
+    screen
+        .match_indices("live in ")
+        .any(|(at, m)| screen[at + m.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }

@@ -155,7 +155,9 @@ fn http_hub(w: &World, url: &str, timeout_secs: Option<u64>) -> Arc<airlock::mcp
         Vec::new(),
         w.ws(),
         Vec::new(),
-        Some(w.path("state/state.db")),
+        Some(std::sync::Arc::new(airlock::store::db::StatePins(
+            w.path("state/state.db"),
+        ))),
         w.sandbox(),
     )
 }
@@ -179,11 +181,16 @@ async fn an_http_call_past_its_timeout_times_out_and_a_cancelled_one_is_cancelle
         .await
         .unwrap();
     assert_eq!(outcome.status, airlock::protocol::ToolStatus::TimedOut);
+    // Cancelled once the call is under way (its first progress is in), on a server with no
+    // time limit, so only the cancel can end it.
+    let hub = http_hub(&w, &server.url, None);
+    hub.connect_all().await;
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        stop.cancel();
+    let under_way = airlock::output::OutputSink::new(move |_, piece| {
+        if String::from_utf8_lossy(piece.text).contains("progress 1/30") {
+            stop.cancel();
+        }
     });
     let outcome = hub
         .call(
@@ -191,7 +198,7 @@ async fn an_http_call_past_its_timeout_times_out_and_a_cancelled_one_is_cancelle
             slow,
             &listed(&hub, "web__trigger-long-running-operation"),
             cancel,
-            sink,
+            under_way,
         )
         .await
         .unwrap();

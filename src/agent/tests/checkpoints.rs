@@ -69,9 +69,7 @@ async fn a_headless_run_keeps_each_checkpoint_before_its_step_goes_on_with_its_c
     // On record as started before it started.
     assert_eq!(at_death.started, vec![0]);
     assert_eq!(at_death.calls.len(), 1);
-    while !rig.workspace.join("marker").exists() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_file(&rig.workspace.join("marker")).await;
     // The process dies (kill -9): nothing more is kept.
     rig.handle.task.abort();
     let mut again = rig_with(
@@ -139,7 +137,7 @@ async fn a_parked_batch_of_a_hundred_calls_with_a_large_write_goes_on_from_what_
     assert_eq!(parked.results.iter().flatten().count(), 50);
     let answer = ParkedAnswer {
         call_id: request.call_id.clone(),
-        judged_path: crate::approval::gate::judged_path(&request.tool, &request.verdict),
+        judged_path: crate::approval::gate::judged_path(&request.verdict),
         frozen: request.frozen.clone(),
         allow: true,
         session_grant: false,

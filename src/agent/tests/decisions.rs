@@ -132,13 +132,18 @@ async fn an_approval_answered_by_its_code_from_another_terminal_wins_and_the_mod
 
 #[tokio::test]
 async fn an_approval_set_to_approved_behind_airlocks_back_is_not_taken_as_an_answer() {
-    let mut rig = rig_with_remote(
+    let (looks, mut looked) = Looks::new();
+    let mut rig = rig_with(
         json!({"name": "t", "steps": [
             {"calls": [bash("touch remote")]},
             {"say": "ok", "expect": ["denied"]}
         ]}),
         Approvals::Driver,
-        true,
+        Extras {
+            remote: true,
+            looks: Some(looks.clone()),
+            ..Extras::default()
+        },
     );
     let db = rig.dir.path().join("state/airlock.db");
     rig.submit();
@@ -153,8 +158,21 @@ async fn an_approval_set_to_approved_behind_airlocks_back_is_not_taken_as_an_ans
                     )
                     .unwrap();
                 assert_eq!(changed, 1);
-                // Several polls of the database go by: none may take the forged answer.
-                tokio::time::sleep(Duration::from_millis(1000)).await;
+                looks.set_mark(1);
+                // The agent looks again once the database changed: a look that began after the
+                // forged answer was in must not take it.
+                let found = tokio::time::timeout(Duration::from_secs(20), async {
+                    loop {
+                        match looked.recv().await {
+                            Some((1, found)) => return found,
+                            Some(_) => {}
+                            None => panic!("the code book is gone"),
+                        }
+                    }
+                })
+                .await
+                .expect("the agent never looked at the code after the forged answer");
+                assert_eq!(found, None, "the forged answer was taken");
                 rig.op(Op::Decide {
                     call_id: "c1".into(),
                     decision: Decision::Deny { reason: None },

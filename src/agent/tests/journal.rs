@@ -73,9 +73,7 @@ async fn a_call_running_when_the_process_died_is_reported_interrupted_and_never_
     let at_death = memory.last();
     assert_eq!(at_death.started, vec![0]);
     assert!(!at_death.idle);
-    while !rig.workspace.join("marker").exists() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_file(&rig.workspace.join("marker")).await;
     // The process dies (kill -9): nothing more is written.
     rig.handle.task.abort();
     assert_eq!(

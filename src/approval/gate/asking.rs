@@ -54,6 +54,7 @@ impl Gate {
                 .map(|l| (self.clock)() + l.as_millis() as Millis),
             code: None,
             preview,
+            sandbox: crate::sandbox::title_label(&call.tool, &frozen, verdict),
             call_id: call.id.clone(),
             session: self.config.session.clone(),
             tool: call.tool.clone(),

@@ -15,7 +15,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::approval::policy::Policy;
-use crate::approval::rules::PATH_TOOLS;
 use crate::facts::paths::PathContext;
 use crate::protocol::PartKind;
 use crate::protocol::Subject;
@@ -39,13 +38,11 @@ pub fn judged_definition(verdict: &Verdict) -> Option<String> {
     })
 }
 
-/// The physical path a file tool's call was judged on: the subject of its path part, which the
-/// policy sets to the resolved path it judged (`Facts::File`). `None` for any other tool, and for
-/// a file call whose arguments named no path (the policy denies those).
-pub fn judged_path(tool: &str, verdict: &Verdict) -> Option<PathBuf> {
-    if !PATH_TOOLS.contains(&tool) {
-        return None;
-    }
+/// The physical path a file call was judged on: the subject of its path part, which the policy
+/// sets to the resolved path it judged (`Facts::File`; only a tool that declares a path gets a
+/// path part). `None` for any other call, and for a file call whose arguments named no path (the
+/// policy denies those).
+pub fn judged_path(verdict: &Verdict) -> Option<PathBuf> {
     verdict
         .parts
         .iter()
@@ -53,11 +50,6 @@ pub fn judged_path(tool: &str, verdict: &Verdict) -> Option<PathBuf> {
             (PartKind::Path, Some(Subject::Path(path))) => Some(path.clone()),
             _ => None,
         })
-}
-
-/// Whether `tool` works on a judged path (and so may only run with one).
-pub fn needs_judged_path(tool: &str) -> bool {
-    PATH_TOOLS.contains(&tool)
 }
 
 /// Why a file call may not run because its path no longer lands where it was judged, if so.
@@ -68,7 +60,7 @@ pub(super) fn moved_since(
     args: &Value,
     judged: Option<&Path>,
 ) -> Option<String> {
-    if !needs_judged_path(tool) {
+    if !policy.names_a_path(tool) {
         return None;
     }
     let Some(judged) = judged else {
@@ -76,7 +68,7 @@ pub(super) fn moved_since(
             "`{tool}` was not judged on a path, so airlock cannot tell what it would touch; nothing ran"
         ));
     };
-    let now = judged_path(tool, &policy.assess(tool, args).verdict);
+    let now = judged_path(&policy.assess(tool, args).verdict);
     match now {
         Some(now) if now == judged => None,
         Some(now) => Some(format!(

@@ -33,7 +33,7 @@ use crate::approval::frozen::FrozenError;
 use crate::approval::grants::GrantStore;
 use crate::approval::policy::Policy;
 
-pub use judged::{Judged, judged_definition, judged_path, needs_judged_path, shown as shown_path};
+pub use judged::{Judged, judged_definition, judged_path, shown as shown_path};
 
 use crate::clock::Millis;
 use crate::clock::now_ms;
@@ -351,7 +351,7 @@ impl Gate {
         };
         let verdict = self.policy.assess(&call.tool, args).verdict;
         let judged = Judged {
-            path: judged_path(&call.tool, &verdict),
+            path: judged_path(&verdict),
             mcp_definition: judged_definition(&verdict),
         };
         if let Err(e) = self.stage("request", record::request(call, &frozen, &verdict)) {

@@ -1,9 +1,11 @@
 //! Checks of one simple command that need more than its program's effects: what the filesystem
 //! around it says. A `cd` into another process's `/proc` entry, a git command in a repository
 //! whose own config runs programs, and a program name that PATH finds in a place the agent can
-//! write. Each returns findings; the bash assessment files them under the command's part.
+//! write, and a link made to credential material. Each returns findings; the bash assessment
+//! files them under the command's part.
 
 use crate::facts::paths::{self, PathContext};
+use crate::facts::programs::links::{NewLink, Placement, Source, link_targets};
 use crate::facts::shell::{Cwd, SimpleCommand, Word};
 
 use super::judge::{self, Access, Finding, Target};
@@ -16,6 +18,7 @@ pub fn findings(ctx: &PathContext, cmd: &SimpleCommand) -> Vec<Finding> {
     let mut out = enters_other_process(ctx, cmd);
     out.extend(repository_runs_programs(ctx, cmd));
     out.extend(found_in_writable_place(ctx, cmd));
+    out.extend(links_to_credentials(ctx, cmd));
     out
 }
 
@@ -120,4 +123,74 @@ fn found_in_writable_place(ctx: &PathContext, cmd: &SimpleCommand) -> Option<Fin
             judge::show(ctx, &shown)
         ),
     })
+}
+
+/// A link to credential material is judged as reading it: `ln -s ~/.ssh/id_rsa key` leaves the
+/// key one `cat key` away, so the deny `cat ~/.ssh/id_rsa` gets carries over, naming the link.
+/// Nothing else does: making a link reads nothing, and a later path through the link is judged
+/// where it is used. A symbolic link's relative content is read from the link's own directory.
+fn links_to_credentials(ctx: &PathContext, cmd: &SimpleCommand) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    for link in link_targets(cmd) {
+        let (target, from_link_dir) = match &link.source {
+            Source::Symlink(w) => (w, true),
+            Source::Same(w) => (w, false),
+            Source::Moved(_) | Source::CopiedLinks(_) => continue,
+        };
+        let relative = target.as_lit().is_some_and(|v| !v.starts_with(['/', '~']));
+        let bases = if from_link_dir && relative {
+            link_dirs(ctx, &cmd.cwd, &link)
+        } else {
+            vec![cmd.cwd.clone()]
+        };
+        let at = link.at.display();
+        // The first place the link may be made in that gives a deny speaks for the link.
+        for base in &bases {
+            let findings: Vec<Finding> = match judge::target(ctx, base, target) {
+                Target::Paths(paths) => paths
+                    .iter()
+                    .map(|p| judge::judge(ctx, Access::Read, p))
+                    .filter(|f| f.ruling == Ruling::Deny)
+                    .collect(),
+                Target::Unknown(_) => judge::judge_dynamic(target.display()).into_iter().collect(),
+            };
+            for mut f in findings.iter().cloned() {
+                f.message = format!("{} (the command makes a link to it at `{at}`)", f.message);
+                if !out.contains(&f) {
+                    out.push(f);
+                }
+            }
+            if !findings.is_empty() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The directories a new symbolic link may be made in: inside `at`, or beside it as `at`, as
+/// its placement allows, the likelier first (inside an existing directory, else beside). Empty
+/// when they are only known at run time.
+fn link_dirs(ctx: &PathContext, cwd: &Cwd, link: &NewLink) -> Vec<Cwd> {
+    let (Cwd::Known(cwd), Some(at)) = (cwd, link.at.as_lit()) else {
+        return Vec::new();
+    };
+    let inside = || Cwd::Known(paths::resolve(ctx, cwd, at).path);
+    let beside = || {
+        let dir = match at.trim_end_matches('/').rsplit_once('/') {
+            Some(("", _)) => "/",
+            Some((dir, _)) => dir,
+            None => ".",
+        };
+        Cwd::Known(paths::resolve(ctx, cwd, dir).path)
+    };
+    match link.placement {
+        Placement::Inside => vec![inside()],
+        Placement::EitherOrInside if at.ends_with('/') => vec![inside()],
+        Placement::Exactly => vec![beside()],
+        Placement::EitherOrInside => match inside() {
+            Cwd::Known(dir) if dir.is_dir() => vec![Cwd::Known(dir), beside()],
+            inside => vec![beside(), inside],
+        },
+    }
 }

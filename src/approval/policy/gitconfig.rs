@@ -203,7 +203,7 @@ fn unquote(value: &str) -> String {
 
 fn expand_include(config: &Path, path: &str) -> PathBuf {
     if let Some(rest) = path.strip_prefix("~/") {
-        return crate::store::home_dir().join(rest);
+        return crate::facts::paths::home_dir().join(rest);
     }
     let p = Path::new(path);
     if p.is_absolute() {

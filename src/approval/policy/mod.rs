@@ -24,8 +24,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::approval::risk::ToolCatalog;
-use crate::approval::rules::{Action, PATH_TOOLS, Rules};
+use crate::approval::rules::{Action, Rules};
+use crate::facts::catalog::ToolCatalog;
 use crate::facts::paths::{PathContext, ResolvedPath};
 use crate::facts::programs::Effect;
 use crate::facts::shell::ShellFacts;
@@ -133,12 +133,22 @@ impl Policy {
     pub fn with_profile<'a>(&self, tool: &str, args: &'a Value) -> Cow<'a, Value> {
         match (&self.sandbox, args) {
             (Some(sandbox), Value::Object(map))
-                if tool == "bash" && !map.contains_key("sandbox") =>
+                if self.runs_commands(tool) && !map.contains_key("sandbox") =>
             {
                 Cow::Owned(sandbox.fill_in(tool, args))
             }
             _ => Cow::Borrowed(args),
         }
+    }
+
+    /// Whether `tool` runs a shell command (it declares the argument that holds one).
+    pub fn runs_commands(&self, tool: &str) -> bool {
+        self.catalog.get(tool).is_some_and(|d| d.command.is_some())
+    }
+
+    /// Whether `tool` names a path the gate judges (and so may only run on the path judged).
+    pub fn names_a_path(&self, tool: &str) -> bool {
+        self.catalog.get(tool).is_some_and(|d| !d.paths.is_empty())
     }
 
     /// Also judges the tools of these MCP servers.
@@ -153,7 +163,7 @@ impl Policy {
         }
         let (facts, mut parts, mut reasons) = self.facts_and_reasons(tool, args);
         let mut running = None;
-        if let (Some(sandbox), "bash", Facts::Bash { .. }) = (&self.sandbox, tool, &facts) {
+        if let (Some(sandbox), Facts::Bash { .. }) = (&self.sandbox, &facts) {
             match sandbox.profile_of(args) {
                 Ok(profile) => {
                     running = Some(sandboxing::apply(
@@ -217,8 +227,10 @@ impl Policy {
                 ),
             );
         };
-        let found = match tool {
-            "bash" => match object.get("command").and_then(Value::as_str) {
+        // What the tool declares decides how it is judged, never its name: a command it runs,
+        // a path it names, or neither (its declared risk).
+        let found = if let Some(key) = descriptor.command {
+            match object.get(key).and_then(Value::as_str) {
                 Some(command) => {
                     let a = bash::assess(&self.paths, command);
                     Ok((
@@ -230,12 +242,12 @@ impl Policy {
                         a.reasons,
                     ))
                 }
-                None => Err("command"),
-            },
-            "read_file" | "list_dir" | "search" | "write_file" | "edit_file" => {
-                file_tools::findings(&self.paths, tool, object)
+                None => Err(key),
             }
-            _ => Ok(declared_risk(tool, descriptor.declared_risk())),
+        } else if let Some(arg) = descriptor.paths.first() {
+            file_tools::findings(&self.paths, arg, object)
+        } else {
+            Ok(declared_risk(tool, descriptor.declared_risk()))
         };
         found.unwrap_or_else(|key| {
             whole_call(
@@ -275,7 +287,7 @@ impl Policy {
                                     .collect::<Vec<_>>(),
                             )
                     }
-                    (PartKind::Path, _, Facts::File(f)) if PATH_TOOLS.contains(&tool) => {
+                    (PartKind::Path, _, Facts::File(f)) => {
                         let rel = f
                             .path
                             .path
@@ -357,7 +369,7 @@ impl Policy {
                 }
             }
             Mode::AutoEdit => {
-                if !matches!(tool, "write_file" | "edit_file") {
+                if !self.catalog.get(tool).is_some_and(|d| d.writes_a_path()) {
                     return;
                 }
                 for (index, part) in parts.iter_mut().enumerate() {

@@ -228,7 +228,7 @@ fn rejudged(spec: &ResumeSpec, approval: &ApprovalRow, args: &Value) -> Result<(
         rejudge::moved(
             &policy.paths,
             spec.judged_path.as_deref(),
-            judged_path(&approval.tool, &verdict).as_deref(),
+            judged_path(&verdict).as_deref(),
         )
     });
     match why {

@@ -18,11 +18,11 @@ use sha2::{Digest, Sha256};
 use super::exec_args::{ExecArgs, HeadlessApprovals};
 use crate::agent::Checkpoint;
 use crate::approval::gate::{judged_definition, judged_path};
-use crate::approval::risk::ToolCatalog;
 use crate::clock::now_ms;
 use crate::config::ConfigFlags;
 use crate::config::fingerprint::PolicyFingerprint;
 use crate::digest::hex;
+use crate::facts::catalog::ToolCatalog;
 use crate::protocol::SavedCheckpoint;
 use crate::store;
 use crate::store::db::Store;
@@ -136,7 +136,7 @@ pub fn park(
     request: &ApprovalRequest,
 ) -> Result<Value> {
     let (session, workspace) = keeper.run();
-    let judged = judged_path(&request.tool, &request.verdict);
+    let judged = judged_path(&request.verdict);
     // The file a writing tool would change: the one it was judged on (`~/x` is under home).
     let writes = ToolCatalog::builtin()
         .get(&request.tool)

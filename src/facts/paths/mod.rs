@@ -20,6 +20,7 @@
 //! have flagged.
 
 mod active;
+mod pattern;
 pub mod planned;
 mod sensitivity;
 mod unreadable;
@@ -47,6 +48,14 @@ const SAFE_DEVICES: &[&str] = &[
     "/dev/urandom",
     "/dev/random",
 ];
+
+/// The user's home directory (`$HOME`, or `/` if unset).
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
 
 /// The fixed places a path is judged against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,6 +240,33 @@ impl Location {
 /// Resolves `raw` (as written in a tool call) against `cwd` (the call's
 /// working directory; a relative `cwd` is taken relative to the workspace).
 pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
+    resolve_as(ctx, cwd, raw, Reading::Name)
+}
+
+/// Resolves `raw` as a shell glob (`~/.ssh/id_*`): as far as it names real directories it is
+/// resolved like any path, and what its glob could name is judged too (see the `pattern`
+/// module), so it carries the sensitivity and the place of a credential it may match, wherever
+/// one exists.
+pub fn resolve_pattern(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
+    resolve_as(ctx, cwd, raw, Reading::Pattern)
+}
+
+/// How the names in a path are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// As the names they are.
+    Name,
+    /// As a shell glob: for every name it could match.
+    Pattern,
+}
+
+fn resolve_as(ctx: &PathContext, cwd: &Path, raw: &str, reading: Reading) -> ResolvedPath {
+    let classify = |path: &Path, out: &mut BTreeSet<Sensitivity>| {
+        classify(ctx, path, out);
+        if reading == Reading::Pattern {
+            pattern::classify(ctx, path, out);
+        }
+    };
     let cwd = if cwd.is_absolute() {
         cwd.to_path_buf()
     } else {
@@ -245,7 +281,7 @@ pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
     let normalised = walk(&lexical, Some(&cwd));
 
     let mut sensitivity = BTreeSet::new();
-    classify(ctx, &lexical, &mut sensitivity);
+    classify(&lexical, &mut sensitivity);
 
     let lexically_inside = lexical.starts_with(&ctx.workspace);
     let mut readings = vec![lexical.clone()];
@@ -260,16 +296,16 @@ pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
     );
     let (path, location, exists, is_symlink_escape) = match (kernel, normalised) {
         (Walk::Resolved(kernel), Walk::Resolved(normalised)) => {
-            classify(ctx, &kernel, &mut sensitivity);
+            classify(&kernel, &mut sensitivity);
             sniff(&kernel, &mut sensitivity);
             if normalised != kernel {
-                classify(ctx, &normalised, &mut sensitivity);
+                classify(&normalised, &mut sensitivity);
                 sniff(&normalised, &mut sensitivity);
             }
             let escapes = lexically_inside
                 && !(kernel.starts_with(&ctx.workspace) && normalised.starts_with(&ctx.workspace));
-            let kernel_location = locate(ctx, &kernel);
-            let normalised_location = locate(ctx, &normalised);
+            let kernel_location = locate_as(ctx, &kernel, reading);
+            let normalised_location = locate_as(ctx, &normalised, reading);
             let (path, location) = if normalised_location.distrust() > kernel_location.distrust() {
                 (normalised, normalised_location)
             } else {
@@ -283,7 +319,7 @@ pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
             // be retargeted between approval and execution. Trust nothing.
             for reading in [kernel, normalised] {
                 if let Walk::Resolved(p) = reading {
-                    classify(ctx, &p, &mut sensitivity);
+                    classify(&p, &mut sensitivity);
                 }
             }
             (lexical, Location::Outside, false, lexically_inside)
@@ -298,6 +334,20 @@ pub fn resolve(ctx: &PathContext, cwd: &Path, raw: &str) -> ResolvedPath {
         is_symlink_escape,
         exists,
         active_file,
+    }
+}
+
+/// Where `path` lands; a glob that could name airlock's state is taken to be there.
+fn locate_as(ctx: &PathContext, path: &Path, reading: Reading) -> Location {
+    match locate(ctx, path) {
+        Location::Outside | Location::Temp | Location::Workspace
+            if reading == Reading::Pattern
+                && ctx.state_dir.is_absolute()
+                && pattern::may_be_inside(path, &ctx.state_dir) =>
+        {
+            Location::AirlockState
+        }
+        location => location,
     }
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::PathContext;
 use super::walk::{self, MAX_SYMLINK_HOPS, Special, expand, lexical_normalize};
-use crate::approval::rules::glob_match;
+use crate::facts::glob::Glob;
 
 /// What a planned link makes its place into.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -513,11 +513,15 @@ fn glob_names(
     sees: &dyn Fn(usize) -> bool,
     scanned: &mut usize,
 ) -> Result<Vec<OsString>, String> {
+    let glob = Glob::path(pattern).map_err(|_| {
+        "a file name pattern in it is too large to expand against the links the command creates"
+            .to_string()
+    })?;
     let dotted = pattern.starts_with('.');
     let mut names: Vec<OsString> = Vec::new();
     if dotted {
         for special in [".", ".."] {
-            if glob_match(pattern, special, true) {
+            if glob.is_match(special) {
                 names.push(special.into());
             }
         }
@@ -538,9 +542,38 @@ fn glob_names(
         if text.starts_with('.') && !dotted {
             continue;
         }
-        if glob_match(pattern, &text, true) && !names.contains(&name) {
+        if glob.is_match(&text) && !names.contains(&name) {
             names.push(name);
         }
     }
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_too_large_to_compile_leaves_the_path_unknown_rather_than_matching_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "").unwrap();
+        let huge = "[[:alpha:]]".repeat(1000);
+        let mut scanned = 0;
+        let names = glob_names(
+            dir.path(),
+            &huge,
+            &PlannedLinks::default(),
+            &|_| true,
+            &mut scanned,
+        );
+        assert!(names.is_err(), "{names:?}");
+        let names = glob_names(
+            dir.path(),
+            "[[:alpha:]]",
+            &PlannedLinks::default(),
+            &|_| true,
+            &mut scanned,
+        );
+        assert_eq!(names, Ok(vec![OsString::from("a")]));
+    }
 }

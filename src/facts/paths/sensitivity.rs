@@ -103,7 +103,7 @@ pub(super) struct Rule {
     pub(super) anchor: Anchor,
     pub(super) pattern: &'static str,
     /// File-name globs that exempt a match.
-    except: &'static [&'static str],
+    pub(super) except: &'static [&'static str],
     pub(super) sensitivity: Sensitivity,
 }
 

@@ -5,6 +5,7 @@
 //! it, a variable or a substitution. A program name that is computed may be airlock too.
 
 use super::{Args, Effect};
+use crate::facts::glob::Glob;
 use crate::facts::shell::Word;
 
 /// The words that, anywhere in airlock's arguments, make it answer or lift its own checks
@@ -78,12 +79,12 @@ fn denied_words(args: &Args, lead: &str) -> Vec<Effect> {
             Some((option, _)) if option == "--resume" => option,
             _ => value.as_str(),
         };
-        let found = DENIED_WORDS.iter().find(|(denied, _)| {
-            if *glob {
-                glob_matches(value, denied)
-            } else {
-                value == *denied
-            }
+        let pattern = glob.then(|| Glob::word(value));
+        let found = DENIED_WORDS.iter().find(|(denied, _)| match &pattern {
+            None => value == *denied,
+            Some(Ok(pattern)) => pattern.is_match(denied),
+            // A pattern too large to check can be any of them.
+            Some(Err(_)) => true,
         });
         let Some((denied, what)) = found else {
             continue;
@@ -100,78 +101,9 @@ fn denied_words(args: &Args, lead: &str) -> Vec<Effect> {
     e
 }
 
-/// Whether the shell pattern `pattern` (`*`, `?`, `[...]` with `!` or `^` and ranges) matches
-/// the whole of `text`. A bracket that does not close is read as a plain `[`, as bash does.
-pub(crate) fn glob_matches(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    matches_from(&p, &t)
-}
-
-fn matches_from(p: &[char], t: &[char]) -> bool {
-    // Iterative with one backtrack point for the last `*`, as fnmatch does.
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        let step = match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ti));
-                pi += 1;
-                continue;
-            }
-            Some('?') => Some(1),
-            Some('[') => match bracket(&p[pi..], t[ti]) {
-                Some((true, len)) => Some(len),
-                Some((false, _)) => None,
-                None => (t[ti] == '[').then_some(1),
-            },
-            Some(c) => (*c == t[ti]).then_some(1),
-            None => None,
-        };
-        match step {
-            Some(len) => {
-                pi += len;
-                ti += 1;
-            }
-            None => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi.min(p.len())..].iter().all(|c| *c == '*')
-}
-
-/// A bracket expression at the start of `p` against `c`: whether it matches and its length, or
-/// `None` when it does not close.
-fn bracket(p: &[char], c: char) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(p.get(i), Some('!' | '^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    while let Some(&x) = p.get(i) {
-        if x == ']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        first = false;
-        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
-            if (x..=p[i + 2]).contains(&c) {
-                matched = true;
-            }
-            i += 3;
-        } else {
-            matched |= x == c;
-            i += 1;
-        }
-    }
-    None
+/// Whether the shell pattern `pattern` can expand to `word`. One too large to check can.
+fn glob_matches(pattern: &str, word: &str) -> bool {
+    Glob::word(pattern).map_or(true, |pattern| pattern.is_match(word))
 }
 
 #[cfg(test)]
@@ -190,5 +122,42 @@ mod tests {
         assert!(!glob_matches("*.jsonl", "approve"));
         assert!(!glob_matches("t?ust", "trusty"));
         assert!(glob_matches("[x", "[x"));
+    }
+
+    fn refusals(command: &str) -> Vec<String> {
+        let ctx = crate::facts::shell::ShellContext {
+            home: "/home/user".into(),
+            cwd: "/workspace".into(),
+        };
+        crate::facts::shell::analyze(command, &ctx)
+            .commands
+            .iter()
+            .flat_map(super::super::classify)
+            .filter_map(|e| match e {
+                Effect::TampersWithAirlock(why) => Some(why),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_posix_class_that_can_spell_a_denied_word_is_refused() {
+        let refused = refusals("airlock [[:alpha:]]pprove ABCD-EFGH");
+        assert!(
+            refused
+                .iter()
+                .any(|r| r.contains("can expand to `approve`")),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_pattern_too_large_to_check_is_refused_as_if_it_spelled_a_denied_word() {
+        let huge = "[[:alpha:]]".repeat(1000);
+        assert!(!refusals(&format!("airlock {huge}")).is_empty());
+        // The shell parser cannot read `[[` in a command name; a long run of `?` is too large too.
+        let huge = "?".repeat(100_000);
+        assert!(!refusals(&format!("air{huge} approve ABCD-EFGH")).is_empty());
+        assert!(refusals(&format!("air{huge} sessions")).is_empty());
     }
 }

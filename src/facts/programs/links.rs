@@ -41,45 +41,11 @@ pub struct NewLink {
 
 /// The links `cmd` creates. `Err` says why their names cannot be known before it runs.
 pub fn links_made(cmd: &SimpleCommand) -> Result<Vec<NewLink>, String> {
-    let Some(name) = cmd.program() else {
+    let Some(linking) = Linking::of(cmd) else {
         return Ok(Vec::new());
     };
-    if cmd.is_script_function {
-        return Ok(Vec::new());
-    }
-    let name = name
-        .strip_prefix('g')
-        .filter(|n| matches!(*n, "ln" | "cp" | "mv"))
-        .unwrap_or(name);
-    let args = Args {
-        words: cmd.argv.get(1..).unwrap_or_default(),
-    };
-    let source: fn(Word) -> Source = match name {
-        "ln" if args.has(&['s'], &["symbolic"]) && !args.has(&['r'], &["relative"]) => {
-            Source::Symlink
-        }
-        "ln" | "link" => Source::Same,
-        "cp" => {
-            let recursive = args.has(&['r', 'R', 'a'], &["recursive", "archive"]);
-            if args.has(&['s'], &["symbolic-link"]) {
-                if recursive {
-                    Source::Same
-                } else {
-                    Source::Symlink
-                }
-            } else if args.has(&['l'], &["link"]) {
-                Source::Same
-            } else if args.has(&['a', 'd', 'P'], &["archive", "no-dereference"])
-                || (recursive && !args.has(&['L'], &["dereference"]))
-            {
-                Source::CopiedLinks
-            } else {
-                return Ok(Vec::new());
-            }
-        }
-        "mv" => Source::Moved,
-        _ => return Ok(Vec::new()),
-    };
+    let name = linking.name;
+    let args = &linking.args;
     if matches!(cmd.origin, Origin::Xargs | Origin::FindExec) {
         return Err(format!(
             "`{name}` run by xargs or find -exec creates links under names only known when it runs"
@@ -93,24 +59,115 @@ pub fn links_made(cmd: &SimpleCommand) -> Result<Vec<NewLink>, String> {
     if name == "cp" && args.has(&[], &["parents"]) {
         return Err("`cp --parents` creates links under names airlock does not follow".into());
     }
-    let target_dir = args.values_of(&["-t"], &["target-directory"]);
-    let mut operands: Vec<Word> = args.positional().into_iter().cloned().collect();
-    operands.retain(|w| !target_dir.contains(w));
-    let link = |at: &Word, placement, from: &Word| NewLink {
-        at: at.clone(),
-        placement,
-        source: source(from.clone()),
+    Ok(linking.links())
+}
+
+/// The links `ln` or `link` in `cmd` makes point at, placed as well as its words tell: also where
+/// [`links_made`] cannot say what the links will be named (under xargs or `find -exec`, which add
+/// operands of their own, every operand may be what a link points at). A link's target is never
+/// read when it is made, so these are judged apart from the command's effects: a link to a key
+/// leaves the key one `cat` away.
+pub fn link_targets(cmd: &SimpleCommand) -> Vec<NewLink> {
+    let Some(linking) = Linking::of(cmd) else {
+        return Vec::new();
     };
-    let links = if let Some(dir) = target_dir.first() {
+    if !matches!(linking.name, "ln" | "link") {
+        return Vec::new();
+    }
+    if matches!(cmd.origin, Origin::Xargs | Origin::FindExec) {
+        return linking
+            .operands()
+            .into_iter()
+            .map(|from| NewLink {
+                at: Word::lit("."),
+                placement: Placement::Inside,
+                source: (linking.source)(from),
+            })
+            .collect();
+    }
+    linking.links()
+}
+
+/// A command that makes links, read: which program, what its links are, its arguments.
+struct Linking<'a> {
+    name: &'a str,
+    source: fn(Word) -> Source,
+    args: Args<'a>,
+}
+
+impl<'a> Linking<'a> {
+    fn of(cmd: &'a SimpleCommand) -> Option<Linking<'a>> {
+        let name = cmd.program()?;
+        if cmd.is_script_function {
+            return None;
+        }
+        // `/bin/ln` is `ln`, and so is GNU's `gln`.
+        let name = name.rsplit('/').next().unwrap_or(name);
+        let name = name
+            .strip_prefix('g')
+            .filter(|n| matches!(*n, "ln" | "cp" | "mv"))
+            .unwrap_or(name);
+        let args = Args {
+            words: cmd.argv.get(1..).unwrap_or_default(),
+        };
+        let source: fn(Word) -> Source = match name {
+            "ln" if args.has(&['s'], &["symbolic"]) && !args.has(&['r'], &["relative"]) => {
+                Source::Symlink
+            }
+            "ln" | "link" => Source::Same,
+            "cp" => {
+                let recursive = args.has(&['r', 'R', 'a'], &["recursive", "archive"]);
+                if args.has(&['s'], &["symbolic-link"]) {
+                    if recursive {
+                        Source::Same
+                    } else {
+                        Source::Symlink
+                    }
+                } else if args.has(&['l'], &["link"]) {
+                    Source::Same
+                } else if args.has(&['a', 'd', 'P'], &["archive", "no-dereference"])
+                    || (recursive && !args.has(&['L'], &["dereference"]))
+                {
+                    Source::CopiedLinks
+                } else {
+                    return None;
+                }
+            }
+            "mv" => Source::Moved,
+            _ => return None,
+        };
+        Some(Linking { name, source, args })
+    }
+
+    fn target_dir(&self) -> Vec<Word> {
+        self.args.values_of(&["-t"], &["target-directory"])
+    }
+
+    /// The operands, without the value of `-t DIR`.
+    fn operands(&self) -> Vec<Word> {
+        let target_dir = self.target_dir();
+        let mut operands: Vec<Word> = self.args.positional().into_iter().cloned().collect();
+        operands.retain(|w| !target_dir.contains(w));
         operands
-            .iter()
-            .map(|o| link(dir, Placement::Inside, o))
-            .collect()
-    } else {
+    }
+
+    fn links(&self) -> Vec<NewLink> {
+        let operands = self.operands();
+        let link = |at: &Word, placement, from: &Word| NewLink {
+            at: at.clone(),
+            placement,
+            source: (self.source)(from.clone()),
+        };
+        if let Some(dir) = self.target_dir().first() {
+            return operands
+                .iter()
+                .map(|o| link(dir, Placement::Inside, o))
+                .collect();
+        }
         match operands.as_slice() {
-            [only] if name == "ln" => vec![link(&Word::lit("."), Placement::Inside, only)],
+            [only] if self.name == "ln" => vec![link(&Word::lit("."), Placement::Inside, only)],
             [from, at] => {
-                let placement = if args.has(&['T'], &["no-target-directory"]) {
+                let placement = if self.args.has(&['T'], &["no-target-directory"]) {
                     Placement::Exactly
                 } else {
                     Placement::EitherOrInside
@@ -123,6 +180,5 @@ pub fn links_made(cmd: &SimpleCommand) -> Result<Vec<NewLink>, String> {
                 .collect(),
             _ => Vec::new(),
         }
-    };
-    Ok(links)
+    }
 }

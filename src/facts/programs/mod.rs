@@ -11,6 +11,7 @@ mod files;
 mod filters;
 pub mod git;
 mod inline;
+mod inspection;
 mod launchers;
 pub mod links;
 mod network;

@@ -19,6 +19,11 @@ struct Options {
     long_values: &'static [&'static str],
     /// Options whose value is a file the program writes.
     writes: (&'static [&'static str], &'static [&'static str]),
+    /// Short options whose value, if any, is the rest of their word and never the next one
+    /// (`pr -n:3`): whatever follows them in a cluster is theirs, not more options.
+    attached_values: &'static str,
+    /// Words starting with `+` are options too (`pr +3` starts at page 3), not files.
+    plus_options: bool,
 }
 
 const fn opts(program: &'static str, short_values: &'static str) -> Options {
@@ -27,6 +32,8 @@ const fn opts(program: &'static str, short_values: &'static str) -> Options {
         short_values,
         long_values: &[],
         writes: (&[], &[]),
+        attached_values: "",
+        plus_options: false,
     }
 }
 
@@ -206,6 +213,22 @@ const TABLE: &[Options] = &[
         ..opts("numfmt", "d")
     },
     Options {
+        long_values: &[
+            "columns",
+            "date-format",
+            "header",
+            "indent",
+            "first-line-number",
+            "length",
+            "width",
+            "page-width",
+            "pages",
+        ],
+        attached_values: "eiInsS",
+        plus_options: true,
+        ..opts("pr", "DhloNwW")
+    },
+    Options {
         long_values: &["tabs"],
         ..opts("expand", "t")
     },
@@ -260,12 +283,28 @@ pub(super) fn effects(name: &str, args: &Args) -> Vec<Effect> {
         .chain(write_long.iter())
         .copied()
         .collect();
-    e.extend(finish(name, args, operands(args, &skip_short, &skip_long)));
+    let attached: Vec<char> = options.attached_values.chars().collect();
+    let mut operands = operands_with(args, &skip_short, &attached, &skip_long);
+    if options.plus_options {
+        operands.retain(|w| !lit(w).is_some_and(|s| s.starts_with('+')));
+    }
+    e.extend(finish(name, args, operands));
     e
 }
 
 /// The words that are operands, skipping every option and the values of the options named.
 pub(super) fn operands(args: &Args, short: &[char], long: &[&str]) -> Vec<Word> {
+    operands_with(args, short, &[], long)
+}
+
+/// [`operands`], where the `attached` short options take the rest of their word as their value
+/// and nothing after it (`pr -nh FILE` numbers lines with `h` as separator: `FILE` is a file).
+pub(super) fn operands_with(
+    args: &Args,
+    short: &[char],
+    attached: &[char],
+    long: &[&str],
+) -> Vec<Word> {
     let mut out = Vec::new();
     let mut words = args.words.iter();
     let mut after_dashdash = false;
@@ -285,10 +324,15 @@ pub(super) fn operands(args: &Args, short: &[char], long: &[&str]) -> Vec<Word> 
             }
         } else {
             // A cluster: the first letter that takes a value takes the rest of the cluster, or
-            // the next word when it ends the cluster.
+            // the next word when it ends the cluster (never, for a letter whose value is
+            // attached).
             let cluster = &s[1..];
-            if let Some(at) = cluster.find(|c: char| short.contains(&c))
-                && at + 1 == cluster.len()
+            let taker = cluster
+                .char_indices()
+                .find(|(_, c)| short.contains(c) || attached.contains(c));
+            if let Some((at, c)) = taker
+                && short.contains(&c)
+                && at + c.len_utf8() == cluster.len()
             {
                 words.next();
             }

@@ -1,6 +1,7 @@
 //! Flags that turn an otherwise read-only program into something else: following symlinks through
 //! a tree, reading file names from a file or stdin, writing an output file, changing the system,
-//! or running a callback. Checked before the plain tables.
+//! or running a callback. Checked before the plain tables; the programs that look at the running
+//! system (`ps`, `top`, `lsof`, `man`, ...) are read in `inspection`.
 
 use super::{Args, Effect, lit, reads};
 use crate::facts::shell::Word;
@@ -31,6 +32,7 @@ pub(super) fn special(name: &str, args: &Args) -> Option<Vec<Effect>> {
         .or_else(|| shell_and_system(name, args))
         .or_else(|| changes_files(name, args))
         .or_else(|| interactive(name, args))
+        .or_else(|| super::inspection::inspection(name, args))
 }
 
 /// Readers whose flags recurse, follow links, read lists of file names or write an output
@@ -123,19 +125,6 @@ fn readers_with_flags(name: &str, args: &Args) -> Option<Vec<Effect>> {
 /// Builtins and system tools that can print secrets, run a callback or change the machine.
 fn shell_and_system(name: &str, args: &Args) -> Option<Vec<Effect>> {
     Some(match name {
-        "ps" => {
-            // BSD-style `ps e` (no dash) shows every process's environment.
-            let shows_env = args
-                .iter()
-                .any(|w| lit(w).is_some_and(|s| !s.starts_with('-') && s.contains('e')));
-            if shows_env {
-                vec![Effect::CredentialAccess(
-                    "`ps e` prints the environment of other processes".into(),
-                )]
-            } else {
-                vec![]
-            }
-        }
         "mapfile" | "readarray" => {
             if args.has(&['C'], &[]) {
                 vec![Effect::Opaque(format!(
@@ -239,7 +228,7 @@ fn changes_files(name: &str, args: &Args) -> Option<Vec<Effect>> {
 /// Pagers and editors: interactive, and able to run commands.
 fn interactive(name: &str, args: &Args) -> Option<Vec<Effect>> {
     Some(match name {
-        "less" | "more" | "most" | "view" | "man" => {
+        "less" | "more" | "most" | "view" => {
             let mut e = vec![Effect::Unknown(format!(
                 "`{name}` is interactive and can run commands"
             ))];

@@ -6,6 +6,7 @@ pub(super) const READ_PATHS: &[&str] = &[
     "cat",
     "tac",
     "nl",
+    "pr",
     "head",
     "tail",
     "wc",
@@ -51,6 +52,7 @@ pub(super) const READ_PATHS: &[&str] = &[
     "lsattr",
     "getfacl",
     "namei",
+    "lsof",
 ];
 
 /// Programs that print something without reading files named by their arguments.
@@ -89,6 +91,12 @@ pub(super) const READ_NOTHING: &[&str] = &[
     "who",
     "w",
     "ps",
+    "top",
+    "ss",
+    "netstat",
+    "man",
+    "apropos",
+    "whatis",
     "pgrep",
     "free",
     "vmstat",
@@ -198,6 +206,7 @@ pub(super) const BENIGN_ENV_SETTINGS: &[&str] = &[
     "GIT_TERMINAL_PROMPT",
     "TIMEFORMAT",
     "LESS",
+    "MANWIDTH",
     "GIT_CONFIG_NOSYSTEM",
     "CARGO_INCREMENTAL",
     "RUSTFLAGS_QUIET",

@@ -8,17 +8,29 @@
 use rusqlite::params;
 
 use super::{Store, StoreError};
+use crate::mcp::pins::{PinBook, PinnedTool};
 
-/// One tool's pin as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinnedTool {
-    pub tool: String,
-    /// The accepted definition (canonical JSON), if the user ever accepted one.
-    pub accepted: Option<String>,
-    /// The accepted definition's signature verifies.
-    pub signed: bool,
-    /// The definition last listed, when it differs from the accepted one.
-    pub seen: Option<String>,
+/// The pins kept in the state database at a path: each question opens it, so no connection is
+/// held across a server's life.
+pub struct StatePins(pub std::path::PathBuf);
+
+impl PinBook for StatePins {
+    fn pins(&self, server: &str) -> Result<Option<Vec<PinnedTool>>, String> {
+        Store::open(&self.0)
+            .and_then(|store| store.mcp_pins(server))
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_listing(
+        &self,
+        server: &str,
+        tools: &[(String, String)],
+        now: u64,
+    ) -> Result<(), String> {
+        Store::open(&self.0)
+            .and_then(|store| store.record_mcp_listing(server, tools, now))
+            .map_err(|e| e.to_string())
+    }
 }
 
 fn pin_fields<'a>(server: &'a str, tool: &'a str, definition: &'a str) -> [&'a [u8]; 3] {

@@ -33,7 +33,7 @@ mod session_messages;
 pub use session_messages::MessageChain;
 
 mod mcp_pins;
-pub use mcp_pins::PinnedTool;
+pub use mcp_pins::StatePins;
 
 pub mod health;
 

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::protocol::BoundedOutput;
+use crate::output::BoundedOutput;
+use crate::output::Thinned;
 use crate::protocol::Stream;
-use crate::protocol::Thinned;
 
 /// The result's copy of the output, filed in big batches, from the pieces the output sink
 /// thinned (so every byte is scanned once, by the sink's thinner). A flood can arrive in reads

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use super::{BashRun, DEFAULT_TIMEOUT, MAX_TIMEOUT, SandboxedRun, run};
 use crate::approval::gate::Approved;
+use crate::output::ToolError;
 use crate::protocol::Preview;
 use crate::protocol::Risk;
 use crate::sandbox::{Profile, Sandbox};
-use crate::tools::ToolError;
 use crate::tools::files::string;
 use crate::tools::runlog::LogLimits;
 use crate::tools::tool::{ArgText, PreviewAt, Tool, ToolFuture, ToolRun, object_schema};
@@ -59,6 +59,10 @@ impl Tool for Bash {
 
     fn risk(&self) -> Risk {
         Risk::Dangerous
+    }
+
+    fn command(&self) -> Option<&'static str> {
+        Some("command")
     }
 
     fn title_fields(&self) -> &'static [&'static str] {

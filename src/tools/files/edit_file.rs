@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 
 use super::held::Verb;
 use super::{Place, string};
-use crate::approval::risk::{PathArg, PathTarget};
+use crate::facts::catalog::{PathAccess, PathArg, PathTarget};
+use crate::facts::diff;
+use crate::output::{ToolError, ToolOutcome};
 use crate::protocol::Preview;
 use crate::protocol::Risk;
-use crate::tools::diff;
 use crate::tools::tool::{
     ArgText, PreviewAt, Tool, ToolFuture, ToolRun, object_schema, path_schema,
 };
-use crate::tools::{ToolError, ToolOutcome};
 
 const NAME: &str = "edit_file";
 
@@ -50,7 +50,11 @@ impl Tool for EditFile {
         &[PathArg {
             key: "path",
             names: PathTarget::OneFile,
-            writes: true,
+            access: PathAccess::Edit {
+                old: "old",
+                new: "new",
+            },
+            default: None,
         }]
     }
 

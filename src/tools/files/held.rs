@@ -29,7 +29,7 @@ use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat, renameat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fchmod, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
-use crate::tools::ToolError;
+use crate::output::ToolError;
 
 /// How directories on the way are opened: only to look names up in them.
 #[cfg(any(target_os = "linux", target_os = "android"))]

@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::Place;
 use super::held::{self, Verb};
-use crate::approval::risk::{PathArg, PathTarget};
+use crate::facts::catalog::{PathAccess, PathArg, PathTarget};
+use crate::output::{ToolError, ToolOutcome};
 use crate::protocol::Risk;
 use crate::tools::tool::{ArgText, Tool, ToolFuture, ToolRun, object_schema, path_schema};
-use crate::tools::{ToolError, ToolOutcome};
 
 pub struct ListDir;
 
@@ -35,7 +35,8 @@ impl Tool for ListDir {
         &[PathArg {
             key: "path",
             names: PathTarget::Tree,
-            writes: false,
+            access: PathAccess::Read { verb: "list" },
+            default: Some("."),
         }]
     }
 

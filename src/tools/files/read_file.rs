@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::held::Verb;
 use super::{Place, string};
-use crate::approval::risk::{PathArg, PathTarget};
+use crate::facts::catalog::{PathAccess, PathArg, PathTarget};
+use crate::output::{ToolError, ToolOutcome};
 use crate::protocol::Risk;
 use crate::tools::tool::{ArgText, Tool, ToolFuture, ToolRun, object_schema, path_schema};
-use crate::tools::{ToolError, ToolOutcome};
 
 const NAME: &str = "read_file";
 
@@ -37,7 +37,8 @@ impl Tool for ReadFile {
         &[PathArg {
             key: "path",
             names: PathTarget::OneFile,
-            writes: false,
+            access: PathAccess::Read { verb: "read" },
+            default: None,
         }]
     }
 

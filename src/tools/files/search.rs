@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use super::held::{self, Verb};
 use super::{Place, string};
-use crate::approval::risk::{PathArg, PathTarget};
+use crate::facts::catalog::{PathAccess, PathArg, PathTarget};
+use crate::output::{ToolError, ToolOutcome};
 use crate::protocol::Risk;
 use crate::tools::tool::{ArgText, Tool, ToolFuture, ToolRun, object_schema, path_schema};
-use crate::tools::{ToolError, ToolOutcome};
 
 const NAME: &str = "search";
 
@@ -45,7 +45,8 @@ impl Tool for Search {
         &[PathArg {
             key: "path",
             names: PathTarget::Tree,
-            writes: false,
+            access: PathAccess::Read { verb: "search" },
+            default: Some("."),
         }]
     }
 

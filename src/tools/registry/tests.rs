@@ -3,7 +3,6 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::approval::rules::PATH_TOOLS;
 use crate::protocol::FrozenCall;
 use crate::protocol::Risk;
 
@@ -36,14 +35,29 @@ fn no_two_builtin_tools_share_a_name() {
 }
 
 #[test]
-fn the_policys_path_tools_are_exactly_the_tools_that_declare_a_path() {
-    let declared: BTreeSet<&str> = BUILTIN
-        .iter()
-        .filter(|t| !t.paths().is_empty())
-        .map(|t| t.name())
-        .collect();
-    let judged: BTreeSet<&str> = PATH_TOOLS.iter().copied().collect();
-    assert_eq!(declared, judged);
+fn every_builtin_tool_that_writes_a_path_is_judged_as_a_write_and_every_other_as_a_read() {
+    let w = crate::approval::testworld::world();
+    for tool in BUILTIN.iter().filter(|t| !t.paths().is_empty()) {
+        let mut args = every_argument(*tool);
+        args[tool.paths()[0].key] = json!("fresh.txt");
+        let verdict = w.policy.assess(tool.name(), &args).verdict;
+        let writes = verdict
+            .reasons
+            .iter()
+            .any(|r| r.code == crate::protocol::ReasonCode::WritesWorkspace);
+        let declared = tool.paths()[0].access.writes();
+        assert_eq!(writes, declared, "{}: {verdict:#?}", tool.name());
+        assert_eq!(
+            verdict.ruling,
+            if declared {
+                crate::protocol::Ruling::Ask
+            } else {
+                crate::protocol::Ruling::Allow
+            },
+            "{}: {verdict:#?}",
+            tool.name()
+        );
+    }
 }
 
 #[test]

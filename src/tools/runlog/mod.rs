@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_log_read_straight_into_holds_exactly_what_copying_every_read_gives() {
-        let mut next = crate::protocol::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = crate::output::bounded::xorshift(0x9e37_79b9_7f4a_7c15);
         let dir = tempfile::tempdir().unwrap();
         for case in 0..200 {
             let limits = LogLimits {

@@ -119,11 +119,7 @@ impl App {
                     .as_ref()
                     .and_then(|p| p.unified_diff())
                     .map(str::to_string),
-                sandbox: crate::sandbox::title_label(
-                    &request.tool,
-                    &request.frozen,
-                    &request.verdict,
-                ),
+                sandbox: request.sandbox.clone(),
             },
         );
         let now = self.now;

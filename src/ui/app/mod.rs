@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
-use crate::protocol::BoundedOutput;
+use crate::output::BoundedOutput;
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
-use crate::protocol::{Stream, ToolStatus};
+use crate::protocol::{SandboxLabel, Stream, ToolStatus};
 
 mod batch;
 mod events;
@@ -94,7 +94,7 @@ pub struct Run {
     pub diff: Option<String>,
     /// The sandbox it ran in, as the modal's title named it (a command that asked), and
     /// whether that is a warning (no sandbox).
-    pub sandbox: Option<(String, bool)>,
+    pub sandbox: Option<SandboxLabel>,
     /// What the sandbox refused, when its note is in the run's output.
     pub refused: Option<SandboxNote>,
 }
@@ -132,7 +132,7 @@ impl Run {
 #[derive(Debug, Clone, Default)]
 pub struct Asked {
     pub diff: Option<String>,
-    pub sandbox: Option<(String, bool)>,
+    pub sandbox: Option<SandboxLabel>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,9 @@
 //! that was running when the process stopped is shown as interrupted (it never runs again).
 
 use super::{App, Entry, Run, RunStatus, ToolLine};
-use crate::protocol::{RestoredCall, RestoredEntry, RestoredSession, Stream, ToolStatus};
+use crate::protocol::{
+    RestoredCall, RestoredEntry, RestoredSession, SandboxLabel, Stream, ToolStatus,
+};
 
 impl App {
     /// Shows a reopened session as it stood, and remembers that a turn under way goes on (its
@@ -63,7 +65,10 @@ impl App {
         run.output.shrink_to_fit();
         run.refused = refused;
         if let Some(note) = &run.refused {
-            run.sandbox = Some((format!("sandbox {}", note.profile), false));
+            run.sandbox = Some(SandboxLabel {
+                text: format!("sandbox {}", note.profile),
+                unconfined: false,
+            });
         }
         self.runs.push(run);
         self.selected_run = self.runs.len() - 1;

@@ -46,6 +46,7 @@ pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest
         }),
         deadline_ms: None,
         code: None,
+        sandbox: None,
     }
 }
 

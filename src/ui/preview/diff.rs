@@ -142,7 +142,7 @@ mod tests {
     fn a_one_line_hunk_range_numbers_lines_from_its_start() {
         // similar writes `@@ -1 +1,3 @@`: a range of one line has no length.
         let crate::protocol::Preview::Diff { unified, .. } =
-            crate::tools::diff::unified("f", "a\n", "a\nb\nc\n")
+            crate::facts::diff::unified("f", "a\n", "a\nb\nc\n")
         else {
             panic!("a diff")
         };

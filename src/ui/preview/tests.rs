@@ -112,7 +112,7 @@ fn long_script() -> crate::protocol::ApprovalRequest {
         "=".repeat(200)
     ));
     let mut request = edit_request();
-    request.preview = Some(crate::tools::diff::unified("run.sh", "", &script));
+    request.preview = Some(crate::facts::diff::unified("run.sh", "", &script));
     request
 }
 

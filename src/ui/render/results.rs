@@ -190,8 +190,8 @@ fn run_lines(
     if let Some(note) = &run.refused {
         tail = format!("{tail} · sandbox refused {}", note.refusals);
         warning = true;
-    } else if let Some((label, true)) = &run.sandbox {
-        tail = format!("{tail} · {label}");
+    } else if let Some(label) = run.sandbox.as_ref().filter(|l| l.unconfined) {
+        tail = format!("{tail} · {}", label.text);
         warning = true;
     }
     let selected = index == app.selected_run;
@@ -204,7 +204,7 @@ fn run_lines(
     // The sandbox it ran in goes with its time, which gives way before the status does (and
     // the sandbox before the title is cut short).
     let with_sandbox = match &run.sandbox {
-        Some((label, false)) => Some(format!("{}  {when}", visible_line(label))),
+        Some(label) if !label.unconfined => Some(format!("{}  {when}", visible_line(&label.text))),
         _ => None,
     };
     let times: Vec<&str> = with_sandbox

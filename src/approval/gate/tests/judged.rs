@@ -81,7 +81,7 @@ async fn a_parked_file_call_settled_later_runs_only_on_the_path_it_was_judged_on
     let GateOutcome::Parked(request) = check(&rig, write_sub("c1")).await else {
         panic!("expected the write to park");
     };
-    let judged = judged_path(&request.tool, &request.verdict);
+    let judged = judged_path(&request.verdict);
     let sub_new = rig.world.policy.paths.workspace.join("sub/new.txt");
     assert_eq!(judged.as_deref(), Some(sub_new.as_path()));
     let settle = |path| {

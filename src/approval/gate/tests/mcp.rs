@@ -31,7 +31,7 @@ fn mcp_rig(approver: Arc<dyn Approver>) -> (Rig, Arc<McpCatalog>) {
         rig.world.policy.mode,
         rig.world.policy.rules.clone(),
         rig.world.policy.paths.clone(),
-        crate::approval::risk::ToolCatalog::builtin(),
+        crate::facts::catalog::ToolCatalog::builtin(),
     )
     .with_mcp(catalog.clone());
     rig.gate.policy = Arc::new(policy);

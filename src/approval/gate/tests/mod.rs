@@ -105,7 +105,7 @@ fn rig_with(
         world.policy.mode,
         world.policy.rules.clone(),
         world.policy.paths.clone(),
-        crate::approval::risk::ToolCatalog::builtin(),
+        crate::facts::catalog::ToolCatalog::builtin(),
     ));
     let now = Arc::new(AtomicU64::new(1_000_000));
     let clock_now = now.clone();

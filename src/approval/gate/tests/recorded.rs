@@ -64,12 +64,12 @@ fn lines(log: &AuditLog) -> usize {
     std::fs::read_to_string(log.path()).unwrap().lines().count()
 }
 
-async fn run(r: &Recorded, approved: Approved) -> Result<crate::tools::ToolOutcome, String> {
+async fn run(r: &Recorded, approved: Approved) -> Result<crate::output::ToolOutcome, String> {
     r.tools
         .execute(
             approved,
             CancellationToken::new(),
-            crate::tools::OutputSink::discard(),
+            crate::output::OutputSink::discard(),
         )
         .await
         .map_err(|e| e.to_string())

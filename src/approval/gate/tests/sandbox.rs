@@ -11,7 +11,7 @@ fn sandboxed_rig(approver: Arc<dyn Approver>) -> Rig {
             world.policy.mode,
             world.policy.rules.clone(),
             world.policy.paths.clone(),
-            crate::approval::risk::ToolCatalog::builtin(),
+            crate::facts::catalog::ToolCatalog::builtin(),
         )
         .with_sandbox(SandboxPolicy {
             default: Profile::WorkspaceWrite,
@@ -78,4 +78,38 @@ async fn a_grant_given_in_the_sandbox_does_not_cover_the_same_command_with_the_n
         denial(check(&rig, wider).await);
     }
     assert_eq!(approver.asked(), 3, "each wider profile is asked again");
+}
+
+#[tokio::test]
+async fn the_request_names_the_sandbox_a_command_will_run_in_so_the_cockpit_needs_no_sandbox_code()
+{
+    let approver = Scripted::answering(vec![Ok(Decision::AllowOnce), Ok(Decision::AllowOnce)]);
+    let rig = sandboxed_rig(approver.clone());
+    let networked = ToolCall {
+        id: "c1".into(),
+        tool: "bash".into(),
+        args: json!({"command": "curl https://example.com", "sandbox": "network"}),
+    };
+    approval(check(&rig, networked).await);
+    let unconfined = ToolCall {
+        id: "c2".into(),
+        tool: "bash".into(),
+        args: json!({"command": "cargo test", "sandbox": "off"}),
+    };
+    approval(check(&rig, unconfined).await);
+    let seen = approver.seen.lock().unwrap();
+    assert_eq!(
+        seen[0].sandbox,
+        Some(crate::protocol::SandboxLabel {
+            text: "sandbox network".into(),
+            unconfined: false,
+        })
+    );
+    assert_eq!(
+        seen[1].sandbox,
+        Some(crate::protocol::SandboxLabel {
+            text: "NO SANDBOX (off)".into(),
+            unconfined: true,
+        })
+    );
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::approval::rules::glob_match;
+use crate::facts::glob::glob_match;
 use crate::facts::paths::PathContext;
 
 /// Most names a glob may expand to before airlock gives up and treats it as unknown.
@@ -12,9 +12,17 @@ const MAX_GLOB_MATCHES: usize = 4096;
 /// Most directory entries one glob may look at; a glob over a huge tree is treated as unknown.
 const MAX_GLOB_SCAN: usize = 10_000;
 
+/// What a glob names: the names bash would give the command now, and the glob itself from each
+/// directory it reaches (`~/.ssh/id_*` from `~/.ssh`, `keys/*` from the directory a `ke*` matched),
+/// which are judged for every name they could match there, now or by the time the command runs.
+pub(super) struct Expansion {
+    pub(super) names: Vec<String>,
+    pub(super) patterns: Vec<String>,
+}
+
 /// Expands a glob the way bash would, against the filesystem. A component that starts with `.`
 /// may match `..` in bash, so it also yields `.` and `..`. No match leaves the word as it is.
-pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Vec<String>> {
+pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Option<Expansion> {
     let (mut prefix, rest) = if let Some(rest) = pattern.strip_prefix("~/") {
         (format!("{}/", ctx.home.display()), rest)
     } else if let Some(rest) = pattern.strip_prefix('/') {
@@ -23,18 +31,24 @@ pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Opti
         (String::new(), pattern)
     };
     if pattern.starts_with('~') && !pattern.starts_with("~/") {
-        return Some(vec![pattern.to_string()]);
+        return Some(Expansion {
+            names: vec![pattern.to_string()],
+            patterns: Vec::new(),
+        });
     }
     if prefix.ends_with("//") {
         prefix.pop();
     }
     let mut candidates = vec![prefix];
+    let mut patterns = Vec::new();
     let mut scanned = 0usize;
-    for component in rest.split('/') {
-        if component.is_empty() {
-            continue;
-        }
+    let components: Vec<&str> = rest.split('/').filter(|c| !c.is_empty()).collect();
+    for (at, component) in components.iter().copied().enumerate() {
         let has_glob = component.contains(['*', '?', '[']);
+        if has_glob {
+            let tail = components[at..].join("/");
+            patterns.extend(candidates.iter().map(|c| format!("{c}{tail}")));
+        }
         let mut next = Vec::new();
         for candidate in &candidates {
             if !has_glob {
@@ -88,9 +102,10 @@ pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Opti
             }
         })
         .collect();
-    if matched.is_empty() {
-        Some(vec![pattern.to_string()])
+    let names = if matched.is_empty() {
+        vec![pattern.to_string()]
     } else {
-        Some(matched)
-    }
+        matched
+    };
+    Some(Expansion { names, patterns })
 }

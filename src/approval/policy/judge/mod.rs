@@ -1,6 +1,8 @@
 //! Judging paths: what reading, writing or deleting a resolved path calls for, and how a shell
 //! word becomes the paths it names (tilde, globs expanded against the real filesystem).
 
+use std::path::Path;
+
 use crate::facts::paths::{self, Location, PathContext, ResolvedPath, Sensitivity};
 use crate::facts::shell::{Cwd, Word};
 use crate::protocol::ReasonCode;
@@ -9,7 +11,7 @@ use crate::protocol::Ruling;
 
 mod glob;
 
-use glob::expand_glob;
+use glob::{Expansion, expand_glob};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -69,14 +71,53 @@ pub fn target(ctx: &PathContext, cwd: &Cwd, word: &Word) -> Target {
         return Target::Paths(vec![paths::resolve(ctx, &base, value)]);
     }
     match expand_glob(ctx, &base, value) {
-        Some(names) => Target::Paths(
-            names
-                .iter()
-                .map(|n| paths::resolve(ctx, &base, n))
-                .collect(),
-        ),
+        Some(expansion) => Target::Paths(glob_paths(ctx, &base, value, expansion)),
         None => Target::Unknown(format!("`{value}` matches too many files to check")),
     }
+}
+
+/// The paths a glob names: what it matches now (or itself, matching nothing), and itself from
+/// each directory it reaches where it could name something a sandboxed command may never read
+/// (or airlock's state) that no match already shows in the same place. `cat ~/.ssh/id_*` is a
+/// read of a private key whether `~/.ssh` holds one, only `id_rsa.pub`, or nothing.
+fn glob_paths(
+    ctx: &PathContext,
+    base: &Path,
+    value: &str,
+    expansion: Expansion,
+) -> Vec<ResolvedPath> {
+    let guarded = |p: &ResolvedPath| -> Vec<Sensitivity> {
+        p.sensitivity
+            .iter()
+            .copied()
+            .filter(|s| paths::UNREADABLE.contains(s))
+            .collect()
+    };
+    let mut found: Vec<ResolvedPath> = expansion
+        .names
+        .iter()
+        .map(|n| {
+            if n == value {
+                paths::resolve_pattern(ctx, base, n)
+            } else {
+                paths::resolve(ctx, base, n)
+            }
+        })
+        .collect();
+    for pattern in &expansion.patterns {
+        let p = paths::resolve_pattern(ctx, base, pattern);
+        let wanted = guarded(&p);
+        if wanted.is_empty() && p.location != Location::AirlockState {
+            continue;
+        }
+        let shown = found
+            .iter()
+            .any(|f| f.location == p.location && wanted.iter().all(|s| f.sensitivity.contains(s)));
+        if !shown {
+            found.push(p);
+        }
+    }
+    found
 }
 
 /// The whole word is one process substitution: `<(` or `>(`, and the parenthesis it opens
@@ -193,6 +234,16 @@ pub fn judge(ctx: &PathContext, access: Access, path: &ResolvedPath) -> Finding 
     };
     if let Some(f) = credential_material(access, path, &shown, &via) {
         return f;
+    }
+    // Looking at a disk's device node (`stat -c %t /dev/sda`, `ls -l /dev/sda`: its name, type,
+    // numbers and owner) reads nothing of what the disk holds.
+    if access == Access::Inspect && has(path, &[Sensitivity::DiskDevice]) {
+        return finding(
+            Ruling::Allow,
+            ReasonCode::ReadOnly,
+            Risk::Safe,
+            format!("looks at the device node {shown}, not at what it holds"),
+        );
     }
     match access {
         Access::Read | Access::Inspect => judge_read(path, &shown, &via),

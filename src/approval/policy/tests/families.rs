@@ -152,8 +152,17 @@ fn a_read_only_program_that_writes_a_file_or_runs_a_program_is_judged_by_that() 
 #[test]
 fn looking_at_a_device_is_not_reading_it() {
     let w = world();
-    // A raw disk's name and type are not its contents: looking asks (outside the workspace)...
-    check_table(&w, Ruling::Ask, &["stat /dev/sda", "ls -l /dev/sda"]);
+    // A raw disk's name and type are not its contents: looking at its node is allowed...
+    check_table(
+        &w,
+        Ruling::Allow,
+        &[
+            "stat /dev/sda",
+            "stat -c %t /dev/sda",
+            "stat --format=%t:%T /dev/nvme0n1",
+            "ls -l /dev/sda",
+        ],
+    );
     // ...reading it is refused.
     check_table(&w, Ruling::Deny, &["cat /dev/sda", "file -s /dev/sda"]);
 }

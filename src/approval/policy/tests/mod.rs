@@ -28,9 +28,12 @@ fn check_table(w: &World, expected: Ruling, commands: &[&str]) {
 
 mod active_files;
 mod bypasses;
+mod credential_globs;
+mod credential_links;
 mod families;
 mod planned_links;
 mod sandbox;
 mod self_approval;
+mod system_inspection;
 mod verdicts;
 mod wrappers;

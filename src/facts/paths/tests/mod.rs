@@ -55,5 +55,6 @@ impl World {
 }
 
 mod attacks;
+mod patterns;
 mod places;
 mod sensitivity;

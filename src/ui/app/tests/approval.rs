@@ -228,7 +228,7 @@ fn huge_edit() -> ApprovalRequest {
         .collect();
     let mut req = request("c1", "unused", true);
     req.tool = "write_file".into();
-    req.preview = Some(crate::tools::diff::unified("big.txt", &old, &new));
+    req.preview = Some(crate::facts::diff::unified("big.txt", &old, &new));
     req
 }
 

@@ -98,11 +98,12 @@ pub(super) fn title_line(request: &ApprovalRequest, shown_id: &str) -> Line<'sta
             Style::default().fg(color).add_modifier(Modifier::REVERSED),
         ),
         Span::styled(format!("  {}", request.frozen.short_digest()), dim()),
-        match crate::sandbox::title_label(&request.tool, &request.frozen, &request.verdict) {
-            Some((label, true)) => {
-                Span::styled(format!("  {label}"), Style::default().fg(Color::Red).bold())
-            }
-            Some((label, false)) => Span::raw(format!("  {label}")),
+        match &request.sandbox {
+            Some(label) if label.unconfined => Span::styled(
+                format!("  {}", label.text),
+                Style::default().fg(Color::Red).bold(),
+            ),
+            Some(label) => Span::raw(format!("  {}", label.text)),
             None => Span::raw(""),
         },
     ])

@@ -126,7 +126,7 @@ fn results_focused(scroll: u16) -> App {
 fn long_modal() -> (App, Instant) {
     let mut long = edit_request();
     let script: String = (1..=80).map(|i| format!("echo step {i}\n")).collect();
-    long.preview = Some(crate::tools::diff::unified("run.sh", "", &script));
+    long.preview = Some(crate::facts::diff::unified("run.sh", "", &script));
     let t0 = t0();
     let mut app = App::new(Status::default(), t0);
     app.on_agent_event(AgentEvent::ApprovalRequested {

@@ -23,6 +23,10 @@ pub struct ToolDescriptor {
     /// The arguments that name a path (none for a tool that takes no path).
     #[serde(skip)]
     pub paths: Vec<PathArg>,
+    /// The argument that holds a shell command the tool runs (in the OS sandbox), if it runs
+    /// one: the policy parses it and judges every part.
+    #[serde(skip)]
+    pub command: Option<&'static str>,
 }
 
 impl ToolDescriptor {
@@ -32,7 +36,7 @@ impl ToolDescriptor {
 
     /// Whether the tool writes a path it is given (so what is there before matters).
     pub fn writes_a_path(&self) -> bool {
-        self.paths.iter().any(|p| p.writes)
+        self.paths.iter().any(|p| p.access.writes())
     }
 
     /// Whether a session grant may cover the directory around its path: the tool names one
@@ -42,13 +46,48 @@ impl ToolDescriptor {
     }
 }
 
-/// An argument that names a path, as its tool declares it.
+/// An argument that names a path, as its tool declares it: everything the policy needs to judge
+/// the call, so no part of the gate names a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathArg {
     pub key: &'static str,
     pub names: PathTarget,
+    /// What the tool does to what the path names. There is no default: a new tool that takes a
+    /// path says whether it reads, replaces or edits, or it does not compile.
+    pub access: PathAccess,
+    /// The path taken when the argument is left out (`.` for a tool that lists or searches the
+    /// workspace); `None` when it is required.
+    pub default: Option<&'static str>,
+}
+
+/// What a tool does to the path it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathAccess {
+    /// Reads it, as `verb` says in words a person reads ("read", "list", "search").
+    Read { verb: &'static str },
+    /// Replaces the whole file with the string argument `content` (creating it if need be).
+    Replace { content: &'static str },
+    /// Changes part of the file: the string argument `old` becomes `new`.
+    Edit {
+        old: &'static str,
+        new: &'static str,
+    },
+}
+
+impl PathAccess {
     /// Whether the tool creates, replaces or changes what the path names.
-    pub writes: bool,
+    pub fn writes(&self) -> bool {
+        !matches!(self, PathAccess::Read { .. })
+    }
+
+    /// The verb a reason uses for it.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            PathAccess::Read { verb } => verb,
+            PathAccess::Replace { .. } => "write",
+            PathAccess::Edit { .. } => "edit",
+        }
+    }
 }
 
 /// What a path argument names.
@@ -112,6 +151,7 @@ mod tests {
             schema: serde_json::json!({}),
             risk: None,
             paths: Vec::new(),
+            command: None,
         });
         assert_eq!(catalog.risk_of("mystery"), Risk::Dangerous);
     }

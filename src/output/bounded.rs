@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use super::call::Stream;
+use crate::protocol::Stream;
 
 const HEAD_LINES: usize = OUTPUT_HEAD_LINES;
 const TAIL_LINES: usize = OUTPUT_TAIL_LINES;

@@ -10,7 +10,7 @@
 //! 6,000 reads, and each became an event the cockpit woke up for and filed.
 //!
 //! Lines are bounded in bytes on the way out too: the thinner passes the first
-//! [`MAX_LINE_BYTES`](crate::protocol::MAX_LINE_BYTES) of a line (and one byte more) and counts
+//! [`MAX_LINE_BYTES`](crate::output::MAX_LINE_BYTES) of a line (and one byte more) and counts
 //! the rest, and what is delivered says so in the text, where the line ends (or the output:
 //! [`OutputSink::end`]): ` … [airlock: N more bytes of this line left out; …]`, with where the
 //! whole output is when the tool said ([`OutputSink::keep_note`]). A viewer keeps no more of a
@@ -20,7 +20,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::protocol::{OUTPUT_TAIL_LINES, Stream, Thinned, Thinner, unseen_lines};
+use super::bounded::{OUTPUT_TAIL_LINES, Thinned, Thinner, unseen_lines};
+use crate::protocol::Stream;
 
 type Deliver = dyn Fn(Stream, Thinned<'_>) + Send + Sync;
 
@@ -260,7 +261,7 @@ impl std::fmt::Debug for OutputSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES};
+    use crate::output::{BoundedOutput, MAX_LINE_BYTES, OUTPUT_HEAD_LINES};
 
     /// What a watched sink delivered: filed into a viewer, how many deliveries, how many bytes.
     type Seen = Arc<Mutex<(BoundedOutput, usize, usize)>>;
@@ -306,7 +307,7 @@ mod tests {
 
     #[test]
     fn paced_output_leaves_a_viewer_exactly_as_every_byte_would_whatever_the_reads_and_timing() {
-        let mut next = crate::protocol::xorshift(0x5eed_cafe);
+        let mut next = crate::output::bounded::xorshift(0x5eed_cafe);
         for case in 0..60 {
             let (sink, seen) = watched();
             let mut whole = BoundedOutput::new();
