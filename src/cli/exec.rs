@@ -135,25 +135,16 @@ pub fn start_with(
     let runs = store::runs::runs_dir(&state);
     super::session::private_dirs(&state, &runs)?;
     let audit = super::session::audit_log(&state, &session)?;
-    // A key in a variable the config names stays out of every command, like the known ones.
-    let mut tools = ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session)))
-        .sandboxed(Sandbox::new(
+    let tools = tools_for(
+        &config,
+        ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session))),
+        Sandbox::new(
             crate::sandbox::installed_launcher(),
             sandbox.clone(),
             sandbox_paths,
-        ))
-        .hiding_env(
-            config.api_key_env.iter().map(|s| s.value.clone()).chain(
-                config
-                    .mcp_servers
-                    .iter()
-                    .filter_map(|s| s.config.bearer_token_env.clone()),
-            ),
-        );
-    if let Some(hub) = &mcp {
-        tools = tools.with_mcp(hub.clone());
-    }
-    let tools = Arc::new(tools);
+        ),
+        mcp.as_ref(),
+    );
     super::session::start_background_work(&tools, &runs, &session);
     let previewer = tools.clone();
     let session_for_gate = session.clone();
@@ -162,26 +153,10 @@ pub fn start_with(
     let grant_log = super::session::grant_log(&session);
     let model_name = model.name();
     let is_headless = headless.is_some();
-    // A cockpit keeps its session, and its requests can be answered from another terminal.
     // The policy files as this session found them: kept with its checkpoints and its journal.
     let policy_files = crate::config::fingerprint::PolicyFingerprint::of(&config.active_files());
-    let (journal, remote_codes) = match is_headless {
-        true => (None, None),
-        false => {
-            let (journal, codes) =
-                super::session::cockpit_stores(args, &session, &workspace, &policy_files)?;
-            (Some(journal), Some(codes))
-        }
-    };
-    // Headless runs keep durable checkpoints, so a killed run can be resumed.
-    let checkpoints = is_headless.then(|| {
-        Arc::new(super::runs::RunCheckpoints::new(
-            args,
-            &policy_files,
-            &session,
-            &workspace,
-        ))
-    });
+    let kept = Kept::of(args, is_headless, &session, &workspace, &policy_files)?;
+    let (journal, remote_codes, checkpoints) = (kept.journal, kept.remote_codes, kept.checkpoints);
     let handle = agent::spawn_with(
         model,
         tools,
@@ -212,15 +187,7 @@ pub fn start_with(
         resume,
     );
     if let Some(hub) = &mcp {
-        hub.connect_in_background();
-        // A server that fails is said where the person is looking (the cockpit's conversation,
-        // an `error` event), not only in `airlock mcp list`.
-        let (catalog, ops) = (hub.catalog(), handle.ops.clone());
-        tokio::spawn(async move {
-            catalog
-                .report_failures(|message| ops.send(Op::Notice { message }).is_ok())
-                .await;
-        });
+        connect(hub, &handle);
     }
     Ok(Started {
         handle,
@@ -236,6 +203,80 @@ pub fn start_with(
         policy: policy_files,
         checkpoints,
     })
+}
+
+/// The session's tools: in the sandbox, with every key variable the config names (the
+/// providers' and the MCP servers' tokens) kept out of every command like the known ones, and
+/// the MCP servers' tools when there are any.
+fn tools_for(
+    config: &crate::config::Resolved,
+    tools: ToolRegistry,
+    sandbox: Sandbox,
+    mcp: Option<&Arc<crate::mcp::McpHub>>,
+) -> Arc<ToolRegistry> {
+    let mut tools = tools.sandboxed(sandbox).hiding_env(
+        config.api_key_env.iter().map(|s| s.value.clone()).chain(
+            config
+                .mcp_servers
+                .iter()
+                .filter_map(|s| s.config.bearer_token_env.clone()),
+        ),
+    );
+    if let Some(hub) = mcp {
+        tools = tools.with_mcp(hub.clone());
+    }
+    Arc::new(tools)
+}
+
+/// What a session keeps in the state database: a cockpit its journal (so it can be reopened)
+/// and the one-time codes that answer its requests from another terminal; a headless run its
+/// checkpoints (so a killed run can be resumed).
+struct Kept {
+    journal: Option<Arc<super::sessions::CockpitJournal>>,
+    remote_codes: Option<Arc<dyn crate::agent::CodeBook>>,
+    checkpoints: Option<Arc<super::runs::RunCheckpoints>>,
+}
+
+impl Kept {
+    fn of(
+        args: &ExecArgs,
+        headless: bool,
+        session: &str,
+        workspace: &std::path::Path,
+        policy_files: &crate::config::fingerprint::PolicyFingerprint,
+    ) -> Result<Kept> {
+        if headless {
+            return Ok(Kept {
+                journal: None,
+                remote_codes: None,
+                checkpoints: Some(Arc::new(super::runs::RunCheckpoints::new(
+                    args,
+                    policy_files,
+                    session,
+                    workspace,
+                ))),
+            });
+        }
+        let (journal, codes) =
+            super::session::cockpit_stores(args, session, workspace, policy_files)?;
+        Ok(Kept {
+            journal: Some(journal),
+            remote_codes: Some(codes),
+            checkpoints: None,
+        })
+    }
+}
+
+/// Starts the MCP servers in the background. A server that fails is said where the person is
+/// looking (the cockpit's conversation, an `error` event), not only in `airlock mcp list`.
+fn connect(hub: &crate::mcp::McpHub, handle: &crate::protocol::AgentHandle) {
+    hub.connect_in_background();
+    let (catalog, ops) = (hub.catalog(), handle.ops.clone());
+    tokio::spawn(async move {
+        catalog
+            .report_failures(|message| ops.send(Op::Notice { message }).is_ok())
+            .await;
+    });
 }
 
 /// The policy a session judges calls by: the mode and rules in force, on `paths`.

@@ -9,6 +9,7 @@
 //! whenever a summary leaves lines out.
 
 use super::*;
+use crate::ui::app::Run;
 use crate::ui::keys::{self, Place};
 
 /// Output rows of every run's summary (its marker row included) before the selected and the
@@ -179,6 +180,43 @@ fn run_lines(
     focused: bool,
 ) -> Vec<Line<'static>> {
     let run = &app.runs[index];
+    let selected = index == app.selected_run;
+    let mut lines = vec![run_header(app, run, selected && focused, selected, width)];
+    let room = rows.saturating_sub(1);
+    if run.trimmed {
+        for l in trimmed_note(run, width).into_iter().take(room) {
+            lines.push(Line::styled(format!("  {l}"), dim()));
+        }
+        return lines;
+    }
+    // Only the lines shown are read out of the kept output.
+    let count = run.body_len();
+    let scroll = if app.expanded || selected {
+        app.results_scroll as usize
+    } else {
+        0
+    };
+    let end = count.saturating_sub(scroll.min(count));
+    // A marker hiding two lines to make room for itself is worth it only above two rows.
+    let (start, above) = if end <= room || room < 3 {
+        (end.saturating_sub(room), 0)
+    } else {
+        (end - (room - 1), end - (room - 1))
+    };
+    if above > 0 {
+        let word = if above == 1 { "line" } else { "lines" };
+        lines.push(Line::styled(
+            truncate(&format!("  ⋮ {above} earlier {word}"), width),
+            dim(),
+        ));
+    }
+    body_lines(run, start..end, width, &mut lines);
+    lines
+}
+
+/// A run's first line: its marker, status icon, id and title, what the sandbox refused (or that
+/// it ran without one), the sandbox it ran in and its time.
+fn run_header(app: &App, run: &Run, marked: bool, selected: bool, width: usize) -> Line<'static> {
     let (icon, style, mut tail) = match run.status {
         RunStatus::Running => ("▶", Style::default().fg(Color::Blue), "running".to_string()),
         RunStatus::Done(status, code) => finished_icon(status, code),
@@ -194,8 +232,7 @@ fn run_lines(
         tail = format!("{tail} · {}", label.text);
         warning = true;
     }
-    let selected = index == app.selected_run;
-    let marker = if selected && focused { "›" } else { " " };
+    let marker = if marked { "›" } else { " " };
     let when = if run.earlier {
         "earlier".to_string()
     } else {
@@ -232,47 +269,28 @@ fn run_lines(
         (true, false) => style.add_modifier(Modifier::BOLD),
         (false, false) => style,
     };
-    let mut lines = vec![Line::styled(header, header_style)];
-    let room = rows.saturating_sub(1);
-    if run.trimmed {
-        for l in trimmed_note(run, width).into_iter().take(room) {
-            lines.push(Line::styled(format!("  {l}"), dim()));
-        }
-        return lines;
-    }
-    // Only the lines shown are read out of the kept output.
-    let count = run.body_len();
-    let scroll = if app.expanded || selected {
-        app.results_scroll as usize
-    } else {
-        0
-    };
-    let end = count.saturating_sub(scroll.min(count));
-    // A marker hiding two lines to make room for itself is worth it only above two rows.
-    let (start, above) = if end <= room || room < 3 {
-        (end.saturating_sub(room), 0)
-    } else {
-        (end - (room - 1), end - (room - 1))
-    };
-    if above > 0 {
-        let word = if above == 1 { "line" } else { "lines" };
-        lines.push(Line::styled(
-            truncate(&format!("  ⋮ {above} earlier {word}"), width),
-            dim(),
-        ));
-    }
+    Line::styled(header, header_style)
+}
+
+/// Lines `shown` of a run's body: its output, or, for a file change that printed nothing, the
+/// diff the modal showed.
+fn body_lines(
+    run: &Run,
+    shown: std::ops::Range<usize>,
+    width: usize,
+    lines: &mut Vec<Line<'static>>,
+) {
     if let (Some(diff), 0) = (&run.diff, run.output.len()) {
-        // A file change printed nothing: what it changed, as the modal showed it.
-        for text in diff.lines().skip(start).take(end - start) {
+        for text in diff.lines().skip(shown.start).take(shown.len()) {
             let text = crate::visible::visible_output(text);
             lines.push(Line::styled(
                 truncate(&format!("  {text}"), width),
                 diff_style(&text),
             ));
         }
-        return lines;
+        return;
     }
-    for (text, stream) in (start..end).filter_map(|i| run.output.line(i)) {
+    for (text, stream) in shown.filter_map(|i| run.output.line(i)) {
         let style = match stream {
             Some(Stream::Stderr) => Style::default().fg(Color::Red),
             Some(Stream::Stdout) => Style::default(),
@@ -290,7 +308,6 @@ fn run_lines(
         };
         lines.push(Line::styled(truncate(&format!("  {text}"), width), style));
     }
-    lines
 }
 
 /// A line of a run's changes (hunk headers, added and removed lines: no file headers) as the
