@@ -187,6 +187,10 @@ pub enum AgentEvent {
         tool: String,
         title: String,
     },
+    /// The change a file call makes, as a unified diff, when no approval showed it first (the
+    /// policy, a rule, the mode, a grant or a headless stand-in allowed it): sent right after its
+    /// `ToolStarted`, so a driver can show what it changed. Small calls only (see the agent).
+    ToolChange { call_id: CallId, diff: String },
     /// Live output of a running call, as it came, thinned by the tools' output sink for a viewer that keeps `OUTPUT_HEAD_LINES` and
     /// `OUTPUT_TAIL_LINES`:
     /// the first lines whole, then from each read only what a head-and-tail view can still show,

@@ -9,6 +9,10 @@ use crate::output::{ToolError, ToolOutcome};
 use crate::protocol::QueuedCall;
 use crate::tools::registry::title_of_canonical;
 
+/// The largest arguments (canonical JSON, bytes) of a call whose change is diffed for the
+/// cockpit when no approval showed it.
+const MAX_UNSHOWN_CHANGE_ARGS: usize = 256 * 1024;
+
 /// Where a batch stands: each call's result in model order, the approved calls waiting to
 /// start together and those running, and for checkpoints the next call to gate and the calls
 /// started but not finished.
@@ -174,6 +178,12 @@ impl Agent {
                     tool: call.tool.clone(),
                     title: title(call),
                 });
+                if let Some(diff) = self.unshown_change(&approved) {
+                    self.emit(AgentEvent::ToolChange {
+                        call_id: call.id.clone(),
+                        diff,
+                    });
+                }
                 let sink = self.output_sink(&call.id);
                 // On record as started before it starts: if the process dies from here on,
                 // a resume reports it interrupted and never runs it again.
@@ -188,6 +198,25 @@ impl Agent {
             }
         }
         None
+    }
+
+    /// The change an approved file call will make, as a diff, when no person saw it in an
+    /// approval (the policy, a rule, the mode, a grant or a headless stand-in allowed it), so the
+    /// cockpit can show it on the run. Only for calls whose arguments are at most
+    /// [`MAX_UNSHOWN_CHANGE_ARGS`]: a 100 MB write is not diffed a second time for a glance.
+    fn unshown_change(&self, approved: &Approved) -> Option<String> {
+        use crate::approval::approver::Previewer;
+        use crate::protocol::DecisionSource::{Parked, RemoteCode, User};
+        if matches!(approved.source(), User | RemoteCode | Parked)
+            || approved.frozen().canonical.len() > MAX_UNSHOWN_CHANGE_ARGS
+        {
+            return None;
+        }
+        let args = approved.args().ok()?;
+        let preview = self
+            .tools
+            .preview(approved.tool(), &args, approved.judged_path())?;
+        preview.unified_diff().map(str::to_string)
     }
 
     /// Starts the approved calls that wait in `ready`, in model order.

@@ -577,6 +577,7 @@ async fn a_second_submit_during_a_turn_is_refused_and_the_turn_goes_on() {
 }
 
 mod batch;
+mod changes;
 mod checkpoints;
 mod decisions;
 mod journal;

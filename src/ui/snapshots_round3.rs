@@ -389,6 +389,41 @@ fn finished_edit(app: &mut App, t0: Instant) {
 }
 
 #[test]
+fn an_edit_that_ran_without_asking_shows_on_its_run_the_diff_the_agent_sent() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    app.on_agent_event(AgentEvent::ToolStarted {
+        call_id: "c5".into(),
+        tool: "edit_file".into(),
+        title: "edit calc.py".into(),
+    });
+    let diff = crate::facts::diff::unified(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n",
+        "def add(a, b):\n    return a + b\n",
+    );
+    app.on_agent_event(AgentEvent::ToolChange {
+        call_id: "c5".into(),
+        diff: diff.unified_diff().unwrap().to_string(),
+    });
+    app.on_agent_event(AgentEvent::ToolFinished {
+        call_id: "c5".into(),
+        status: ToolStatus::Ok,
+        exit_code: None,
+        lines: 0,
+        error: None,
+        log: None,
+    });
+    press(&mut app, KeyCode::Tab, t0);
+    press(&mut app, KeyCode::Enter, t0);
+    let screen = draw(&app, 100, 30);
+    assert!(screen.contains("-    return a - b"), "{screen}");
+    assert!(screen.contains("+    return a + b"), "{screen}");
+    both_sizes("unasked_edit_on_its_run", &app);
+}
+
+#[test]
 fn enter_on_a_finished_edit_shows_its_diff() {
     let t0 = Instant::now();
     let mut app = app(t0);

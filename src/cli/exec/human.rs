@@ -100,6 +100,7 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         AgentEvent::TurnFinished { outcome, .. } => format!("\n\n({})\n", turn_words(outcome)),
         AgentEvent::Error { message } => format!("\n! {}", visible_line(message)),
         AgentEvent::ShutdownComplete
+        | AgentEvent::ToolChange { .. }
         | AgentEvent::Grants { .. }
         | AgentEvent::Audit { .. }
         | AgentEvent::Checkpoint { .. } => {

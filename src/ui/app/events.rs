@@ -52,6 +52,14 @@ impl App {
                 ops.extend(self.grant_settled(&call_id));
                 self.tool_started(call_id, title);
             }
+            AgentEvent::ToolChange { call_id, diff } => {
+                // A change nobody was asked about: shown on its run as an asked one is.
+                if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id)
+                    && run.diff.is_none()
+                {
+                    run.diff = Some(changes_only(&diff));
+                }
+            }
             AgentEvent::ToolOutput {
                 call_id,
                 stream,
