@@ -291,6 +291,12 @@ fn rate_limits_are_retried_honouring_retry_after() {
     );
     assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(kinds(&run).contains(&"tool_finished".to_string()));
+    // Whoever watches sees each wait: why, which attempt comes next, and when.
+    let said = text(&run);
+    assert!(said.contains("HTTP 429"), "{said}");
+    // llmock sends `Retry-After: 1` for 0.3 s (whole seconds, as HTTP has them).
+    assert!(said.contains("; attempt 2 of 4 in 1.0s]"), "{said}");
+    assert!(said.contains("; attempt 3 of 4 in 1.0s]"), "{said}");
     let verdict = get(&server.url, "/_llmock/verdict?format=text");
     assert!(verdict.contains("PASS"), "{verdict}");
 }

@@ -175,7 +175,13 @@ impl HttpModel {
 
     /// POSTs the body, retrying 429 and 5xx with backoff (honouring `Retry-After`), a bounded
     /// number of times. Other statuses are errors at once, with the body's message.
-    async fn send(&self, body: &Value) -> Result<reqwest::Response, ModelError> {
+    /// While it waits to try again, `deltas` gets a line that says why, which attempt comes
+    /// next and when, so a person watching sees more than "working".
+    async fn send(
+        &self,
+        body: &Value,
+        deltas: &mpsc::UnboundedSender<String>,
+    ) -> Result<reqwest::Response, ModelError> {
         let url = self.url();
         let client = self.client().await?;
         let mut attempt = 0;
@@ -227,6 +233,12 @@ impl HttpModel {
             }
             let backoff = self.retry.base_delay * 2u32.saturating_pow(attempt);
             let delay = wait.unwrap_or(backoff).min(self.retry.max_delay);
+            let _ = deltas.send(retry_note(
+                &message,
+                attempt + 2,
+                self.retry.max_retries + 1,
+                delay,
+            ));
             tokio::time::sleep(delay).await;
             attempt += 1;
         }
@@ -259,6 +271,15 @@ impl HttpModel {
         }
         Ok(())
     }
+}
+
+/// What a person watching reads while a request waits to be sent again:
+/// `[cannot reach the server: …; attempt 2 of 4 in 1.5s]`.
+fn retry_note(why: &str, next: u32, of: u32, wait: Duration) -> String {
+    format!(
+        "\n[{why}; attempt {next} of {of} in {:.1}s]\n",
+        wait.as_secs_f64()
+    )
 }
 
 impl ModelClient for HttpModel {
@@ -325,7 +346,7 @@ impl HttpModel {
         match self.kind {
             ProviderKind::OpenAi => {
                 let body = openai::request_body(&self.model, &self.system, conversation, &offered);
-                let response = self.send(&body).await?;
+                let response = self.send(&body, &deltas).await?;
                 openai::read_stream(self, response, &deltas).await
             }
             ProviderKind::Anthropic => {
@@ -336,7 +357,7 @@ impl HttpModel {
                     conversation,
                     &offered,
                 );
-                let response = self.send(&body).await?;
+                let response = self.send(&body, &deltas).await?;
                 anthropic::read_stream(self, response, &deltas).await
             }
         }
