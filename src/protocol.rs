@@ -115,6 +115,10 @@ pub struct QueuedCall {
     /// it). A forecast only: a grant given for an earlier call of the batch may settle it
     /// without asking, and `ApprovalRequested` is what counts.
     pub needs_decision: bool,
+    /// For a command, the sandbox it would run in (as `ApprovalRequest::sandbox`), so two calls
+    /// that differ only in their profile are told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxLabel>,
 }
 
 /// How a turn ended.

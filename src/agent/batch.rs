@@ -247,11 +247,15 @@ impl Agent {
         self.emit(AgentEvent::BatchQueued {
             calls: calls
                 .iter()
-                .map(|call| QueuedCall {
-                    call_id: call.id.clone(),
-                    tool: call.tool.clone(),
-                    title: title(call),
-                    needs_decision: self.gate.would_ask(call),
+                .map(|call| {
+                    let (needs_decision, sandbox) = self.gate.forecast(call);
+                    QueuedCall {
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        title: title(call),
+                        needs_decision,
+                        sandbox,
+                    }
                 })
                 .collect(),
         });

@@ -205,14 +205,20 @@ pub fn title_label(
     if tool != "bash" {
         return None;
     }
+    label_of(&frozen.verified_args().ok()?, verdict)
+}
+
+/// The same label for a `bash` call's arguments with its profile filled in (`args`), judged as
+/// `verdict`.
+pub fn label_of(
+    args: &Value,
+    verdict: &crate::protocol::Verdict,
+) -> Option<crate::protocol::SandboxLabel> {
     let unconfined = verdict
         .reasons
         .iter()
         .any(|r| r.code == crate::protocol::ReasonCode::Unsandboxed);
-    let profile = frozen
-        .verified_args()
-        .ok()
-        .and_then(|args| profile_arg(&args).ok().flatten());
+    let profile = profile_arg(args).ok().flatten();
     let text = match (unconfined, profile) {
         (true, Some(Profile::Off)) => "NO SANDBOX (off)".into(),
         (true, _) => "NO SANDBOX (no Landlock)".into(),

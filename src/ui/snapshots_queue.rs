@@ -40,6 +40,7 @@ pub(super) fn batch(app: &mut App, calls: &[(&str, &str, bool)]) {
                 tool: "bash".into(),
                 title: format!("$ {command}"),
                 needs_decision: *asks,
+                sandbox: None,
             })
             .collect(),
     });

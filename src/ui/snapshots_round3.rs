@@ -150,6 +150,7 @@ fn the_audit_trail_says_outcomes_in_words_with_short_ids() {
             tool: "bash".into(),
             title: "$ cargo test".into(),
             needs_decision: true,
+            sandbox: None,
         }],
     });
     press(&mut app, KeyCode::F(2), Instant::now());
@@ -322,6 +323,7 @@ fn provider_call_ids_are_shown_as_short_session_ids() {
                 tool: "bash".into(),
                 title: "$ cargo test".into(),
                 needs_decision: true,
+                sandbox: None,
             })
             .collect(),
     });
@@ -514,4 +516,25 @@ fn a_sandbox_refusal_shows_on_its_run_with_the_profile() {
     );
     both_sizes("sandbox_refused", &app);
     assert!(matches!(app.overlays.last(), None | Some(Overlay::Help(_))));
+}
+
+#[test]
+fn the_session_option_of_a_command_names_the_sandbox_the_grant_holds_in() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    let mut request = command_request("c2", "cargo test");
+    request.sandbox = Some(crate::protocol::SandboxLabel {
+        text: "sandbox network".into(),
+        unconfined: false,
+    });
+    assert!(
+        request.session_scopes.is_some(),
+        "the policy offers a session grant"
+    );
+    ask(&mut app, request);
+    app.now = t0 + Duration::from_secs(2);
+    let screen = draw(&app, 100, 30);
+    assert!(screen.contains("(sandbox network)"), "{screen}");
+    insta::assert_snapshot!("session_option_names_its_sandbox_100x30", screen);
 }

@@ -28,9 +28,28 @@ impl Gate {
     /// Whether `check` would ask the approver for this call as things are now: the policy says
     /// ask, and no live session grant covers it.
     pub fn would_ask(&self, call: &ToolCall) -> bool {
+        self.forecast(call).0
+    }
+
+    /// Whether `check` would ask (see [`Gate::would_ask`]), and for a command, the sandbox it
+    /// would run in, in the words the modal uses: two calls of a batch that differ only in
+    /// their profile are told apart before either is asked.
+    pub fn forecast(&self, call: &ToolCall) -> (bool, Option<crate::protocol::SandboxLabel>) {
         // The arguments as the model sent them: the same value `check` reads back from their
         // frozen text, without hashing a large file's content twice.
         let verdict = self.policy.assess(&call.tool, &call.args).verdict;
+        let sandbox = self
+            .policy
+            .runs_commands(&call.tool)
+            .then(|| {
+                let args = self.policy.with_profile(&call.tool, &call.args);
+                crate::sandbox::label_of(&args, &verdict)
+            })
+            .flatten();
+        (self.asks(call, &verdict), sandbox)
+    }
+
+    fn asks(&self, call: &ToolCall, verdict: &Verdict) -> bool {
         if verdict.ruling != Ruling::Ask {
             return false;
         }

@@ -163,6 +163,7 @@ mod tests {
                         tool: "bash".into(),
                         title: "$ echo \u{1b}[2J\u{7}".into(),
                         needs_decision: true,
+                        sandbox: None,
                     })
                     .collect(),
             },

@@ -44,7 +44,11 @@ impl Batch {
                 .into_iter()
                 .map(|c| BatchCall {
                     call_id: c.call_id,
-                    title: c.title,
+                    // Where a command would run is part of what it is.
+                    title: match c.sandbox {
+                        Some(label) => format!("{}  ({})", c.title, label.text),
+                        None => c.title,
+                    },
                     asks: c.needs_decision,
                     asked: false,
                     settled: false,
@@ -110,6 +114,7 @@ mod tests {
                     tool: "bash".into(),
                     title: format!("$ step {}", i + 1),
                     needs_decision: *asks,
+                    sandbox: None,
                 })
                 .collect(),
         )
@@ -154,5 +159,31 @@ mod tests {
         let b = batch(&[true]);
         assert_eq!(b.place("c9"), None);
         assert_eq!(Batch::default().place("c1"), None);
+    }
+
+    #[test]
+    fn a_command_waiting_in_the_batch_is_named_with_the_sandbox_it_would_run_in() {
+        let queued = |id: &str, profile: &str| QueuedCall {
+            call_id: id.into(),
+            tool: "bash".into(),
+            title: "$ curl https://example.com".into(),
+            needs_decision: true,
+            sandbox: Some(crate::protocol::SandboxLabel {
+                text: format!("sandbox {profile}"),
+                unconfined: false,
+            }),
+        };
+        let batch = Batch::new(vec![
+            queued("c1", "workspace-write"),
+            queued("c2", "network"),
+        ]);
+        let place = batch.place("c1").unwrap();
+        assert_eq!(
+            place.waiting,
+            vec![(
+                "c2".to_string(),
+                "$ curl https://example.com  (sandbox network)".to_string()
+            )]
+        );
     }
 }

@@ -113,3 +113,31 @@ async fn the_request_names_the_sandbox_a_command_will_run_in_so_the_cockpit_need
         })
     );
 }
+
+#[tokio::test]
+async fn the_forecast_names_the_sandbox_each_command_of_a_batch_would_run_in() {
+    let rig = sandboxed_rig(Scripted::answering(vec![]));
+    let call = |id: &str, profile: Option<&str>| ToolCall {
+        id: id.into(),
+        tool: "bash".into(),
+        args: match profile {
+            Some(p) => json!({"command": "curl https://example.com", "sandbox": p}),
+            None => json!({"command": "curl https://example.com"}),
+        },
+    };
+    let label = |c: &ToolCall| rig.gate.forecast(c).1.map(|l| l.text);
+    assert_eq!(
+        label(&call("c1", None)).as_deref(),
+        Some("sandbox workspace-write")
+    );
+    assert_eq!(
+        label(&call("c2", Some("network"))).as_deref(),
+        Some("sandbox network")
+    );
+    let read = ToolCall {
+        id: "c3".into(),
+        tool: "read_file".into(),
+        args: json!({"path": "a.txt"}),
+    };
+    assert_eq!(rig.gate.forecast(&read).1, None);
+}

@@ -246,7 +246,14 @@ fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, Strin
                 }
                 Some(scopes) => {
                     let what: Vec<String> = scopes.iter().map(|s| scope_text(app, s)).collect();
-                    let what = and_list(&what);
+                    let mut what = and_list(&what);
+                    // A grant covers the command in the sandbox it was given in, never a wider
+                    // one: the option says which.
+                    match &request.sandbox {
+                        Some(label) if label.unconfined => what = format!("{what} (no sandbox)"),
+                        Some(label) => what = format!("{what} ({})", visible_line(&label.text)),
+                        None => {}
+                    }
                     match step {
                         0 => format!("allow {what} in this workspace for this session"),
                         1 => format!("allow {what} for this session"),
