@@ -29,13 +29,11 @@ pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
-/// Compares two MACs (or any texts) in time that depends only on their length.
+/// Compares two MACs (or any texts) in time that depends only on their length (`subtle`, which
+/// keeps the compiler from turning the comparison into an early exit).
 pub fn same_text(a: &str, b: &str) -> bool {
-    same(a.as_bytes(), b.as_bytes())
-}
-
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 pub struct StateKey {
@@ -194,6 +192,15 @@ mod tests {
             .step_by(2)
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn texts_are_the_same_only_when_every_byte_and_the_length_agree() {
+        assert!(same_text("", ""));
+        assert!(same_text("a1b2", "a1b2"));
+        assert!(!same_text("a1b2", "a1b3"));
+        assert!(!same_text("a1b2", "a1b"));
+        assert!(!same_text("a1b", "a1b2"));
     }
 
     #[test]
