@@ -536,5 +536,5 @@ fn the_session_option_of_a_command_names_the_sandbox_the_grant_holds_in() {
     app.now = t0 + Duration::from_secs(2);
     let screen = draw(&app, 100, 30);
     assert!(screen.contains("(sandbox network)"), "{screen}");
-    insta::assert_snapshot!("session_option_names_its_sandbox_100x30", screen);
+    both_sizes("session_option_names_its_sandbox", &app);
 }
