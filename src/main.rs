@@ -26,7 +26,11 @@ fn main() -> ExitCode {
         eprintln!("airlock: {e}");
         return ExitCode::from(2);
     }
-    match dispatch(Cli::parse()) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return refused_arguments(error),
+    };
+    match dispatch(cli) {
         Ok(code) => code,
         // The reader went away (`airlock sessions | head`): nothing more to say to it.
         Err(error) if closed_pipe(&error) => ExitCode::SUCCESS,
@@ -35,6 +39,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Says what was wrong with the command line (clap's words), and for a first word that is no
+/// subcommand, most likely a prompt (`airlock "fix the tests"`), where a prompt goes.
+fn refused_arguments(error: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ErrorKind};
+    let prompt = error.kind() == ErrorKind::InvalidSubcommand
+        && error
+            .get(ContextKind::InvalidSubcommand)
+            .is_some_and(|word| word.to_string().contains(' '));
+    let code = error.exit_code();
+    let _ = error.print();
+    if prompt {
+        eprintln!(
+            "\nA prompt is not a subcommand: `airlock exec \"PROMPT\"` runs it without the cockpit \
+             (add --human for readable text, --provider and --model for a real model), and in \
+             the cockpit (`airlock`) you type it."
+        );
+    }
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
 
 /// Whether `error` comes from writing to a pipe whose reader has closed it.
@@ -59,6 +83,15 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         None if cli.resume.is_some() => Err(anyhow::anyhow!(
             "--resume reopens a cockpit session, which needs a terminal; run it in one"
         )),
+        // Without a terminal `airlock` plays the offline demo as text: a model named on the
+        // command line would be silently ignored, so it is refused with what to run instead.
+        None if cli.config.provider.is_some() || cli.config.model.is_some() => {
+            Err(anyhow::anyhow!(
+                "without a terminal, `airlock` only plays the offline demo, so --provider/--model are not used; \
+             to run a model without the cockpit, give the prompt to `airlock exec`: \
+             airlock exec --provider ... --model ... --human \"PROMPT\""
+            ))
+        }
         None => play_demo(),
         Some(Command::Policy {
             command: PolicyCommand::Check(args),

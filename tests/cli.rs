@@ -501,3 +501,44 @@ fn a_model_named_without_a_provider_is_refused_not_played_as_the_demo() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_model_given_to_airlock_without_a_terminal_is_refused_not_ignored_for_the_demo() {
+    let home = tempfile::tempdir().unwrap();
+    let out = airlock(
+        &["--provider", "openai", "--model", "m"],
+        "hi\n",
+        home.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("only plays the offline demo"), "{stderr}");
+    assert!(stderr.contains("airlock exec"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "the demo did not play: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Without a model it still plays the demo as text.
+    let demo = airlock(&[], "", home.path());
+    assert_eq!(demo.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&demo.stdout).contains("airlock demo"));
+}
+
+#[test]
+fn a_prompt_given_as_the_first_word_is_answered_with_where_a_prompt_goes() {
+    let home = tempfile::tempdir().unwrap();
+    let out = airlock(&["fix the tests"], "", home.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unrecognized subcommand 'fix the tests'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`airlock exec \"PROMPT\"`"), "{stderr}");
+    // A mistyped subcommand gets clap's own answer only.
+    let typo = airlock(&["sesions"], "", home.path());
+    let stderr = String::from_utf8_lossy(&typo.stderr);
+    assert_eq!(typo.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("A prompt is not a subcommand"), "{stderr}");
+}
