@@ -271,10 +271,14 @@ impl Kept {
 /// looking (the cockpit's conversation, an `error` event), not only in `airlock mcp list`.
 fn connect(hub: &crate::mcp::McpHub, handle: &crate::protocol::AgentHandle) {
     hub.connect_in_background();
-    let (catalog, ops) = (hub.catalog(), handle.ops.clone());
+    // A weak sender: the reporter never keeps the agent's op channel open by itself.
+    let (catalog, ops) = (hub.catalog(), handle.ops.downgrade());
     tokio::spawn(async move {
         catalog
-            .report_failures(|message| ops.send(Op::Notice { message }).is_ok())
+            .report_failures(|message| {
+                ops.upgrade()
+                    .is_some_and(|ops| ops.send(Op::Notice { message }).is_ok())
+            })
             .await;
     });
 }
