@@ -21,8 +21,6 @@
 //! one non-ASCII character (`?` misses `é`, `??` matches it), it treats `**` inside a name as `*`,
 //! and it has no `[:alpha:]`. Each of those would let a deny rule or a glob expansion miss.
 
-use std::cell::RefCell;
-
 use regex::Regex;
 
 /// A compiled glob.
@@ -68,27 +66,9 @@ impl Glob {
 /// Whether `pattern` matches the whole of `text` (over paths when `paths`). A pattern too large
 /// to compile matches everything: a glob that matches more is judged on more. Callers for whom
 /// matching is the unsafe answer compile a [`Glob`] and decide for themselves.
-///
-/// The last pattern is kept per thread, so testing one pattern against every name in a
-/// directory compiles it once.
+/// A pattern tested against many texts is compiled once as a [`Glob`] instead.
 pub fn glob_match(pattern: &str, text: &str, paths: bool) -> bool {
-    thread_local! {
-        static LAST: RefCell<Option<(String, bool, Option<Glob>)>> = const { RefCell::new(None) };
-    }
-    LAST.with_borrow_mut(|last| {
-        let fresh = !matches!(last, Some((p, s, _)) if p.as_str() == pattern && *s == paths);
-        if fresh {
-            *last = Some((
-                pattern.to_string(),
-                paths,
-                Glob::compile(pattern, paths).ok(),
-            ));
-        }
-        match last {
-            Some((_, _, Some(glob))) => glob.is_match(text),
-            _ => true,
-        }
-    })
+    Glob::compile(pattern, paths).map_or(true, |glob| glob.is_match(text))
 }
 
 fn to_regex(pattern: &str, paths: bool) -> String {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::facts::glob::glob_match;
+use crate::facts::glob::Glob;
 use crate::facts::paths::PathContext;
 
 /// Most names a glob may expand to before airlock gives up and treats it as unknown.
@@ -45,6 +45,10 @@ pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Opti
     let components: Vec<&str> = rest.split('/').filter(|c| !c.is_empty()).collect();
     for (at, component) in components.iter().copied().enumerate() {
         let has_glob = component.contains(['*', '?', '[']);
+        // Compiled once for every directory and name it is tested against. One too large to
+        // compile matches every name: a glob that matches more is judged on more.
+        let glob = has_glob.then(|| Glob::path(component).ok()).flatten();
+        let matches = |name: &str| glob.as_ref().is_none_or(|g| g.is_match(name));
         if has_glob {
             let tail = components[at..].join("/");
             patterns.extend(candidates.iter().map(|c| format!("{c}{tail}")));
@@ -64,7 +68,7 @@ pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Opti
             };
             if component.starts_with('.') {
                 for special in [".", ".."] {
-                    if glob_match(component, special, true) {
+                    if matches(special) {
                         next.push(format!("{candidate}{special}/"));
                     }
                 }
@@ -81,7 +85,7 @@ pub(super) fn expand_glob(ctx: &PathContext, base: &Path, pattern: &str) -> Opti
                 if name.starts_with('.') && !component.starts_with('.') {
                     continue;
                 }
-                if glob_match(component, &name, true) {
+                if matches(&name) {
                     next.push(format!("{candidate}{name}/"));
                     if next.len() > MAX_GLOB_MATCHES {
                         return None;
