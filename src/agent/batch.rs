@@ -13,6 +13,10 @@ use crate::tools::registry::title_of_canonical;
 /// cockpit when no approval showed it.
 const MAX_UNSHOWN_CHANGE_ARGS: usize = 256 * 1024;
 
+/// The largest file such a change is diffed against: a one-line edit of a 200 MB log is not
+/// read whole for a glance.
+const MAX_UNSHOWN_CHANGE_FILE: u64 = 4 << 20;
+
 /// Where a batch stands: each call's result in model order, the approved calls waiting to
 /// start together and those running, and for checkpoints the next call to gate and the calls
 /// started but not finished.
@@ -203,13 +207,22 @@ impl Agent {
     /// The change an approved file call will make, as a diff, when no person saw it in an
     /// approval (the policy, a rule, the mode, a grant or a headless stand-in allowed it), so the
     /// cockpit can show it on the run. Only for calls whose arguments are at most
-    /// [`MAX_UNSHOWN_CHANGE_ARGS`]: a 100 MB write is not diffed a second time for a glance.
+    /// [`MAX_UNSHOWN_CHANGE_ARGS`] on a file of at most [`MAX_UNSHOWN_CHANGE_FILE`], and only
+    /// for calls that change a file (one judged on a path, or an MCP call, whose preview may be
+    /// a file change): a command's arguments are not read back for nothing.
     fn unshown_change(&self, approved: &Approved) -> Option<String> {
         use crate::approval::approver::Previewer;
         use crate::protocol::DecisionSource::{Parked, RemoteCode, User};
         if matches!(approved.source(), User | RemoteCode | Parked)
             || approved.frozen().canonical.len() > MAX_UNSHOWN_CHANGE_ARGS
+            || (approved.judged_path().is_none() && approved.mcp_definition().is_none())
         {
+            return None;
+        }
+        let large = |path: &std::path::Path| {
+            std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_UNSHOWN_CHANGE_FILE)
+        };
+        if approved.judged_path().is_some_and(large) {
             return None;
         }
         let args = approved.args().ok()?;
