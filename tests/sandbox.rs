@@ -8,8 +8,8 @@ use std::time::Duration;
 use airlock::facts::paths::PathContext;
 use airlock::output::{OutputSink, ToolOutcome};
 use airlock::protocol::ToolStatus;
-use airlock::sandbox::Profile;
 use airlock::sandbox::plan::{Plan, make_own_temp};
+use airlock::sandbox::{Profile, Sandbox, SandboxPolicy, Support};
 use airlock::tools::bash::{self, BashRun, SandboxedRun};
 use airlock::tools::runlog::LogLimits;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,7 @@ impl World {
         let home = root.path().join("home");
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".ssh/id_ed25519"), SECRET).unwrap();
+        std::fs::write(home.join("notes.txt"), "my notes\n").unwrap();
         std::fs::create_dir_all(root.path().join("ws")).unwrap();
         std::fs::create_dir_all(root.path().join("tmp")).unwrap();
         std::fs::create_dir_all(root.path().join("state")).unwrap();
@@ -67,6 +68,17 @@ impl World {
         command: &str,
         sink: OutputSink,
     ) -> ToolOutcome {
+        self.run_plan(launcher, self.plan(profile), command, sink)
+            .await
+    }
+
+    async fn run_plan(
+        &self,
+        launcher: &str,
+        plan: Plan,
+        command: &str,
+        sink: OutputSink,
+    ) -> ToolOutcome {
         bash::run(BashRun {
             command: command.into(),
             workspace: self.ws(),
@@ -79,7 +91,7 @@ impl World {
             note: None,
             sandbox: Some(SandboxedRun {
                 launcher: PathBuf::from(launcher),
-                plan: Some(self.plan(profile)),
+                plan: Some(plan),
             }),
         })
         .await
@@ -102,7 +114,14 @@ async fn a_sandboxed_command_cannot_read_a_key_under_home_ssh_and_the_result_say
         .await;
     assert_eq!(out.status, ToolStatus::Failed, "{}", out.content);
     assert!(!out.content.contains("planted"), "{}", out.content);
-    assert!(out.content.contains("Permission denied"), "{}", out.content);
+    // Refused by Landlock, or covered (an empty directory over `~/.ssh`) where the launcher
+    // made the command a mount namespace.
+    assert!(
+        out.content.contains("Permission denied")
+            || out.content.contains("No such file or directory"),
+        "{}",
+        out.content
+    );
     assert!(
         out.content.contains(&format!(
             "reading {}: a protected place",
@@ -124,6 +143,91 @@ async fn a_sandboxed_command_cannot_read_a_key_under_home_ssh_and_the_result_say
         .await;
     assert!(!out.content.contains("planted"), "{}", out.content);
     assert!(!out.content.contains("id_ed25519\n"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_covered_key_cannot_be_uncovered_nor_reached_through_proc() {
+    let w = World::new();
+    let ssh = w.home().join(".ssh");
+    let key = ssh.join("id_ed25519");
+    let plan = w.plan(Profile::WorkspaceWrite);
+    assert!(plan.covers.contains(&ssh), "{:?}", plan.covers);
+    let script = format!(
+        "umount {ssh} 2>&1; umount -l {ssh} 2>&1; mount --move {ssh} /mnt 2>&1; \
+         python3 -c 'import ctypes, sys; c = ctypes.CDLL(None, use_errno=True); \
+         print(\"umount2\", c.umount2(sys.argv[1].encode(), 2), ctypes.get_errno())' {ssh}; \
+         cat {key}; cat /proc/self/root{key}; cat /proc/1/root{key}; ls -a {ssh}",
+        ssh = q(&ssh),
+        key = key.display()
+    );
+    let out = w
+        .run_plan(
+            env!("CARGO_BIN_EXE_airlock-sandbox"),
+            plan,
+            &script,
+            OutputSink::discard(),
+        )
+        .await;
+    assert!(!out.content.contains("planted"), "{}", out.content);
+    assert!(!out.content.contains("id_ed25519\n"), "{}", out.content);
+    // The system call itself is refused (EPERM), not only the umount program.
+    assert!(out.content.contains("umount2 -1 1\n"), "{}", out.content);
+    assert!(
+        out.content
+            .contains(&format!("reading {}: a protected place", key.display())),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn where_nothing_is_covered_the_full_walk_still_keeps_the_key_unreadable() {
+    let w = World::new();
+    let key = w.home().join(".ssh/id_ed25519");
+    let mut plan = w.plan(Profile::WorkspaceWrite);
+    // What the launcher does where no mount namespace can be made: the walk's own rules.
+    plan.covers.clear();
+    plan.read_covered.clear();
+    let out = w
+        .run_plan(
+            env!("CARGO_BIN_EXE_airlock-sandbox"),
+            plan,
+            &format!("cat {}; cat {}", q(&key), q(&w.home().join("notes.txt"))),
+            OutputSink::discard(),
+        )
+        .await;
+    assert!(!out.content.contains("planted"), "{}", out.content);
+    assert!(out.content.contains("Permission denied"), "{}", out.content);
+    assert!(out.content.contains("my notes"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_credential_store_made_during_the_session_is_covered_for_the_next_command() {
+    let w = World::new();
+    let sandbox = Sandbox::new(
+        PathBuf::from(env!("CARGO_BIN_EXE_airlock-sandbox")),
+        SandboxPolicy {
+            default: Profile::WorkspaceWrite,
+            support: Support::current(),
+        },
+        w.ctx.clone(),
+    );
+    let first = sandbox.plan(Profile::WorkspaceWrite).unwrap();
+    let aws = w.home().join(".aws");
+    assert!(!first.covers.contains(&aws));
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(aws.join("credentials"), "aws_secret_access_key = planted\n").unwrap();
+    let next = sandbox.plan(Profile::WorkspaceWrite).unwrap();
+    assert!(next.covers.contains(&aws), "{:?}", next.covers);
+    let out = w
+        .run_plan(
+            env!("CARGO_BIN_EXE_airlock-sandbox"),
+            next,
+            &format!("cat {}", q(&aws.join("credentials"))),
+            OutputSink::discard(),
+        )
+        .await;
+    assert!(!out.content.contains("planted"), "{}", out.content);
 }
 
 #[tokio::test]
@@ -269,10 +373,12 @@ async fn a_grandchild_started_with_setsid_and_nohup_is_sandboxed_too() {
     assert!(done.exists(), "the grandchild never finished");
     assert_eq!(std::fs::read_to_string(w.ws().join("leak")).unwrap(), "");
     let err = std::fs::read_to_string(w.ws().join("err")).unwrap();
-    // Refused twice: the key by Landlock, the write outside by Landlock or by the read-only
-    // mount it lies on.
+    // Refused twice: the key by Landlock or its cover, the write outside by Landlock or by the
+    // read-only mount it lies on.
     assert_eq!(
-        err.matches("Permission denied").count() + err.matches("Read-only file system").count(),
+        err.matches("Permission denied").count()
+            + err.matches("Read-only file system").count()
+            + err.matches("No such file or directory").count(),
         2,
         "{err}"
     );

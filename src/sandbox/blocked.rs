@@ -3,9 +3,11 @@
 //! The kernel does not tell the parent which access Landlock refused, so this reads the
 //! command's output the way a person would: a line saying "Permission denied" or "Operation not
 //! permitted" about a path the plan does not let the command read (a protected place) or write
-//! (outside the workspace and temp) is a refusal by the sandbox; a line about a failed
-//! connection or name lookup, in a profile without the network, is a refused network call. A
-//! refusal whose line names no path, or names one the plan allows, is not blamed on the sandbox.
+//! (outside the workspace and temp) is a refusal by the sandbox, and so is "No such file or
+//! directory" about a protected place (the launcher covers those with an empty directory); a
+//! line about a failed connection or name lookup, in a profile without the network, is a
+//! refused network call. A refusal whose line names no path, or names one the plan allows, is
+//! not blamed on the sandbox.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,10 @@ const DENIED: &[&str] = &[
     "EPERM",
     "EROFS",
 ];
+
+/// What a covered protected place answers (see `plan`): blamed on the sandbox only for a
+/// protected path.
+const MISSING: &str = "No such file or directory";
 
 /// Words that mean a network call failed the way it does with the network cut.
 const NETWORK: &[&str] = &[
@@ -70,6 +76,12 @@ pub fn refusals(plan: &Plan, output: &str) -> Vec<Refusal> {
                     None
                 }
             })
+        } else if line.contains(MISSING) {
+            // A protected place the launcher covered shows as an empty directory.
+            paths_in(line, &plan.workspace)
+                .into_iter()
+                .find(|p| plan.is_protected(p) && !plan.may_write(p))
+                .map(Refusal::Read)
         } else {
             None
         };
@@ -214,6 +226,9 @@ mod tests {
             },
             workspace: "/work/ws".into(),
             read: vec!["/usr".into(), "/work".into(), "/home/me/notes".into()],
+            read_covered: vec!["/usr".into(), "/work".into(), "/home".into()],
+            covers: vec!["/home/me/.ssh".into()],
+            listed: Vec::new(),
             write: vec!["/work/ws".into()],
             network,
             temp: None,
@@ -235,6 +250,16 @@ mod tests {
         assert!(
             note.contains("writing /work/ws/.airlock/config.toml: a file airlock reads as policy"),
             "{note}"
+        );
+    }
+
+    #[test]
+    fn a_covered_protected_place_that_looks_missing_is_a_refused_read_and_a_missing_file_is_not() {
+        let output = "cat: /home/me/.ssh/id_rsa: No such file or directory\n\
+                      cat: /home/me/notes/gone.txt: No such file or directory\n";
+        assert_eq!(
+            refusals(&plan(false), output),
+            vec![Refusal::Read("/home/me/.ssh/id_rsa".into())]
         );
     }
 

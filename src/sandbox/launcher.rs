@@ -40,7 +40,12 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
 }
 
 struct Request {
+    /// Read roots where nothing is covered (no mount namespace): the full walk.
     read: Vec<OsString>,
+    /// Read roots once `cover` is covered: see `plan::Plan::read_covered`.
+    read_covered: Vec<OsString>,
+    /// Protected places to cover in the command's mount namespace.
+    cover: Vec<OsString>,
     write: Vec<OsString>,
     /// Covered in the command's mount namespace: see `plan::Plan::hidden`, `pinned`,
     /// `read_only`.
@@ -60,6 +65,8 @@ struct Request {
 fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     let mut request = Request {
         read: Vec::new(),
+        read_covered: Vec::new(),
+        cover: Vec::new(),
         write: Vec::new(),
         writable: Vec::new(),
         hide: Vec::new(),
@@ -73,6 +80,12 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--read") => request.read.push(args.next().ok_or("--read needs a path")?),
+            Some("--read-covered") => request
+                .read_covered
+                .push(args.next().ok_or("--read-covered needs a path")?),
+            Some("--cover") => request
+                .cover
+                .push(args.next().ok_or("--cover needs a path")?),
             Some("--write") => request
                 .write
                 .push(args.next().ok_or("--write needs a path")?),
@@ -107,6 +120,7 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Request, String> {
         && (request.first
             || request.no_network
             || !request.read.is_empty()
+            || !request.read_covered.is_empty()
             || !request.write.is_empty()
             || request.has_mounts())
     {
@@ -121,6 +135,7 @@ impl Request {
     fn has_mounts(&self) -> bool {
         !(self.writable.is_empty()
             && self.hide.is_empty()
+            && self.cover.is_empty()
             && self.pin.is_empty()
             && self.read_only.is_empty())
     }
@@ -137,7 +152,7 @@ fn run(args: impl Iterator<Item = OsString>) -> Result<std::convert::Infallible,
         super::processes::limit_and_mount_proc()?;
         linux::cover_and_reenter(&request)?;
         let null = super::processes::null();
-        linux::restrict(&request, request.no_network)?;
+        linux::restrict(&request, request.no_network, request.has_mounts())?;
         return super::processes::run_as_first(&request.program, null);
     }
     // No controlling terminal: a session of its own (the launcher is never a group leader).
@@ -147,7 +162,7 @@ fn run(args: impl Iterator<Item = OsString>) -> Result<std::convert::Infallible,
         if namespaces.pid {
             return super::processes::start_first(&args);
         }
-        linux::restrict(&request, namespaces.network)?;
+        linux::restrict(&request, namespaces.network, namespaces.covered)?;
     }
     let error = std::process::Command::new(&request.program[0])
         .args(&request.program[1..])
@@ -246,6 +261,8 @@ mod linux {
         /// A PID namespace of its own: its first process is still to start (`processes`),
         /// and covers the mounts.
         pub pid: bool,
+        /// The request's places are covered (a mount namespace of its own was made).
+        pub covered: bool,
     }
 
     /// The namespaces of a sandboxed command.
@@ -274,11 +291,13 @@ mod linux {
             return Ok(Namespaces {
                 network: no_network,
                 pid: true,
+                covered: false,
             });
         }
         let network = |network| Namespaces {
             network,
             pid: false,
+            covered: false,
         };
         // Another user always gets a user namespace when the kernel allows it: the processes
         // `RLIMIT_NPROC` counts are then the command's alone.
@@ -288,7 +307,10 @@ mod linux {
                     super::super::processes::limit_user_processes();
                 }
                 cover_and_reenter(request)?;
-                return Ok(network(no_network));
+                return Ok(Namespaces {
+                    covered: request.has_mounts(),
+                    ..network(no_network)
+                });
             }
             Err(why) if root && holds_capabilities() => {
                 return Err(format!(
@@ -350,7 +372,9 @@ mod linux {
             }
         }
         read_only_elsewhere(&request.writable);
-        for path in &request.hide {
+        // A place this user cannot reach is one the command cannot reach either.
+        let unreachable = |e: nix::errno::Errno| gone(e) || e == nix::errno::Errno::EACCES;
+        for path in request.hide.iter().chain(&request.cover) {
             let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
             let covered = if is_dir {
                 mount(
@@ -374,7 +398,7 @@ mod linux {
             };
             match covered {
                 Ok(()) => {}
-                Err(e) if gone(e) => {}
+                Err(e) if unreachable(e) => {}
                 Err(e) => return Err(format!("cannot hide {path:?} from the command: {e}")),
             }
         }
@@ -506,7 +530,14 @@ mod linux {
         }) || status.is_empty()
     }
 
-    pub fn restrict(request: &Request, own_namespace: bool) -> Result<(), String> {
+    /// Restricts this process with Landlock: the request's write roots, and its read roots as
+    /// the full walk, or, where its protected places are `covered`, the short walk.
+    pub fn restrict(request: &Request, own_namespace: bool, covered: bool) -> Result<(), String> {
+        let read = if covered && !request.read_covered.is_empty() {
+            &request.read_covered
+        } else {
+            &request.read
+        };
         let tcp_rules = request.no_network && !own_namespace;
         let fail = |e: landlock::RulesetError| format!("cannot set up Landlock: {e}");
         let mut ruleset = Ruleset::default()
@@ -527,7 +558,7 @@ mod linux {
         // Handled (so refused) everywhere, granted nowhere: device files cannot be made.
         let writes = AccessFs::from_all(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
         for (roots, access) in [
-            (&request.read, AccessFs::from_read(FS_ABI)),
+            (read, AccessFs::from_read(FS_ABI)),
             (&request.write, writes),
         ] {
             for root in roots {

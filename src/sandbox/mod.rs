@@ -270,10 +270,9 @@ pub struct Sandbox {
     /// A temp dir of airlock's own for commands, made on first use when the system temp dir is
     /// not writable under the plan (a workspace inside `/tmp`: see [`plan::Plan::make`]).
     own_temp: OnceLock<Result<PathBuf, String>>,
-    /// The plan of each profile, made on first use and kept for the session: the walk costs
-    /// milliseconds, and what it lists cannot change under a sandboxed command (it writes none
-    /// of the directories the walk lists). Entries added to a listed directory later are not
-    /// granted (fail closed).
+    /// The plan of each profile, made on first use and kept while the directories it was made
+    /// from stay as they were ([`plan::Plan::is_stale`]): the walk costs milliseconds, checking
+    /// them a few microseconds.
     plans: std::sync::Mutex<std::collections::BTreeMap<Profile, plan::Plan>>,
 }
 
@@ -288,10 +287,13 @@ impl Sandbox {
         }
     }
 
-    /// The plan for `profile` (not `Off`), made once per session.
+    /// The plan for `profile` (not `Off`), made once per session, and again when a directory it
+    /// was made from has changed.
     pub fn plan(&self, profile: Profile) -> Result<plan::Plan, String> {
         let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(plan) = plans.get(&profile) {
+        if let Some(plan) = plans.get(&profile)
+            && !plan.is_stale()
+        {
             return Ok(plan.clone());
         }
         let plan = plan::Plan::make(&self.paths, profile, || self.own_temp())?;

@@ -13,14 +13,29 @@
 //!
 //! Every path is taken physically (symlinks resolved) before it is granted, since Landlock
 //! grants the inode a path leads to: a link in the home that points into `~/.ssh` grants nothing.
+//!
+//! That walk costs one Landlock rule per entry of every directory it lists (`/etc` alone holds
+//! a couple of hundred), paid by every command. Where the launcher makes the command a mount
+//! namespace of its own (nearly everywhere), it does not need them: each protected place that
+//! lies outside the places the command may write is covered instead (an empty read-only
+//! directory, or `/dev/null` read-only, mounted over it), and the reads are granted by a walk
+//! around `/dev` alone ([`Plan::read_covered`]): a few dozen rules, however full `/etc`, `/tmp`
+//! or the home are. A protected place inside a writable root is still walked around (covering
+//! it would let the command rename the directory above it). Where no mount namespace can be
+//! made, the launcher falls back to the full walk ([`Plan::read`]).
+//!
+//! A plan holds what the directories it listed held when it was made; [`Plan::is_stale`] says
+//! when one of them has changed since (a key or `~/.aws` made later, a new entry to grant), so
+//! the session makes the plan again rather than run a command under an old one.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crate::facts::paths::{
-    PathContext, looks_like_private_key, unreadable_by_name, unreadable_places,
+    PathContext, looks_like_private_key, unreadable_by_name, unreadable_places_and_listed,
 };
 
 use super::Profile;
@@ -52,8 +67,15 @@ pub struct Plan {
     pub profile: Profile,
     /// Where the command starts (relative paths in its errors are taken from here).
     pub workspace: PathBuf,
-    /// Roots (physical) the command may read and execute.
+    /// Roots (physical) the command may read and execute: the walk around every protected
+    /// place, used where the launcher cannot cover them (no mount namespace).
     pub read: Vec<PathBuf>,
+    /// The same, where the launcher has covered [`Plan::covers`]: the walk around `/dev` and
+    /// the protected places inside writable roots only.
+    pub read_covered: Vec<PathBuf>,
+    /// The protected places (physical, existing) outside every writable root, that the
+    /// launcher covers in the command's mount namespace (see the module's comment).
+    pub covers: Vec<PathBuf>,
     /// Roots (physical) the command may read, write, create in and delete from.
     pub write: Vec<PathBuf>,
     pub network: bool,
@@ -78,7 +100,14 @@ pub struct Plan {
     /// so `chmod`, `chown`, `utime` and extended attributes, which Landlock does not govern,
     /// fail outside them.
     pub writable_mounts: Vec<PathBuf>,
+    /// Every directory whose entries the plan was made from, with its modification time then
+    /// (`None`: it did not exist): see [`Plan::is_stale`].
+    pub listed: Vec<(PathBuf, Option<SystemTime>)>,
 }
+
+/// A directory changed this close to the moment it was looked at may have changed again within
+/// the file system's timestamp granularity: such a plan is made again once.
+const RACY: Duration = Duration::from_millis(50);
 
 impl Plan {
     /// The plan for `profile` (not `Off`) in the places of `ctx`. `own_temp` is called only
@@ -89,11 +118,13 @@ impl Plan {
         profile: Profile,
         own_temp: impl FnOnce() -> Result<PathBuf, String>,
     ) -> Result<Plan, String> {
-        let protected = protected_places(ctx);
+        let made = SystemTime::now();
+        let (protected, pattern_dirs) = protected_places(ctx);
         let mut walk = Walk {
             ctx,
             protected: &protected,
             visited: BTreeSet::new(),
+            listed: BTreeSet::new(),
             homes: homes(ctx),
             skipped: Vec::new(),
         };
@@ -132,6 +163,29 @@ impl Plan {
         protected.append(&mut walk.skipped);
         protected.sort();
         protected.dedup();
+        let (read_covered, covers, covered_listed) =
+            covered_reads(ctx, &protected, &writable_mounts);
+        let listed = walk
+            .listed
+            .into_iter()
+            .chain(covered_listed)
+            .chain(pattern_dirs)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .map(|dir| {
+                let modified = modified(&dir);
+                // Looked at too close to a change: made again on first use (see `RACY`).
+                let racy = modified.is_some_and(|m| m + RACY >= made);
+                (
+                    dir,
+                    if racy {
+                        Some(SystemTime::UNIX_EPOCH)
+                    } else {
+                        modified
+                    },
+                )
+            })
+            .collect();
         let (read_only, pinned) = policy_files_in(ctx, &write);
         writable_mounts.retain(|p| fs::symlink_metadata(p).is_ok());
         writable_mounts.sort();
@@ -140,6 +194,9 @@ impl Plan {
             profile,
             workspace: ctx.workspace.clone(),
             read,
+            read_covered,
+            covers,
+            listed,
             network: profile.has_network(),
             temp,
             protected,
@@ -159,6 +216,8 @@ impl Plan {
         }
         for (flag, roots) in [
             ("--read", &self.read),
+            ("--read-covered", &self.read_covered),
+            ("--cover", &self.covers),
             ("--write", &self.write),
             ("--writable", &self.writable_mounts),
             ("--hide", &self.hidden),
@@ -171,6 +230,12 @@ impl Plan {
             }
         }
         args
+    }
+
+    /// True when a directory the plan was made from has changed since (or could have: see
+    /// `RACY`): a protected place may have appeared in it, so the plan must be made again.
+    pub fn is_stale(&self) -> bool {
+        self.listed.iter().any(|(dir, then)| modified(dir) != *then)
     }
 
     /// True when `path` is in a protected place the walk went around.
@@ -310,8 +375,8 @@ fn policy_files_in(ctx: &PathContext, write: &[PathBuf]) -> (Vec<PathBuf>, Vec<P
 
 /// The protected places that exist, physical: the table's credential stores and keys under each
 /// home and `/`, and airlock's state directory.
-fn protected_places(ctx: &PathContext) -> Vec<PathBuf> {
-    let mut places = unreadable_places(&homes(ctx));
+fn protected_places(ctx: &PathContext) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut places, listed) = unreadable_places_and_listed(&homes(ctx));
     places.push(ctx.state_dir.clone());
     places.push(PathBuf::from(DEVICE_DIR));
     let mut physical_places: Vec<PathBuf> = places
@@ -321,7 +386,56 @@ fn protected_places(ctx: &PathContext) -> Vec<PathBuf> {
         .collect();
     physical_places.sort();
     physical_places.dedup();
-    physical_places
+    (physical_places, listed)
+}
+
+/// The reads where the launcher covers the protected places: the roots ([`Plan::read_covered`]),
+/// the places to cover ([`Plan::covers`]: those outside every writable root, outermost only),
+/// and the directories that walk listed. `protected` is every protected place, the ones the
+/// walk left out by name included.
+fn covered_reads(
+    ctx: &PathContext,
+    protected: &[PathBuf],
+    write: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<PathBuf>, BTreeSet<PathBuf>) {
+    let devices = physical(Path::new(DEVICE_DIR));
+    let writable = |p: &Path| write.iter().any(|w| p.starts_with(w));
+    let mut covers: Vec<PathBuf> = protected
+        .iter()
+        .filter(|p| fs::symlink_metadata(p).is_ok())
+        .map(|p| physical(p))
+        .filter(|p| !p.starts_with(&devices) && !writable(p))
+        .collect();
+    covers.sort();
+    covers.dedup();
+    let outer = covers.clone();
+    covers.retain(|p| !outer.iter().any(|o| o != p && p.starts_with(o)));
+    let mut around: Vec<PathBuf> = protected
+        .iter()
+        .map(|p| physical(p))
+        .filter(|p| writable(p))
+        .collect();
+    around.push(devices);
+    around.sort();
+    around.dedup();
+    let mut walk = Walk {
+        ctx,
+        protected: &around,
+        visited: BTreeSet::new(),
+        listed: BTreeSet::new(),
+        homes: homes(ctx),
+        skipped: Vec::new(),
+    };
+    let mut read = Vec::new();
+    walk.grant(Path::new("/"), 0, &mut read);
+    // An entry this walk leaves out by name lies beside `/dev` or inside a writable root: it
+    // is not read either way.
+    (read, covers, walk.listed)
+}
+
+/// A directory's modification time, `None` when it cannot be read.
+fn modified(dir: &Path) -> Option<SystemTime> {
+    fs::metadata(dir).and_then(|m| m.modified()).ok()
 }
 
 /// The user's home, `/root`, and every directory in `/home`: commands run as a user who may
@@ -349,6 +463,8 @@ struct Walk<'a> {
     ctx: &'a PathContext,
     protected: &'a [PathBuf],
     visited: BTreeSet<PathBuf>,
+    /// Every directory listed, across grants.
+    listed: BTreeSet<PathBuf>,
     homes: Vec<PathBuf>,
     /// Entries left out by name or content, as listed and where they lead.
     skipped: Vec<PathBuf>,
@@ -390,6 +506,7 @@ impl Walk<'_> {
         if depth >= MAX_DEPTH || !self.visited.insert(real.clone()) {
             return;
         }
+        self.listed.insert(real.clone());
         let Ok(entries) = fs::read_dir(&real) else {
             return;
         };
@@ -517,6 +634,82 @@ mod tests {
                 .unwrap()
                 .network
         );
+    }
+
+    #[test]
+    fn where_places_are_covered_the_read_rules_do_not_grow_with_the_entries_beside_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let temp = || Ok(dir.path().join("t"));
+        let before = Plan::make(&ctx, Profile::WorkspaceWrite, temp).unwrap();
+        for i in 0..300 {
+            fs::write(ctx.home.join(format!("file-{i}")), "x").unwrap();
+            fs::create_dir_all(dir.path().join(format!("beside-{i}"))).unwrap();
+        }
+        let after = Plan::make(&ctx, Profile::WorkspaceWrite, temp).unwrap();
+        // The full walk grants each entry beside a protected place: one rule each.
+        assert!(after.read.len() >= before.read.len() + 300);
+        assert_eq!(after.read_covered, before.read_covered);
+        assert!(after.read_covered.len() < 64, "{:?}", after.read_covered);
+        // What the short walk does not go around is covered instead, outermost only.
+        let home = &ctx.home;
+        for secret in [".ssh", ".config/gcloud", ".netrc", ".env", "mystery"] {
+            assert!(
+                after.covers.contains(&home.join(secret)),
+                "{secret} is not covered"
+            );
+        }
+        assert!(!after.covers.contains(&home.join(".ssh/id_ed25519")));
+        assert!(!after.covers.iter().any(|c| c.starts_with("/dev")));
+        let args = after.launcher_args();
+        let count = |flag: &str| args.iter().filter(|a| *a == flag).count();
+        assert_eq!(count("--read-covered"), after.read_covered.len());
+        assert_eq!(count("--cover"), after.covers.len());
+    }
+
+    #[test]
+    fn a_protected_place_inside_a_writable_root_is_walked_around_not_covered() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        fs::create_dir_all(workspace.join("state")).unwrap();
+        let ctx = PathContext::new(&workspace, dir.path(), &workspace.join("state")).unwrap();
+        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        let state = fs::canonicalize(workspace.join("state")).unwrap();
+        assert!(!plan.covers.contains(&state));
+        let ws = fs::canonicalize(&workspace).unwrap();
+        assert!(!plan.read_covered.iter().any(|r| state.starts_with(r)));
+        assert!(!plan.read_covered.contains(&ws));
+    }
+
+    #[test]
+    fn a_plan_is_stale_once_a_credential_store_appears_in_a_home_it_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        // Looked at long after its last change (a directory changed within `RACY` of the plan
+        // is taken as stale once, by design).
+        let old = SystemTime::now() - Duration::from_secs(60);
+        fs::File::open(&ctx.home)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        let home = plan.listed.iter().find(|(d, _)| *d == ctx.home).unwrap();
+        assert_eq!(home.1, Some(old));
+        fs::create_dir_all(ctx.home.join(".aws")).unwrap();
+        fs::write(ctx.home.join(".aws/credentials"), "k").unwrap();
+        assert!(plan.is_stale());
+        let again = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        assert!(again.covers.contains(&ctx.home.join(".aws")));
+        assert!(!again.may_read(&ctx.home.join(".aws/credentials")));
+    }
+
+    #[test]
+    fn a_directory_changed_just_before_the_plan_makes_it_stale_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        fs::write(ctx.home.join("fresh"), "x").unwrap();
+        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        assert!(plan.is_stale());
     }
 
     #[test]

@@ -22,6 +22,15 @@ pub const UNREADABLE: &[Sensitivity] = &[
 /// matched against the directory's real entries, case-insensitively like the table, and a row
 /// ending in `**` names its directory. The sandbox grants reads around these.
 pub fn unreadable_places(homes: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    unreadable_places_and_listed(homes).0
+}
+
+/// [`unreadable_places`], and every directory whose entries were looked at to find them (those
+/// that do not exist too): a place made later can only appear in one of them, so a sandbox
+/// plan made from this answer is stale once one of them changes.
+pub fn unreadable_places_and_listed(
+    homes: &[std::path::PathBuf],
+) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
     let mut listings: std::collections::HashMap<
         std::path::PathBuf,
         Vec<(String, std::path::PathBuf)>,
@@ -77,5 +86,7 @@ pub fn unreadable_places(homes: &[std::path::PathBuf]) -> Vec<std::path::PathBuf
     }
     found.sort();
     found.dedup();
-    found
+    let mut listed: Vec<std::path::PathBuf> = listings.into_keys().collect();
+    listed.sort();
+    (found, listed)
 }
