@@ -641,10 +641,10 @@ class MockModel:
                     buf += chunk
                 body, buf = buf[:length], buf[length:]
                 received = time.perf_counter()
-                self.paths.add(head.split(b" ")[1].decode(errors="replace"))
                 kind = "final" if b'"tool_call_id"' in body else "call"
                 conn.sendall(self.answers[kind])
                 sent = time.perf_counter()
+                self.paths.add(head.split(b" ")[1].decode(errors="replace"))
                 self.record(f"{kind}_received", received)
                 self.record(f"{kind}_sent", sent)
 
