@@ -602,12 +602,14 @@ class MockModel:
         self.port = self.listener.getsockname()[1]
         self.lock = threading.Lock()
         self.events = []
+        self.connections = 0
         self.paths = set()
         threading.Thread(target=self.accept, daemon=True).start()
 
     def reset(self):
         with self.lock:
             self.events = []
+            self.connections = 0
 
     def record(self, what, when):
         with self.lock:
@@ -617,6 +619,8 @@ class MockModel:
         while True:
             conn, _ = self.listener.accept()
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self.lock:
+                self.connections += 1
             threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
 
     def serve(self, conn):
@@ -682,6 +686,7 @@ def s10(work, env):
                 with server.lock:
                     seen = dict(server.events)
                     count = len(server.events)
+                    sample["connections"] = server.connections
                 if count != 4:
                     sys.exit(f"bench: S10 expected two requests, the server saw {count // 2}: "
                              f"{done.stderr.decode(errors='replace').strip()}")
@@ -705,6 +710,7 @@ def s10(work, env):
            "the server; and the same turn with the scripted model",
            "samples": samples, "median_wall_ms": wall, "worst_wall_ms": worst,
            "median_phases_ms": phases, "request_paths": sorted(server.paths),
+           "connections_per_turn": sorted({s["connections"] for s in samples["model"]}),
            "mock_server_own_ms": {"median": statistics.median(own), "max": max(own),
                                   "what": "request received whole -> answer sent, per request"},
            "goal": "<= 30 ms (median, model arm)", "meets_goal": wall["model"] <= 30,
@@ -752,6 +758,8 @@ def s11(work, env):
     thread and CPU time over the window; once each under strace, the syscalls that returned in
     the window; then `airlock approve CODE` from another process, timed from its exit to the
     first frame without the modal."""
+    if not shutil.which("strace"):
+        sys.exit("bench: S11 needs strace (apt-get install strace)")
     seconds = float(os.environ.get("BENCH_MODAL_SECONDS", "6"))
     arms = {
         "modal": cockpit_argv(work, "idle", scenario(work, "s11-modal", ["touch answered.txt"]),
