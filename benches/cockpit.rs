@@ -1,6 +1,8 @@
 //! In-process benchmarks (criterion): the diff the approval modal shows, the frames the cockpit
 //! draws, how tool output is taken in, and freezing a large call. `cargo bench`; the
-//! whole-process scenarios are in `scripts/bench.sh` (see BENCHMARKS.md).
+//! whole-process scenarios are in `scripts/bench.sh` (see BENCHMARKS.md). S4 times the diff and
+//! the modal frame with the release build alone (`airlock bench-cockpit diff`), on the same
+//! request as here.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use serde_json::json;
 
 use airlock::facts::diff;
 use airlock::output::BoundedOutput;
-use airlock::protocol::{AgentEvent, ApprovalRequest, FrozenCall, Risk, Ruling, Stream, Verdict};
+use airlock::protocol::{AgentEvent, ApprovalRequest, FrozenCall, Stream};
 use airlock::ui::app::{App, Status};
 use airlock::ui::render;
 
@@ -43,30 +45,9 @@ fn every_changed() -> String {
         .collect()
 }
 
+/// The request the gate makes for that write, as `airlock bench-cockpit diff` (S4) builds it.
 fn write_request(old: &str, new: &str) -> ApprovalRequest {
-    let args = json!({"path": "big.txt", "content": new});
-    ApprovalRequest {
-        call_id: "c1".into(),
-        session: "bench".into(),
-        tool: "write_file".into(),
-        title: airlock::tools::registry::title("write_file", &args),
-        risk: Risk::Mutating,
-        frozen: FrozenCall::freeze("write_file", &args),
-        verdict: Verdict {
-            ruling: Ruling::Ask,
-            risk: Risk::Mutating,
-            reasons: Vec::new(),
-            parts: Vec::new(),
-            no_session_grant: None,
-        },
-        session_scopes: None,
-        no_session_grant: None,
-        directory_scope: None,
-        preview: Some(diff::unified("big.txt", old, new)),
-        deadline_ms: None,
-        code: None,
-        sandbox: None,
-    }
+    airlock::cli::bench::write_request(old, new)
 }
 
 fn terminal() -> Terminal<TestBackend> {

@@ -8,16 +8,58 @@ BENCH_BASELINE=/path/to/another/airlock adds that build's cockpit and exec arms 
 under the same load. BENCH_WRITE_MB sets the size of S8's write (100 by default). BENCH_BUSY=N
 keeps N cores busy (`yes > /dev/null`) for the whole run: S1's goal is stated for a machine that is
 doing something else too (load about 1.5 on two cores with BENCH_BUSY=1).
+
+Every scenario needs only the release build (target/release/airlock), python3, git, GNU time and
+(for S11) strace. `scripts/bench.py` with no arguments runs them all:
+
+S1  10M lines of tool output: the cockpit and `airlock exec` against `seq | cat`.
+S2  keys typed while two tools flood: key -> frame latency.
+S3  8 parallel `sleep 1` calls from one model turn (every sample <= 1.10 s), and 64 parallel
+    `sleep 1` calls (every sample <= 1.20 s); cockpit and `airlock exec`, interleaved with one
+    `sleep 1`.
+S4  write_file over a 50k-line file: the diff and the approval modal's frame in-process
+    (`airlock bench-cockpit diff --old FILE --new FILE --repeat N`, N = BENCH_DIFF_REPEAT, 20:
+    the median of N in each round, then the median over the rounds) against a whole
+    `git diff --no-index` (<= 1.0x), and the whole cockpit process until that modal is drawn
+    (<= 2x `git diff`).
+S5  peak RSS with 1M and 10M lines of output, and RSS per run over 200 runs.
+S6  process start to first frame (<= 16 ms), offline and with a model configured.
+S7  idle windows (prompt, finished output, a silent running tool): CPU and bytes written.
+S8  a 100 MB write_file denied and parked in `airlock exec`: peak RSS and wall time.
+S9  one 1 GB line of output in `airlock exec`: bytes of events, peak RSS.
+S10 the fixed cost of a one-call turn: `airlock exec --approvals dangerously-allow-all` with a
+    configured OpenAI-compatible model (AIRLOCK_PROVIDER=openai, AIRLOCK_MODEL,
+    AIRLOCK_BASE_URL, OPENAI_API_KEY) served by MockModel, a server in threads of this script on
+    127.0.0.1: its first answer is one `bash` call `echo hi`, its second a closing message, both
+    SSE streams built once (keep-alive, one `sendall` each). Whole process, start to exit, goal
+    <= 30 ms (median). The phases as the server sees them: start -> first request received whole;
+    first answer sent -> second request received (the answer parsed, the gate, the sandbox, the
+    command, its result sent back); second answer sent -> process exit. The server's own time per
+    request (received -> answer sent) is reported too. Also the same turn with the scripted
+    model (`--scenario`).
+S11 idle wake-ups with the approval modal up: `bench-cockpit idle --idle modal` (a `touch` call
+    that asks; nobody answers) against `--idle prompt` (the quiet window), interleaved, windows of
+    BENCH_MODAL_SECONDS (6 s: longer than any 5 s fallback wait, so one would show). Counted over
+    the window: context switches (voluntary + nonvoluntary, summed over every thread of
+    /proc/self/task/*/status, end minus start) and CPU time; then each arm once under
+    `strace -f -ttt -T -e trace=epoll_wait,epoll_pwait,poll,ppoll,select,pselect6,futex,
+    nanosleep,clock_nanosleep,read`, counting the calls that returned inside the window (the
+    report gives its start and end as Unix-epoch seconds). Goal: no more than the quiet window
+    shows. After the window the real `airlock approve CODE` (the code the modal shows) runs as a
+    child with the same AIRLOCK_HOME; from its exit to the first frame without the modal:
+    <= 100 ms. (The cockpit hears the answer through inotify on the state directory.)
 """
 
 import json
 import os
 import platform
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -205,23 +247,35 @@ def s2(work, env):
 
 
 def s3(work, env):
+    """8 parallel `sleep 1` calls from one model turn, and 64: the cockpit and `airlock exec`,
+    all arms interleaved with the floor (one `sleep 1`)."""
     s3 = scenario(work, "s3", ["sleep 1"] * 8)
+    s3_64 = scenario(work, "s3-64", ["sleep 1"] * 64)
     arms = {
         "cockpit": cockpit_argv(work, "flood", s3),
         "headless": exec_argv(work, s3),
+        "cockpit_64": cockpit_argv(work, "flood", s3_64),
+        "headless_64": exec_argv(work, s3_64),
         "floor": ["sleep", "1"],
         **baseline_arms(work, s3),
     }
     samples = interleave(arms, env)
-    c, h, f = (median(samples[k], "wall_s") for k in ("cockpit", "headless", "floor"))
+    m = {k: median(v, "wall_s") for k, v in samples.items()}
+    c, h, f = m["cockpit"], m["headless"], m["floor"]
     worst = max(s["wall_s"] for k in ("cockpit", "headless") for s in samples[k])
+    worst_64 = max(s["wall_s"] for k in ("cockpit_64", "headless_64") for s in samples[k])
+    finished_64 = {len(s["report"]["lines_seen"]) for s in samples["cockpit_64"]}
     write({"id": "S3", "scenario": "8 approved `sleep 1` calls from one model turn, whole "
-           "process: the cockpit (until all are drawn finished) and `airlock exec`",
-           "samples": samples, "median_s": {"cockpit": c, "headless": h, "floor": f},
-           "max_s": worst, "ratio": c / f, "goal": "all finished <= 1.10 s",
-           "meets_goal": worst <= 1.10,
-           "summary": f"cockpit median {c:.3f} s, exec {h:.3f} s, worst {worst:.3f} s "
-                      f"(floor {f:.3f} s)" + baseline_summary(samples, f)})
+           "process: the cockpit (until all are drawn finished) and `airlock exec`; and the same "
+           "with 64 calls", "samples": samples, "median_s": m,
+           "max_s": worst, "max_s_64": worst_64, "ratio": c / f,
+           "runs_drawn_by_the_cockpit_64": sorted(finished_64),
+           "goal": "8 calls: every sample <= 1.10 s; 64 calls: every sample <= 1.20 s",
+           "meets_goal": worst <= 1.10 and worst_64 <= 1.20,
+           "summary": f"8 calls: cockpit median {c:.3f} s, exec {h:.3f} s, worst {worst:.3f} s; "
+                      f"64 calls: cockpit median {m['cockpit_64']:.3f} s, exec "
+                      f"{m['headless_64']:.3f} s, worst {worst_64:.3f} s (floor {f:.3f} s)"
+                      + baseline_summary(samples, f)})
 
 
 def s4(work, env):
@@ -234,6 +288,8 @@ def s4(work, env):
                    for i in range(n))
     every = "".join(f"row {i * 7}: a completely different text {i % 13}\n" for i in range(n))
     (ws / "big.txt").write_text(old)
+    (work / "s4-old.txt").write_text(old)
+    repeat = int(os.environ.get("BENCH_DIFF_REPEAT", "20"))
     arms = {}
     for name, content in (("some", some), ("every", every)):
         (work / f"s4-{name}.txt").write_text(content)
@@ -244,43 +300,39 @@ def s4(work, env):
         arms[f"cockpit_{name}"] = cockpit_argv(work, "modal", path, workspace="ws4")
         arms[f"git_{name}"] = ["git", "diff", "--no-index", str(ws / "big.txt"),
                                str(work / f"s4-{name}.txt")]
+        # The diff and the modal frame in-process (`repeat` times in one process), on the same
+        # text: the release build's own measure, no cargo needed.
+        arms[f"inproc_{name}"] = cockpit_argv(work, "diff", None, "--old", work / "s4-old.txt",
+                                              "--new", work / f"s4-{name}.txt",
+                                              "--repeat", repeat, workspace=None)
     samples = interleave(arms, env, ok=(0, 1))
-    m = {k: median(v, "wall_s") for k, v in samples.items()}
-    # The diff and the modal frame in-process, on the same text (criterion, benches/cockpit.rs).
-    inproc = criterion_medians_s("diff/", ["50k lines, 1 in 50 changed, diff and modal frame",
-                                           "50k lines, 1 in 50 changed",
-                                           "50k lines, every line changed"])
-    diff_frame = inproc["50k lines, 1 in 50 changed, diff and modal frame"]
+    m = {k: median(v, "wall_s") for k, v in samples.items() if not k.startswith("inproc_")}
+    # Per round the median of `repeat` timings; over the rounds, the median of those.
+    inproc = {f"{what}_{name}": statistics.median(s["report"][f"{what}_ms"]["median"]
+                                                  for s in samples[f"inproc_{name}"]) / 1000
+              for what in ("diff", "diff_and_modal_frame") for name in ("some", "every")}
+    fastest = min(s["report"]["diff_and_modal_frame_ms"]["min"]
+                  for s in samples["inproc_some"]) / 1000
+    diff_frame = inproc["diff_and_modal_frame_some"]
     ratio = diff_frame / m["git_some"]
     whole = m["cockpit_some"] / m["git_some"]
     write({"id": "S4", "scenario": f"write_file replacing a {n}-line file (1 line in 50 "
            "changed; and every line changed): the diff computed and the approval modal drawn "
-           "(in-process), and the whole process from start until that modal has been drawn",
-           "samples": samples, "median_s": m, "criterion_median_s": inproc,
+           f"(in-process, `airlock bench-cockpit diff`, {repeat} times per round), and the whole "
+           "process from start until that modal has been drawn",
+           "samples": samples, "median_s": m, "in_process_median_s": inproc,
+           "in_process_fastest_diff_and_modal_frame_s": fastest,
            "ratio": ratio, "ratio_whole_pipeline": whole,
            "ratio_whole_pipeline_every_line": m["cockpit_every"] / m["git_every"],
-           "goal": "<= 1.0x; a fully changed file bounded by a deadline",
-           "meets_goal": ratio <= 1.0 and m["cockpit_every"] <= 1.0,
-           "summary": f"diff + modal frame {diff_frame * 1000:.1f} ms vs git diff "
-                      f"{m['git_some'] * 1000:.0f} ms = {ratio:.2f}x; whole pipeline from start "
-                      f"{m['cockpit_some'] * 1000:.0f} ms ({whole:.2f}x); every line changed: "
-                      f"diff {inproc['50k lines, every line changed'] * 1000:.1f} ms, whole "
+           "goal": "in-process <= 1.0x git diff; whole pipeline <= 2x git diff; a fully changed "
+                   "file bounded by a deadline",
+           "meets_goal": ratio <= 1.0 and whole <= 2.0 and m["cockpit_every"] <= 1.0,
+           "summary": f"diff + modal frame {diff_frame * 1000:.1f} ms (fastest "
+                      f"{fastest * 1000:.1f} ms) vs git diff {m['git_some'] * 1000:.0f} ms = "
+                      f"{ratio:.2f}x; whole pipeline from start {m['cockpit_some'] * 1000:.0f} ms "
+                      f"({whole:.2f}x); every line changed: diff "
+                      f"{inproc['diff_every'] * 1000:.1f} ms, whole "
                       f"{m['cockpit_every'] * 1000:.0f} ms vs git {m['git_every'] * 1000:.0f} ms"})
-
-
-def criterion_medians_s(filter_, names):
-    """Runs `cargo bench` on the benchmarks matching `filter_` and returns the median (seconds)
-    criterion estimated for each of `names`."""
-    done = subprocess.run(["cargo", "bench", "--locked", "--quiet", "--bench", "cockpit", "--",
-                           filter_], cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"bench: cargo bench failed ({done.returncode}): {done.stderr.strip()}")
-    out = {}
-    group = filter_.rstrip("/")
-    for name in names:
-        path = ROOT / "target" / "criterion" / group / name / "new" / "estimates.json"
-        out[name] = json.loads(path.read_text())["median"]["point_estimate"] / 1e9
-    return out
 
 
 def s5(work, env):
@@ -365,8 +417,8 @@ def s6(work, env):
            "(scratch copy made), and a configured model at an unreachable address",
            "samples": samples, "median_wall_ms": wall, "median_first_frame_in_process_ms": inner,
            "ratio": wall["cockpit_demo"] / wall["minimal"],
-           "goal": "<= 50 ms; never waits on network or terminal replies",
-           "meets_goal": worst <= 50,
+           "goal": "<= 16 ms; never waits on network or terminal replies",
+           "meets_goal": worst <= 16,
            "summary": f"demo {wall['cockpit_demo']:.1f} ms, model configured "
                       f"{wall['cockpit_model']:.1f} ms, minimal ratatui app "
                       f"{wall['minimal']:.1f} ms (whole processes)"})
@@ -513,13 +565,262 @@ def s9(work, env):
                       f"peak RSS {rss['exec']:.0f} MiB" + baseline})
 
 
+def sse(*chunks):
+    """An OpenAI Chat Completions stream: each chunk as one `data:` event, then `[DONE]`."""
+    return "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks) + \
+        "data: [DONE]\n\n"
+
+
+class MockModel:
+    """An OpenAI-compatible Chat Completions server on 127.0.0.1, in threads of this process:
+    the first request of a turn is answered with one `bash` call (`echo hi`), a request that
+    carries a tool result (`tool_call_id`) with a closing message. Both answers are built once,
+    as whole HTTP/1.1 responses (SSE bodies with a Content-Length, keep-alive), so answering is
+    one `sendall`; requests are read with their Content-Length, not parsed as JSON. It records
+    when each request was received whole and when each answer was sent (perf_counter), and how
+    long it took itself from the one to the other (its own cost, reported with S10)."""
+
+    def __init__(self):
+        tool_call = sse({"id": "b1", "object": "chat.completion.chunk", "model": "bench",
+                         "choices": [{"index": 0, "finish_reason": None, "delta": {
+                             "role": "assistant", "tool_calls": [{
+                                 "index": 0, "id": "call_1", "type": "function",
+                                 "function": {"name": "bash",
+                                              "arguments": '{"command":"echo hi"}'}}]}}]},
+                        {"id": "b1", "object": "chat.completion.chunk", "model": "bench",
+                         "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+        final = sse({"id": "b2", "object": "chat.completion.chunk", "model": "bench",
+                     "choices": [{"index": 0, "finish_reason": None,
+                                  "delta": {"role": "assistant", "content": "done"}}]},
+                    {"id": "b2", "object": "chat.completion.chunk", "model": "bench",
+                     "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        self.answers = {kind: (f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               f"Content-Length: {len(body.encode())}\r\n"
+                               f"Connection: keep-alive\r\n\r\n{body}").encode()
+                        for kind, body in (("call", tool_call), ("final", final))}
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.events = []
+        self.connections = 0
+        self.paths = set()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def reset(self):
+        with self.lock:
+            self.events = []
+            self.connections = 0
+
+    def record(self, what, when):
+        with self.lock:
+            self.events.append((what, when))
+
+    def accept(self):
+        while True:
+            conn, _ = self.listener.accept()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self.lock:
+                self.connections += 1
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def serve(self, conn):
+        buf = b""
+        with conn:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    buf += chunk
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                while len(buf) < length:
+                    chunk = conn.recv(max(65536, length - len(buf)))
+                    if not chunk:
+                        return
+                    buf += chunk
+                body, buf = buf[:length], buf[length:]
+                received = time.perf_counter()
+                kind = "final" if b'"tool_call_id"' in body else "call"
+                conn.sendall(self.answers[kind])
+                sent = time.perf_counter()
+                self.paths.add(head.split(b" ")[1].decode(errors="replace"))
+                self.record(f"{kind}_received", received)
+                self.record(f"{kind}_sent", sent)
+
+
+def s10(work, env):
+    """The fixed cost of a one-call turn: `airlock exec` with a configured OpenAI-compatible
+    model (MockModel), whose first answer is one `bash` call `echo hi` and whose second is a
+    closing message, `--approvals dangerously-allow-all`; whole process, start to exit. The
+    phases as the server sees them, and the same turn with the scripted model."""
+    server = MockModel()
+    model_env = dict(env, AIRLOCK_PROVIDER="openai", AIRLOCK_MODEL="bench",
+                     AIRLOCK_BASE_URL=f"http://127.0.0.1:{server.port}/v1",
+                     OPENAI_API_KEY="bench", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                  "all_proxy"):
+        model_env.pop(proxy, None)
+    model_argv = [str(AIRLOCK), "exec", "--workspace", str(work / "ws"), "--approvals",
+                  "dangerously-allow-all", "say hi"]
+    scripted_argv = exec_argv(work, scenario(work, "s10", ["echo hi"]))
+    arms = {"model": (model_argv, model_env), "scripted": (scripted_argv, env)}
+    samples = {name: [] for name in arms}
+    for _ in range(ROUNDS):
+        for name, (argv, arm_env) in arms.items():
+            settle(env)
+            server.reset()
+            start = time.perf_counter()
+            done = subprocess.run(argv, env=arm_env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+            end = time.perf_counter()
+            if done.returncode != 0:
+                sys.exit(f"bench: {' '.join(argv)} failed ({done.returncode}): "
+                         f"{done.stderr.decode(errors='replace').strip()}")
+            sample = {"wall_s": end - start}
+            if name == "model":
+                with server.lock:
+                    seen = dict(server.events)
+                    count = len(server.events)
+                    sample["connections"] = server.connections
+                if count != 4:
+                    sys.exit(f"bench: S10 expected two requests, the server saw {count // 2}: "
+                             f"{done.stderr.decode(errors='replace').strip()}")
+                sample["phases_ms"] = {
+                    "start_to_first_request": (seen["call_received"] - start) * 1000,
+                    "first_answer_to_second_request":
+                        (seen["final_received"] - seen["call_sent"]) * 1000,
+                    "second_answer_to_exit": (end - seen["final_sent"]) * 1000,
+                }
+                sample["server_ms"] = ((seen["call_sent"] - seen["call_received"]) * 1000,
+                                       (seen["final_sent"] - seen["final_received"]) * 1000)
+            samples[name].append(sample)
+    wall = {k: median(v, "wall_s") * 1000 for k, v in samples.items()}
+    worst = max(s["wall_s"] for s in samples["model"]) * 1000
+    phases = {k: statistics.median(s["phases_ms"][k] for s in samples["model"])
+              for k in samples["model"][0]["phases_ms"]}
+    own = [ms for s in samples["model"] for ms in s["server_ms"]]
+    write({"id": "S10", "scenario": "one-call turn (`echo hi`) in `airlock exec` against a local "
+           "mock OpenAI-compatible server (SSE, keep-alive, pre-built answers), "
+           "--approvals dangerously-allow-all, whole process start to exit; phases seen from "
+           "the server; and the same turn with the scripted model",
+           "samples": samples, "median_wall_ms": wall, "worst_wall_ms": worst,
+           "median_phases_ms": phases, "request_paths": sorted(server.paths),
+           "connections_per_turn": sorted({s["connections"] for s in samples["model"]}),
+           "mock_server_own_ms": {"median": statistics.median(own), "max": max(own),
+                                  "what": "request received whole -> answer sent, per request"},
+           "goal": "<= 30 ms (median, model arm)", "meets_goal": wall["model"] <= 30,
+           "summary": f"model {wall['model']:.1f} ms (worst {worst:.1f}): start -> request "
+                      f"{phases['start_to_first_request']:.1f} ms, answer -> next request "
+                      f"{phases['first_answer_to_second_request']:.1f} ms, answer -> exit "
+                      f"{phases['second_answer_to_exit']:.1f} ms (mock server's own "
+                      f"{statistics.median(own) * 1000:.0f} us a request); scripted "
+                      f"{wall['scripted']:.1f} ms"})
+
+
+def wakeup_syscalls(trace, start, end):
+    """The syscalls of an `strace -f -ttt -T` log that returned inside [start, end] (Unix-epoch
+    seconds): a whole line returned at its timestamp plus its duration, a resumed one at its
+    timestamp; per syscall name."""
+    counts = {}
+    for line in trace.read_text(errors="replace").splitlines():
+        parts = line.split(None, 2)
+        if len(parts) < 3 or "<unfinished" in line:
+            continue
+        try:
+            ts = float(parts[1])
+        except ValueError:
+            continue
+        rest = parts[2]
+        if rest.startswith("<..."):
+            name, returned = rest[5:].split()[0], ts
+        elif rest[:1].isalpha():
+            name = rest.split("(", 1)[0]
+            took = rest.rsplit("<", 1)[-1].rstrip(">") if rest.endswith(">") else "0"
+            try:
+                returned = ts + float(took)
+            except ValueError:
+                returned = ts
+        else:
+            continue  # signals, exits
+        if start <= returned <= end:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def s11(work, env):
+    """An idle cockpit with the approval modal up (a call that asks; nobody answers), against
+    the same window with only the prompt waiting (the quiet window): context switches of every
+    thread and CPU time over the window; once each under strace, the syscalls that returned in
+    the window; then `airlock approve CODE` from another process, timed from its exit to the
+    first frame without the modal."""
+    if not shutil.which("strace"):
+        sys.exit("bench: S11 needs strace (apt-get install strace)")
+    seconds = float(os.environ.get("BENCH_MODAL_SECONDS", "6"))
+    arms = {
+        "modal": cockpit_argv(work, "idle", scenario(work, "s11-modal", ["touch answered.txt"]),
+                              "--idle", "modal", "--seconds", seconds),
+        "quiet": cockpit_argv(work, "idle", scenario(work, "s11-quiet", []), "--idle", "prompt",
+                              "--seconds", seconds),
+    }
+    samples = interleave(arms, env, rounds=min(ROUNDS, 3))
+    for arm in samples.values():
+        for s in arm:
+            if s["report"].get("answer", {}).get("error"):
+                sys.exit(f"bench: S11: {s['report']['answer']['error']}")
+    switches = {k: [s["report"]["context_switches"]["total"] for s in v]
+                for k, v in samples.items()}
+    cpu = {k: max(s["report"]["cpu_percent_of_a_core"] for s in v) for k, v in samples.items()}
+    frames = {k: sum(s["report"]["frames"] for s in v) for k, v in samples.items()}
+    answers = [s["report"]["answer"] for s in samples["modal"]]
+    gone = [a["exit_to_modal_gone_ms"] for a in answers]
+    if not all(a["modal_gone"] for a in answers) or None in gone:
+        sys.exit(f"bench: S11: the modal did not go after `airlock approve`: {answers}")
+    traced = {}
+    calls = "epoll_wait,epoll_pwait,poll,ppoll,select,pselect6,futex,nanosleep,clock_nanosleep,read"
+    for name, argv in arms.items():
+        trace = work / f"s11-{name}.strace"
+        settle(env)
+        sample = run(["strace", "-f", "-ttt", "-T", "-e", f"trace={calls}", "-o", str(trace),
+                      *argv], env)
+        rep = sample["report"]
+        counts = wakeup_syscalls(trace, rep["window_start_epoch_s"], rep["window_end_epoch_s"])
+        traced[name] = {"syscalls_returned_in_window": counts, "total": sum(counts.values()),
+                        "window_s": rep["window_s"],
+                        "context_switches": rep["context_switches"]["total"]}
+    excess = max(switches["modal"]) - max(switches["quiet"])
+    excess_traced = traced["modal"]["total"] - traced["quiet"]["total"]
+    write({"id": "S11", "scenario": f"idle windows of {seconds} s with the approval modal up and "
+           "nobody answering, against the prompt waiting (the quiet window); then the answer "
+           "from another process (`airlock approve CODE`)", "samples": samples,
+           "context_switches": switches, "cpu_percent_worst": cpu, "frames": frames,
+           "strace": traced, "approve_exit_to_modal_gone_ms": gone,
+           "what_is_counted": "context switches: voluntary + nonvoluntary, summed over every "
+                              "thread alive at the window's end (/proc/self/task/*/status), "
+                              "end minus start; strace: the listed syscalls of every thread "
+                              "that returned between the window's start and end",
+           "goal": "no wake-ups beyond the quiet window's (context switches and traced syscalls); "
+                   "the modal gone <= 100 ms after `airlock approve` exits",
+           "meets_goal": excess <= 0 and excess_traced <= 0 and max(gone) <= 100,
+           "summary": f"context switches in the window: modal {switches['modal']}, quiet "
+                      f"{switches['quiet']}; strace, syscalls returned in the window: modal "
+                      f"{traced['modal']['total']} {traced['modal']['syscalls_returned_in_window']}"
+                      f", quiet {traced['quiet']['total']}; CPU {cpu['modal']:.3f} % / "
+                      f"{cpu['quiet']:.3f} %; approve exit -> modal gone "
+                      f"{', '.join(f'{g:.1f}' for g in gone)} ms"})
+
+
 def main():
     if not Path(GNU_TIME).exists():
         sys.exit(f"bench: {GNU_TIME} is missing; install GNU time (apt-get install time)")
     if not AIRLOCK.exists():
         sys.exit(f"bench: {AIRLOCK} is missing; run scripts/bench.sh (it builds it)")
-    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8",
-                              "S9"]
+    chosen = sys.argv[1:] or ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10",
+                              "S11"]
     busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(BUSY)]
     try:
         run_chosen(chosen)
@@ -536,9 +837,8 @@ def run_chosen(chosen):
         env = dict(os.environ, AIRLOCK_HOME=str(work / "state"), HOME=str(work / "home"))
         env.pop("AIRLOCK_PROVIDER", None)
         for name in chosen:
-            {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6,
-             "S7": s7, "S8": s8,
-             "S9": s9}[name.upper()](work, env)
+            {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, "S8": s8,
+             "S9": s9, "S10": s10, "S11": s11}[name.upper()](work, env)
 
 
 if __name__ == "__main__":

@@ -191,3 +191,121 @@ fn without_a_scratch_state_directory_the_harness_refuses_to_run() {
     assert!(stderr.contains("set AIRLOCK_HOME"), "{stderr}");
     assert!(!bench.path().join("home/.local/state/airlock").exists());
 }
+
+#[test]
+fn the_in_process_diff_measure_reports_the_diff_and_the_modal_it_timed() {
+    let bench = Bench::new();
+    let old: String = (0..500).map(|i| format!("line {i}\n")).collect();
+    let new: String = (0..500)
+        .map(|i| {
+            if i % 50 == 0 {
+                format!("line {i} changed\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    let (old_path, new_path) = (bench.path().join("old.txt"), bench.path().join("new.txt"));
+    std::fs::write(&old_path, old).unwrap();
+    std::fs::write(&new_path, new).unwrap();
+    let report = bench.run(&[
+        "diff",
+        "--old",
+        &old_path.display().to_string(),
+        "--new",
+        &new_path.display().to_string(),
+        "--repeat",
+        "3",
+    ]);
+    assert_eq!(report["old_lines"], 500, "{report}");
+    assert_eq!(report["new_lines"], 500, "{report}");
+    assert_eq!(report["added"], 10, "{report}");
+    assert_eq!(report["removed"], 10, "{report}");
+    assert_eq!(report["approximate"], false, "{report}");
+    assert_eq!(report["modal_drawn"], true, "{report}");
+    for timed in ["diff_ms", "diff_and_modal_frame_ms"] {
+        let t = &report[timed];
+        assert_eq!(t["count"], 3, "{report}");
+        let (median, min) = (t["median"].as_f64().unwrap(), t["min"].as_f64().unwrap());
+        assert!(min > 0.0 && min <= median, "{report}");
+    }
+}
+
+#[test]
+fn the_diff_measure_needs_both_files() {
+    let bench = Bench::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["bench-cockpit", "diff", "--repeat", "1"])
+        .env("HOME", bench.path().join("home"))
+        .env("AIRLOCK_HOME", bench.path().join("state"))
+        .output()
+        .expect("the airlock binary runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--old FILE and --new FILE"), "{stderr}");
+}
+
+#[test]
+fn a_waiting_modal_is_counted_idle_then_answered_from_another_process() {
+    let bench = Bench::new();
+    let scenario = bench.bash("modal", &["touch answered.txt"]);
+    let report = bench.run(&[
+        "idle",
+        "--idle",
+        "modal",
+        "--scenario",
+        &scenario,
+        "--seconds",
+        "1",
+    ]);
+    assert_eq!(report["state"], "modal", "{report}");
+    let (start, end) = (
+        report["window_start_epoch_s"].as_f64().unwrap(),
+        report["window_end_epoch_s"].as_f64().unwrap(),
+    );
+    // Unix-epoch seconds (after 2020), about the window's length apart.
+    assert!(start > 1.6e9 && end > start, "{report}");
+    assert!((end - start - report["window_s"].as_f64().unwrap()).abs() < 0.5);
+    let switches = &report["context_switches"];
+    assert!(switches["total"].is_u64(), "{report}");
+    assert!(
+        switches["threads_at_end"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    assert!(switches["by_thread_name"].is_object(), "{report}");
+    assert!(report["cpu_percent_of_a_core"].is_f64(), "{report}");
+    // Nothing changes on screen while the modal waits.
+    assert_eq!(report["frames"], 0, "{report}");
+    let answer = &report["answer"];
+    assert!(answer["error"].is_null(), "{report}");
+    assert_eq!(answer["approve_exit_code"], 0, "{report}");
+    assert!(!answer["code"].as_str().unwrap().is_empty(), "{report}");
+    assert_eq!(answer["modal_gone"], true, "{report}");
+    assert!(answer["exit_to_modal_gone_ms"].is_f64(), "{report}");
+    assert!(
+        answer["spawn_to_modal_gone_ms"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+}
+
+#[test]
+fn an_idle_window_reports_its_wake_ups_and_where_it_lies_in_time() {
+    let bench = Bench::new();
+    let scenario = bench.bash("quiet", &[]);
+    let report = bench.run(&[
+        "idle",
+        "--idle",
+        "prompt",
+        "--scenario",
+        &scenario,
+        "--seconds",
+        "1",
+    ]);
+    assert!(report["context_switches"]["total"].is_u64(), "{report}");
+    assert!(report["answer"].is_null(), "{report}");
+    let (start, end) = (
+        report["window_start_epoch_s"].as_f64().unwrap(),
+        report["window_end_epoch_s"].as_f64().unwrap(),
+    );
+    assert!(start > 1.6e9 && end > start, "{report}");
+}

@@ -3,6 +3,7 @@
 //! backend writing to `/dev/null` (bytes counted), with synthetic keys; one JSON object with what
 //! was measured is printed at the end. Hidden from `--help`: it is a measuring tool, not a feature.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,16 +11,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use super::exec::{self, ExecArgs};
-use crate::protocol::Op;
-use crate::ui::app::{App, Entry, RunStatus};
+use crate::protocol::{AgentEvent, ApprovalRequest, FrozenCall, Op, Risk, Ruling, Verdict};
+use crate::ui::app::{App, Entry, RunStatus, Status};
+use crate::ui::overlay::Overlay;
 use crate::ui::{FrameReport, Watcher};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,6 +41,9 @@ pub enum Measure {
     Idle,
     /// The scenario's runs one after another; resident memory after each finished run.
     Runs,
+    /// No session: the approval request `write_file` makes for `--new` over `--old` (its diff)
+    /// and the modal's frame, in-process, `--repeat` times (what S4 compares with `git diff`).
+    Diff,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,6 +54,9 @@ pub enum IdleState {
     Output,
     /// A tool runs and prints nothing.
     Running,
+    /// A call waits for approval: the modal is up and nobody answers. After the window the
+    /// real `airlock approve CODE` answers it from another process, as from another terminal.
+    Modal,
 }
 
 #[derive(Debug, clap::Args)]
@@ -78,6 +86,15 @@ pub struct BenchArgs {
     /// Give up (an error) after this many seconds.
     #[arg(long, default_value_t = 300)]
     pub limit: u64,
+    /// The file as it is (`diff`).
+    #[arg(long)]
+    pub old: Option<std::path::PathBuf>,
+    /// The content `write_file` would write (`diff`).
+    #[arg(long)]
+    pub new: Option<std::path::PathBuf>,
+    /// How many times the diff and the frame are computed (`diff`).
+    #[arg(long, default_value_t = 20)]
+    pub repeat: usize,
 }
 
 /// `/dev/null`, counting what the terminal backend writes into it.
@@ -161,6 +178,173 @@ fn spread(mut values: Vec<f64>) -> Value {
     })
 }
 
+/// The context switches of each thread of this process so far (voluntary + involuntary, from
+/// `/proc/self/task/*/status`), with the thread's name. Every switch is a wake-up: a thread
+/// that blocks and is woken again counts one voluntary switch, one preempted counts one
+/// involuntary switch.
+fn switches() -> BTreeMap<u32, (String, u64)> {
+    let mut out = BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        let mut name = String::new();
+        let mut count = 0;
+        for line in status.lines() {
+            if let Some(n) = line.strip_prefix("Name:") {
+                name = n.trim().to_string();
+            } else if line.starts_with("voluntary_ctxt_switches:")
+                || line.starts_with("nonvoluntary_ctxt_switches:")
+            {
+                count += line
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        out.insert(tid, (name, count));
+    }
+    out
+}
+
+/// The context switches between two `switches()` readings: the sum over the threads alive at
+/// the end (a thread started in between counts from zero), per thread name, and how many
+/// threads ended in between (their switches are lost with them).
+fn switches_between(
+    before: &BTreeMap<u32, (String, u64)>,
+    after: &BTreeMap<u32, (String, u64)>,
+) -> Value {
+    let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
+    let mut total = 0;
+    for (tid, (name, count)) in after {
+        let was = before.get(tid).map_or(0, |(_, c)| *c);
+        let delta = count.saturating_sub(was);
+        total += delta;
+        *by_name.entry(name.clone()).or_default() += delta;
+    }
+    let ended = before.keys().filter(|t| !after.contains_key(t)).count();
+    let started = after.keys().filter(|t| !before.contains_key(t)).count();
+    json!({
+        "total": total,
+        "by_thread_name": by_name,
+        "threads_at_end": after.len(),
+        "threads_started": started,
+        "threads_ended": ended,
+    })
+}
+
+/// Now, as seconds since the Unix epoch (to match strace -ttt's timestamps).
+fn epoch_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The approval request the gate makes for `write_file` of `new` over `old` (the file
+/// `big.txt`): its preview is the diff. benches/cockpit.rs times the same request.
+pub fn write_request(old: &str, new: &str) -> ApprovalRequest {
+    let args = json!({"path": "big.txt", "content": new});
+    ApprovalRequest {
+        call_id: "c1".into(),
+        session: "bench".into(),
+        tool: "write_file".into(),
+        title: crate::tools::registry::title("write_file", &args),
+        risk: Risk::Mutating,
+        frozen: FrozenCall::freeze("write_file", &args),
+        verdict: Verdict {
+            ruling: Ruling::Ask,
+            risk: Risk::Mutating,
+            reasons: Vec::new(),
+            parts: Vec::new(),
+            no_session_grant: None,
+        },
+        session_scopes: None,
+        no_session_grant: None,
+        directory_scope: None,
+        preview: Some(crate::facts::diff::unified("big.txt", old, new)),
+        deadline_ms: None,
+        code: None,
+        sandbox: None,
+    }
+}
+
+/// The median and the least of some times (milliseconds).
+fn median_min(mut values: Vec<f64>) -> Value {
+    values.sort_by(f64::total_cmp);
+    let median = match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    };
+    json!({
+        "median": median,
+        "min": values.first().copied().unwrap_or(0.0),
+        "count": values.len(),
+    })
+}
+
+/// `diff`: the diff alone, and the request (with its diff) taken in by a fresh cockpit state
+/// and drawn as the approval modal, each `--repeat` times, in-process; the files are read
+/// once, before. A test backend of `--width` x `--height`, as benches/cockpit.rs draws.
+fn diff_and_modal_frame(args: &BenchArgs) -> Result<Value> {
+    let (Some(old), Some(new)) = (&args.old, &args.new) else {
+        bail!("bench-cockpit diff needs --old FILE and --new FILE");
+    };
+    let read = |path: &std::path::Path| {
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    let (old, new) = (read(old)?, read(new)?);
+    let mut terminal = Terminal::new(TestBackend::new(args.width, args.height))?;
+    let (mut diff, mut whole) = (Vec::new(), Vec::new());
+    let (mut added, mut removed, mut approximate, mut modal) = (0, 0, false, false);
+    for _ in 0..args.repeat.max(1) {
+        let t = Instant::now();
+        let preview = std::hint::black_box(crate::facts::diff::unified("big.txt", &old, &new));
+        diff.push(millis(t.elapsed()));
+        if let crate::protocol::Preview::Diff {
+            added: a,
+            removed: r,
+            approximate: x,
+            ..
+        } = &preview
+        {
+            (added, removed, approximate) = (*a, *r, *x);
+        }
+        drop(preview);
+        let t = Instant::now();
+        {
+            let request = write_request(&old, &new);
+            let mut app = App::new(Status::default(), Instant::now());
+            app.on_agent_event(AgentEvent::ApprovalRequested {
+                request: Box::new(request),
+            });
+            terminal.draw(|frame| {
+                crate::ui::render::render(&app, frame);
+            })?;
+            modal = app.pending_approvals() == 1;
+        }
+        whole.push(millis(t.elapsed()));
+    }
+    Ok(json!({
+        "diff_ms": median_min(diff),
+        "diff_and_modal_frame_ms": median_min(whole),
+        "old_lines": old.lines().count(),
+        "new_lines": new.lines().count(),
+        "added": added,
+        "removed": removed,
+        "approximate": approximate,
+        "modal_drawn": modal,
+    }))
+}
+
 fn key(c: char) -> io::Result<Event> {
     Ok(Event::Key(KeyEvent::new(
         KeyCode::Char(c),
@@ -191,6 +375,11 @@ struct Probe {
     rss: Vec<(usize, u64)>,
     result: Arc<Mutex<Option<Value>>>,
     done: bool,
+    /// The modal's one-time code (`--idle modal`).
+    code: Option<String>,
+    answer: Arc<Mutex<Answer>>,
+    /// Told when the first frame without the modal has been drawn after the answer.
+    gone: Arc<Notify>,
 }
 
 impl Probe {
@@ -233,7 +422,9 @@ impl Probe {
         });
     }
 
-    /// Starts the idle window: wait for a quiet second, then count CPU time, bytes and frames.
+    /// Starts the idle window: wait for a quiet second, then count CPU time, context switches,
+    /// bytes and frames. With a modal up, then answer it from another process and time until it
+    /// is gone from the screen.
     fn start_idle_window(&mut self, app: &App) {
         self.typing = true;
         let (ops, written, frames, result, seconds, state) = (
@@ -244,6 +435,8 @@ impl Probe {
             self.seconds,
             self.idle,
         );
+        let (answer, gone) = (self.answer.clone(), self.gone.clone());
+        let code = self.code.clone();
         let lines: u64 = app.runs.iter().map(|r| r.output.total_lines()).sum();
         tokio::spawn(async move {
             // Settled means a whole second without a frame (late answers to start-up ops, such
@@ -255,30 +448,105 @@ impl Probe {
                     break;
                 }
             }
-            let (cpu0, bytes0, frames0, t0) = (
+            // The counters are read outside the window's timestamps: the reads are not in it.
+            let (switches0, cpu0, bytes0, frames0) = (
+                switches(),
                 cpu_time(),
                 written.load(Ordering::Relaxed),
                 frames.load(Ordering::Relaxed),
-                Instant::now(),
             );
+            let (t0, epoch0) = (Instant::now(), epoch_s());
             tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-            let wall = t0.elapsed();
+            let (wall, epoch1) = (t0.elapsed(), epoch_s());
             let cpu = cpu_time().saturating_sub(cpu0);
             let bytes = written.load(Ordering::Relaxed) - bytes0;
             let drawn = frames.load(Ordering::Relaxed) - frames0;
-            *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(json!({
+            let switched = switches_between(&switches0, &switches());
+            let mut report = json!({
                 "state": format!("{state:?}").to_lowercase(),
                 "window_s": wall.as_secs_f64(),
+                "window_start_epoch_s": epoch0,
+                "window_end_epoch_s": epoch1,
                 "cpu_ms": millis(cpu),
                 "cpu_percent_of_a_core": 100.0 * cpu.as_secs_f64() / wall.as_secs_f64(),
+                "context_switches": switched,
                 "bytes_written": bytes,
                 "frames": drawn,
                 "output_lines_on_screen": lines,
-            }));
+            });
+            if state == IdleState::Modal {
+                report["answer"] = answer_from_elsewhere(code, &answer, &gone).await;
+            }
+            *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
             let _ = ops.send(Op::Interrupt);
             let _ = ops.send(Op::Shutdown);
         });
     }
+}
+
+/// When the answer from another process was given and seen.
+#[derive(Debug, Default)]
+struct Answer {
+    /// `airlock approve` was started.
+    spawned: Option<Instant>,
+    /// The first frame drawn without the modal after that.
+    gone: Option<Instant>,
+}
+
+/// Runs the real `airlock approve CODE` as a child (the same binary and AIRLOCK_HOME, as from
+/// another terminal) and waits for the first frame drawn without the modal (up to 10 s).
+async fn answer_from_elsewhere(
+    code: Option<String>,
+    answer: &Arc<Mutex<Answer>>,
+    gone: &Arc<Notify>,
+) -> Value {
+    let Some(code) = code else {
+        return json!({ "error": "the modal showed no one-time code" });
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return json!({ "error": format!("cannot find airlock's binary: {e}") }),
+    };
+    let spawned = Instant::now();
+    answer.lock().unwrap_or_else(|e| e.into_inner()).spawned = Some(spawned);
+    let approve = code.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let out = std::process::Command::new(exe)
+            .args(["approve", &approve])
+            .stdin(std::process::Stdio::null())
+            .output();
+        (out, Instant::now())
+    })
+    .await;
+    let (out, exited) = match done {
+        Ok((Ok(out), exited)) => (out, exited),
+        Ok((Err(e), _)) => return json!({ "error": format!("airlock approve did not run: {e}") }),
+        Err(e) => return json!({ "error": format!("airlock approve's waiter stopped: {e}") }),
+    };
+    let seen = tokio::time::timeout(Duration::from_secs(10), gone.notified()).await;
+    let gone_at = answer.lock().unwrap_or_else(|e| e.into_inner()).gone;
+    // The frame may come before this thread saw the child exit: then the time is negative.
+    let signed = |from: Instant, to: Instant| match to.checked_duration_since(from) {
+        Some(d) => millis(d),
+        None => -millis(from - to),
+    };
+    json!({
+        "code": code,
+        "approve_exit_code": out.status.code(),
+        "approve_stderr": String::from_utf8_lossy(&out.stderr).trim(),
+        "approve_ran_ms": millis(exited - spawned),
+        "modal_gone": seen.is_ok() && gone_at.is_some(),
+        "exit_to_modal_gone_ms": gone_at.map(|g| signed(exited, g)),
+        "spawn_to_modal_gone_ms": gone_at.map(|g| signed(spawned, g)),
+    })
+}
+
+/// The one-time code the front request of the approval modal shows, if there is one.
+fn modal_code(app: &App) -> Option<String> {
+    app.overlays.iter().find_map(|o| match o {
+        Overlay::Approval(a) => a.queue.front().and_then(|r| r.code.clone()),
+        _ => None,
+    })
 }
 
 impl Watcher for Probe {
@@ -289,7 +557,7 @@ impl Watcher for Probe {
         }
         let since_start = millis(report.drawn_at - self.started);
         match self.measure {
-            Measure::Minimal => {}
+            Measure::Minimal | Measure::Diff => {}
             Measure::FirstFrame => self.finish(json!({ "first_frame_ms": since_start })),
             Measure::Flood => {
                 if self.turn_over(app) {
@@ -358,9 +626,18 @@ impl Watcher for Probe {
                         app.running_tools() == 1
                             && app.runs.iter().any(|r| r.status == RunStatus::Running)
                     }
+                    IdleState::Modal => app.pending_approvals() > 0,
                 };
                 if settled && !self.typing {
+                    self.code = modal_code(app);
                     self.start_idle_window(app);
+                }
+                if self.idle == IdleState::Modal && app.pending_approvals() == 0 {
+                    let mut answer = self.answer.lock().unwrap_or_else(|e| e.into_inner());
+                    if answer.spawned.is_some() && answer.gone.is_none() {
+                        answer.gone = Some(report.drawn_at);
+                        self.gone.notify_one();
+                    }
                 }
             }
             Measure::Runs => {
@@ -404,6 +681,9 @@ pub async fn run(args: BenchArgs) -> Result<Value> {
         terminal.draw(|frame| frame.render_widget(Paragraph::new("airlock"), frame.area()))?;
         return Ok(json!({ "first_frame_ms": millis(started.elapsed()) }));
     }
+    if args.measure == Measure::Diff {
+        return diff_and_modal_frame(&args);
+    }
     let exec_args = ExecArgs {
         scenario: args.scenario.clone(),
         workspace: args.workspace.clone(),
@@ -439,6 +719,9 @@ pub async fn run(args: BenchArgs) -> Result<Value> {
         rss: Vec::new(),
         result: result.clone(),
         done: false,
+        code: None,
+        answer: Arc::new(Mutex::new(Answer::default())),
+        gone: Arc::new(Notify::new()),
     };
     let app = App::new(status, Instant::now());
     // On the runtime's workers, as `ui::run` runs the real cockpit.
