@@ -1,7 +1,8 @@
 //! Waiting for the state database to change without polling it: an inotify watch on its
 //! directory. A cockpit waiting for an answer from another terminal (`airlock approve CODE`)
 //! sleeps until a file there is written, instead of reading the database three times a second.
-//! Where inotify cannot be used, the waiter falls back to looking every few seconds.
+//! Where inotify cannot be used, the waiter falls back to looking every few seconds. A full
+//! event queue is itself an event (`IN_Q_OVERFLOW`), so it wakes the waiter too.
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -11,8 +12,8 @@ use std::time::Duration;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 
-/// How long a waiter sleeps at most, even without an event: a change inotify did not report
-/// (a file system that does not deliver them, a full event queue) is still seen.
+/// How long a waiter sleeps at most where it cannot be woken otherwise: no inotify (the
+/// waiter looks this often), or no pipe to end a given-up wait with.
 pub const LONGEST_WAIT: Duration = Duration::from_secs(5);
 
 /// A watch on one directory's writes (files written, created, renamed in, deleted).
@@ -41,23 +42,49 @@ impl DirWatch {
     }
 
     /// Resolves once something in the directory was written since the last time it resolved
-    /// (those events are consumed), or after [`LONGEST_WAIT`]. The wait sits on a blocking
-    /// thread (no timer wakes the runtime); dropping the future leaves that thread to end by
-    /// itself, within [`LONGEST_WAIT`].
+    /// (those events are consumed). The wait sits on a blocking thread with no time-out (no
+    /// timer wakes anything while nothing is written); dropping the future closes a pipe that
+    /// thread also waits on, so it ends at once and takes no events a later wait is owed.
+    /// Where no pipe can be made, the thread looks again after [`LONGEST_WAIT`].
     pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let inotify = self.inotify.clone();
+        let pipe = std::io::pipe().ok();
         async move {
-            let _ = tokio::task::spawn_blocking(move || wait(&inotify, LONGEST_WAIT)).await;
+            let (stop, _stopper) = match pipe {
+                Some((stop, stopper)) => (Some(stop), Some(stopper)),
+                None => (None, None),
+            };
+            // `_stopper` lives as long as this future: dropped, it ends the thread's wait.
+            let _ = tokio::task::spawn_blocking(move || wait(&inotify, stop.as_ref())).await;
         }
     }
 }
 
-/// Blocks until `inotify` has events or `most` passed, then takes its events.
-fn wait(inotify: &Inotify, most: Duration) {
-    let mut fds = [PollFd::new(inotify.as_fd(), PollFlags::POLLIN)];
-    let timeout = PollTimeout::try_from(most).unwrap_or(PollTimeout::MAX);
-    let _ = poll(&mut fds, timeout);
-    let _ = inotify.read_events();
+/// Blocks until `inotify` has events, then takes them; or until `stop`'s writing end is closed
+/// (the wait was given up: nothing is taken); or, without `stop`, [`LONGEST_WAIT`] at most.
+fn wait(inotify: &Inotify, stop: Option<&std::io::PipeReader>) {
+    let mut fds = vec![PollFd::new(inotify.as_fd(), PollFlags::POLLIN)];
+    if let Some(stop) = stop {
+        fds.push(PollFd::new(stop.as_fd(), PollFlags::POLLIN));
+    }
+    let timeout = match stop {
+        Some(_) => PollTimeout::NONE,
+        None => PollTimeout::try_from(LONGEST_WAIT).unwrap_or(PollTimeout::MAX),
+    };
+    loop {
+        match poll(&mut fds, timeout) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return,
+            Ok(_) => break,
+        }
+    }
+    let stopped = fds
+        .get(1)
+        .and_then(PollFd::revents)
+        .is_some_and(|r| !r.is_empty());
+    if !stopped {
+        let _ = inotify.read_events();
+    }
 }
 
 #[cfg(test)]
@@ -81,5 +108,30 @@ mod tests {
         let woke = tokio::time::timeout(Duration::from_secs(3), &mut waiting).await;
         assert!(woke.is_ok(), "a write did not wake the waiter");
         writer.await.unwrap();
+    }
+
+    #[test]
+    fn a_wait_given_up_ends_at_once_and_leaves_the_events_to_the_next_waiter() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = DirWatch::new(dir.path()).expect("inotify works here");
+        // Nothing written: the wait ends only because it was given up.
+        let (stop, stopper) = std::io::pipe().unwrap();
+        let inotify = watch.inotify.clone();
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            wait(&inotify, Some(&stop));
+            done.send(()).unwrap();
+        });
+        drop(stopper);
+        assert!(
+            ended.recv_timeout(Duration::from_secs(3)).is_ok(),
+            "the given-up wait went on"
+        );
+        // Written and given up at once: the events stay for whoever waits next.
+        std::fs::write(dir.path().join("airlock.db-wal"), b"x").unwrap();
+        let (stop, stopper) = std::io::pipe().unwrap();
+        drop(stopper);
+        wait(&watch.inotify, Some(&stop));
+        assert!(!watch.inotify.read_events().unwrap().is_empty());
     }
 }

@@ -202,7 +202,7 @@ where
             shutdown_sent = true;
         }
         let clock_due = app
-            .next_clock_change(Instant::now())
+            .next_clock_change(Instant::now(), crate::clock::now_ms())
             .map(tokio::time::Instant::from_std);
         let frame_due = tokio::time::Instant::from_std(last_frame + FRAME);
         tokio::select! {

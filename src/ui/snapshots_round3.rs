@@ -136,7 +136,7 @@ fn ctrl_c_on_an_empty_idle_prompt_says_a_second_one_quits() {
     );
     both_sizes("ctrl_c_once", &app);
     // Two seconds later the hint is gone (the loop redraws when it goes).
-    assert!(app.next_clock_change(t0).is_some());
+    assert!(app.next_clock_change(t0, 0).is_some());
     app.now = t0 + Duration::from_millis(2100);
     assert!(!status_bar(&draw(&app, 100, 30)).contains("again to quit"));
 }

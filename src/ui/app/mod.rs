@@ -328,8 +328,10 @@ impl App {
     }
 
     /// When `clock_face` may next change, if anything on screen moves with time: the next whole
-    /// second of a running tool, or a tenth of a second while an approval counts down.
-    pub fn next_clock_change(&self, now: Instant) -> Option<Instant> {
+    /// second of a running tool, the next tenth of a second while an approval's keys arm, the
+    /// next second of an approval's time-out. `None` when nothing moves: a modal that waits,
+    /// armed and without a time-out, wakes nothing.
+    pub fn next_clock_change(&self, now: Instant, wall_ms: u64) -> Option<Instant> {
         let runs = self
             .runs
             .iter()
@@ -338,7 +340,10 @@ impl App {
                 let whole = now.saturating_duration_since(r.started).as_secs() + 1;
                 r.started + Duration::from_secs(whole)
             });
-        let approval = (self.pending_approvals() > 0).then(|| now + Duration::from_millis(100));
+        let approval = self.overlays.iter().find_map(|o| match o {
+            Overlay::Approval(a) => a.next_change(now, wall_ms),
+            _ => None,
+        });
         let quit_hint = self.quit_armed_until.filter(|until| now < *until);
         runs.chain(approval).chain(quit_hint).min()
     }

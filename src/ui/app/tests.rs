@@ -500,7 +500,29 @@ fn the_clock_face_changes_when_the_modal_arms_even_from_a_countdown_that_shows_z
     let almost = app.clock_face(t0 + ARM_DELAY - Duration::from_millis(30), 0);
     let armed = app.clock_face(t0 + ARM_DELAY, 0);
     assert_ne!(almost, armed);
-    assert!(app.next_clock_change(t0).is_some());
+    assert!(app.next_clock_change(t0, 0).is_some());
+    // Armed, the modal waits without waking the loop: nothing on it moves.
+    assert_eq!(app.next_clock_change(t0 + ARM_DELAY, 0), None);
+}
+
+#[test]
+fn a_waiting_modal_with_a_time_out_wakes_the_loop_once_a_second_when_its_count_changes() {
+    let t0 = Instant::now();
+    let mut app = App::new(Status::default(), t0);
+    let mut asked = request("c1", "rm -rf build", true);
+    asked.deadline_ms = Some(10_000);
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(asked),
+    });
+    let armed = t0 + ARM_DELAY;
+    // 4.5 s left shows "4s" until 4.0 s are left: the next change is 501 ms away.
+    let next = app.next_clock_change(armed, 5_500).unwrap();
+    assert_eq!(next - armed, Duration::from_millis(501));
+    assert_ne!(
+        app.clock_face(armed, 5_500),
+        app.clock_face(next, 5_500 + 501)
+    );
+    assert_eq!(app.next_clock_change(armed, 10_000), None);
 }
 
 mod approval;

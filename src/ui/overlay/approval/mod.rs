@@ -175,6 +175,21 @@ impl ApprovalOverlay {
     /// What of the modal changes with time alone: 0 once armed, before that 1 + the tenths of
     /// the countdown shown (so "0.0s" and "armed" differ and the line never lingers); then the
     /// seconds left before the front request times out, if it can.
+    /// When [`Self::clock_face`] next changes: the next tenth of a second (or the arming)
+    /// while the keys arm, the next whole second of the front request's time-out; `None` when
+    /// neither moves.
+    pub fn next_change(&self, now: Instant, wall_ms: u64) -> Option<Instant> {
+        let arming = (now < self.armed_at)
+            .then(|| (now + std::time::Duration::from_millis(100)).min(self.armed_at));
+        let deadline = self
+            .queue
+            .front()
+            .and_then(|r| r.deadline_ms)
+            .filter(|d| *d > wall_ms)
+            .map(|d| now + std::time::Duration::from_millis((d - wall_ms) % 1000 + 1));
+        arming.into_iter().chain(deadline).min()
+    }
+
     pub fn clock_face(&self, now: Instant, wall_ms: u64) -> Vec<u64> {
         let mut face = vec![if now >= self.armed_at {
             0
