@@ -78,17 +78,36 @@ pub struct HttpModel {
     /// certificates takes tens of milliseconds), so it is never on the way to the first frame;
     /// the first request waits for it if it is not ready yet.
     client: Arc<OnceLock<Result<reqwest::Client, String>>>,
-    timeouts: (Duration, Duration),
+    client_spec: ClientSpec,
 }
 
-fn build_client((connect, read): (Duration, Duration)) -> Result<reqwest::Client, String> {
+/// What the client is built for: its time-outs, and whether the base URL is plain `http://`.
+type ClientSpec = ((Duration, Duration), bool);
+
+fn build_client(((connect, read), plain): ClientSpec) -> Result<reqwest::Client, String> {
     // Installing the provider twice is harmless; the first one wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(connect)
-        .read_timeout(read)
+        .read_timeout(read);
+    // A model at a plain `http://` address (a local server) needs no certificate: the system's
+    // are not loaded (milliseconds of reading hundreds of files), and a redirect to `https://`
+    // fails to verify rather than trusting anything.
+    let builder = if plain {
+        builder.tls_certs_only(std::iter::empty())
+    } else {
+        builder
+    };
+    builder
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// True when `base_url` is a plain `http://` address.
+fn is_plain_http(base_url: &str) -> bool {
+    base_url
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 pub struct HttpModelConfig {
@@ -105,7 +124,10 @@ pub struct HttpModelConfig {
 
 impl HttpModel {
     pub fn new(config: HttpModelConfig) -> Result<HttpModel, ModelError> {
-        let timeouts = (config.connect_timeout, config.read_timeout);
+        let timeouts = (
+            (config.connect_timeout, config.read_timeout),
+            is_plain_http(&config.base_url),
+        );
         let client = Arc::new(OnceLock::new());
         let early = client.clone();
         std::thread::spawn(move || {
@@ -122,7 +144,7 @@ impl HttpModel {
             tools: ToolCatalog::builtin(),
             mcp: None,
             client,
-            timeouts,
+            client_spec: timeouts,
         })
     }
 
@@ -132,12 +154,10 @@ impl HttpModel {
             Some(built) => built.clone(),
             None => {
                 let cell = self.client.clone();
-                let timeouts = self.timeouts;
-                tokio::task::spawn_blocking(move || {
-                    cell.get_or_init(|| build_client(timeouts)).clone()
-                })
-                .await
-                .unwrap_or_else(|e| Err(format!("building the HTTP client stopped: {e}")))
+                let spec = self.client_spec;
+                tokio::task::spawn_blocking(move || cell.get_or_init(|| build_client(spec)).clone())
+                    .await
+                    .unwrap_or_else(|e| Err(format!("building the HTTP client stopped: {e}")))
             }
         };
         built.map_err(|message| self.error(message))
@@ -415,4 +435,20 @@ fn causes(e: reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_plain_http_address_goes_without_the_systems_certificates() {
+        assert!(is_plain_http("http://127.0.0.1:8080/v1"));
+        assert!(is_plain_http("HTTP://localhost/v1"));
+        assert!(!is_plain_http("https://api.openai.com/v1"));
+        assert!(!is_plain_http("http"));
+        assert!(!is_plain_http("httpx://host"));
+        // Without certificates a TLS server cannot be trusted: the client still builds.
+        assert!(build_client(((Duration::from_secs(1), Duration::from_secs(1)), true)).is_ok());
+    }
 }

@@ -296,7 +296,13 @@ impl Sandbox {
         {
             return Ok(plan.clone());
         }
-        let plan = plan::Plan::make(&self.paths, profile, || self.own_temp())?;
+        let mut plan = plan::Plan::make(&self.paths, profile, || self.own_temp())?;
+        if plan.is_stale() {
+            // Changed while it was made: by the private temp dir made in a directory it had
+            // listed (once per session), or by someone else. Once more; a plan still stale is
+            // used (it describes what was there a moment ago) and made again next time.
+            plan = plan::Plan::make(&self.paths, profile, || self.own_temp())?;
+        }
         plans.insert(profile, plan.clone());
         Ok(plan)
     }

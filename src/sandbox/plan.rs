@@ -28,14 +28,14 @@
 //! when one of them has changed since (a key or `~/.aws` made later, a new entry to grant), so
 //! the session makes the plan again rather than run a command under an old one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::facts::paths::{
-    PathContext, looks_like_private_key, unreadable_by_name, unreadable_places_and_listed,
+    Listed, PathContext, looks_like_private_key, unreadable_by_name, unreadable_places_and_listed,
 };
 
 use super::Profile;
@@ -124,7 +124,7 @@ impl Plan {
             ctx,
             protected: &protected,
             visited: BTreeSet::new(),
-            listed: BTreeSet::new(),
+            listed: Vec::new(),
             homes: homes(ctx),
             skipped: Vec::new(),
         };
@@ -165,16 +165,19 @@ impl Plan {
         protected.dedup();
         let (read_covered, covers, covered_listed) =
             covered_reads(ctx, &protected, &writable_mounts);
-        let listed = walk
-            .listed
+        // Each directory with its time as first looked at (before its entries were read).
+        let mut listed: BTreeMap<PathBuf, Option<SystemTime>> = BTreeMap::new();
+        for (dir, modified) in pattern_dirs
             .into_iter()
+            .chain(walk.listed)
             .chain(covered_listed)
-            .chain(pattern_dirs)
-            .collect::<BTreeSet<_>>()
+        {
+            listed.entry(dir).or_insert(modified);
+        }
+        let listed = listed
             .into_iter()
-            .map(|dir| {
-                let modified = modified(&dir);
-                // Looked at too close to a change: made again on first use (see `RACY`).
+            .map(|(dir, modified)| {
+                // Changed too close to the look: made again on first use (see `RACY`).
                 let racy = modified.is_some_and(|m| m + RACY >= made);
                 (
                     dir,
@@ -375,7 +378,7 @@ fn policy_files_in(ctx: &PathContext, write: &[PathBuf]) -> (Vec<PathBuf>, Vec<P
 
 /// The protected places that exist, physical: the table's credential stores and keys under each
 /// home and `/`, and airlock's state directory.
-fn protected_places(ctx: &PathContext) -> (Vec<PathBuf>, Vec<PathBuf>) {
+fn protected_places(ctx: &PathContext) -> (Vec<PathBuf>, Listed) {
     let (mut places, listed) = unreadable_places_and_listed(&homes(ctx));
     places.push(ctx.state_dir.clone());
     places.push(PathBuf::from(DEVICE_DIR));
@@ -397,7 +400,7 @@ fn covered_reads(
     ctx: &PathContext,
     protected: &[PathBuf],
     write: &[PathBuf],
-) -> (Vec<PathBuf>, Vec<PathBuf>, BTreeSet<PathBuf>) {
+) -> (Vec<PathBuf>, Vec<PathBuf>, Listed) {
     let devices = physical(Path::new(DEVICE_DIR));
     let writable = |p: &Path| write.iter().any(|w| p.starts_with(w));
     let mut covers: Vec<PathBuf> = protected
@@ -422,7 +425,7 @@ fn covered_reads(
         ctx,
         protected: &around,
         visited: BTreeSet::new(),
-        listed: BTreeSet::new(),
+        listed: Vec::new(),
         homes: homes(ctx),
         skipped: Vec::new(),
     };
@@ -463,8 +466,8 @@ struct Walk<'a> {
     ctx: &'a PathContext,
     protected: &'a [PathBuf],
     visited: BTreeSet<PathBuf>,
-    /// Every directory listed, across grants.
-    listed: BTreeSet<PathBuf>,
+    /// Every directory listed, across grants, with its modification time just before.
+    listed: Vec<(PathBuf, Option<SystemTime>)>,
     homes: Vec<PathBuf>,
     /// Entries left out by name or content, as listed and where they lead.
     skipped: Vec<PathBuf>,
@@ -506,7 +509,7 @@ impl Walk<'_> {
         if depth >= MAX_DEPTH || !self.visited.insert(real.clone()) {
             return;
         }
-        self.listed.insert(real.clone());
+        self.listed.push((real.clone(), modified(&real)));
         let Ok(entries) = fs::read_dir(&real) else {
             return;
         };

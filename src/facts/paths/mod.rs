@@ -35,7 +35,7 @@ use serde::{Serialize, Serializer};
 pub use active::ActiveFile;
 pub use sensitivity::{Sensitivity, looks_like_private_key};
 use sensitivity::{classify, sniff};
-pub use unreadable::{UNREADABLE, unreadable_places, unreadable_places_and_listed};
+pub use unreadable::{Listed, UNREADABLE, unreadable_places, unreadable_places_and_listed};
 use walk::{Walk, expand, lexical_normalize, physical_or_lexical, walk};
 
 /// Character devices that are harmless to read or write.

@@ -25,16 +25,15 @@ pub fn unreadable_places(homes: &[std::path::PathBuf]) -> Vec<std::path::PathBuf
     unreadable_places_and_listed(homes).0
 }
 
-/// [`unreadable_places`], and every directory whose entries were looked at to find them (those
-/// that do not exist too): a place made later can only appear in one of them, so a sandbox
-/// plan made from this answer is stale once one of them changes.
+/// [`unreadable_places`], and every directory whose entries were looked at to find them, with
+/// its modification time taken just before (`None`: it could not be read): a place made later
+/// can only appear in one of them, so a sandbox plan made from this answer is stale once one of
+/// them changes.
 pub fn unreadable_places_and_listed(
     homes: &[std::path::PathBuf],
-) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
-    let mut listings: std::collections::HashMap<
-        std::path::PathBuf,
-        Vec<(String, std::path::PathBuf)>,
-    > = std::collections::HashMap::new();
+) -> (Vec<std::path::PathBuf>, Listed) {
+    let mut listings: std::collections::HashMap<std::path::PathBuf, Listing> =
+        std::collections::HashMap::new();
     let mut found = Vec::new();
     let bases: Vec<(Anchor, &Path)> = homes
         .iter()
@@ -61,8 +60,9 @@ pub fn unreadable_places_and_listed(
             for component in &pattern {
                 let mut next = Vec::new();
                 for dir in &level {
-                    let entries = listings.entry(dir.clone()).or_insert_with(|| {
-                        fs::read_dir(dir)
+                    let (_, entries) = listings.entry(dir.clone()).or_insert_with(|| {
+                        let modified = fs::metadata(dir).and_then(|m| m.modified()).ok();
+                        let entries = fs::read_dir(dir)
                             .map(|rd| {
                                 rd.flatten()
                                     .map(|e| {
@@ -70,7 +70,8 @@ pub fn unreadable_places_and_listed(
                                     })
                                     .collect()
                             })
-                            .unwrap_or_default()
+                            .unwrap_or_default();
+                        (modified, entries)
                     });
                     next.extend(
                         entries
@@ -86,7 +87,19 @@ pub fn unreadable_places_and_listed(
     }
     found.sort();
     found.dedup();
-    let mut listed: Vec<std::path::PathBuf> = listings.into_keys().collect();
+    let mut listed: Listed = listings
+        .into_iter()
+        .map(|(dir, (modified, _))| (dir, modified))
+        .collect();
     listed.sort();
     (found, listed)
 }
+
+/// Directories looked at, each with its modification time just before.
+pub type Listed = Vec<(std::path::PathBuf, Option<std::time::SystemTime>)>;
+
+/// A directory's modification time and its entries (lower-cased name, path).
+type Listing = (
+    Option<std::time::SystemTime>,
+    Vec<(String, std::path::PathBuf)>,
+);
