@@ -58,12 +58,7 @@ impl CheckpointRef<'_> {
     /// Whether `calls` are the calls of the conversation's last message, so writing them once,
     /// in the conversation, is enough.
     fn calls_in_conversation(&self) -> bool {
-        !self.calls.is_empty()
-            && matches!(
-                self.conversation.last(),
-                Some(Message::Assistant { calls, .. })
-                    if std::ptr::eq(calls.as_slice(), self.calls) || calls.as_slice() == self.calls
-            )
+        calls_are_last(self.conversation, self.calls)
     }
 }
 
@@ -123,25 +118,11 @@ impl TryFrom<StoredCheckpoint> for Checkpoint {
     type Error = String;
 
     fn try_from(stored: StoredCheckpoint) -> Result<Checkpoint, String> {
-        let calls = match (stored.calls, stored.calls_in_conversation) {
-            (Some(calls), false) => calls,
-            (None, true) => match stored.conversation.last() {
-                Some(Message::Assistant { calls, .. }) if !calls.is_empty() => calls.clone(),
-                _ => {
-                    return Err(
-                        "the checkpoint's calls are said to be in its last message, which asks for none"
-                            .into(),
-                    );
-                }
-            },
-            (Some(_), true) => {
-                return Err(
-                    "the checkpoint has calls of its own and says they are in its last message"
-                        .into(),
-                );
-            }
-            (None, false) => return Err("missing field `calls`".into()),
-        };
+        let calls = calls_kept(
+            stored.calls,
+            stored.calls_in_conversation,
+            &stored.conversation,
+        )?;
         Ok(Checkpoint {
             conversation: stored.conversation,
             calls,
@@ -153,6 +134,40 @@ impl TryFrom<StoredCheckpoint> for Checkpoint {
             idle: stored.idle,
         })
     }
+}
+
+/// A batch's calls as a checkpoint or a journal kept them: written out (`calls`), or said to be
+/// the conversation's last message's (`calls_in_conversation`), taken from there.
+fn calls_kept(
+    calls: Option<Vec<ToolCall>>,
+    in_conversation: bool,
+    conversation: &[Message],
+) -> Result<Vec<ToolCall>, String> {
+    match (calls, in_conversation) {
+        (Some(calls), false) => Ok(calls),
+        (None, true) => match conversation.last() {
+            Some(Message::Assistant { calls, .. }) if !calls.is_empty() => Ok(calls.clone()),
+            _ => Err(
+                "the checkpoint's calls are said to be in its last message, which asks for none"
+                    .into(),
+            ),
+        },
+        (Some(_), true) => {
+            Err("the checkpoint has calls of its own and says they are in its last message".into())
+        }
+        (None, false) => Err("missing field `calls`".into()),
+    }
+}
+
+/// Whether `calls` are those of the conversation's last message (a turn's batch always is), so
+/// writing them once, in the conversation, is enough.
+fn calls_are_last(conversation: &[Message], calls: &[ToolCall]) -> bool {
+    !calls.is_empty()
+        && matches!(
+            conversation.last(),
+            Some(Message::Assistant { calls: last, .. })
+                if std::ptr::eq(last.as_slice(), calls) || last.as_slice() == calls
+        )
 }
 
 /// Keeps a headless run's checkpoints (`airlock exec`), so that another process can go on with
@@ -184,10 +199,55 @@ pub struct Standing<'a> {
     pub idle: bool,
 }
 
+impl<'a> Standing<'a> {
+    /// This standing as a journal keeps it beside `conversation` (the one it stands in): its
+    /// calls are not written a second time when they are the conversation's last message's (a
+    /// batch's always are; a 100 MB `write_file` is in them), `"calls_in_conversation": true`
+    /// says so, and reading it back takes them from that message. Reads back as a
+    /// `KeptStanding`.
+    pub fn beside(&'a self, conversation: &'a [Message]) -> StandingBeside<'a> {
+        StandingBeside {
+            standing: self,
+            calls_in_conversation: calls_are_last(conversation, self.calls),
+        }
+    }
+}
+
+/// A [`Standing`] as a journal writes it: see [`Standing::beside`].
+#[derive(Debug, Clone, Copy)]
+pub struct StandingBeside<'a> {
+    standing: &'a Standing<'a>,
+    calls_in_conversation: bool,
+}
+
+impl Serialize for StandingBeside<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let standing = self.standing;
+        let mut out = serializer.serialize_struct("Standing", 7)?;
+        if self.calls_in_conversation {
+            out.serialize_field("calls_in_conversation", &true)?;
+        } else {
+            out.serialize_field("calls", standing.calls)?;
+        }
+        out.serialize_field("results", standing.results)?;
+        out.serialize_field("parked", &standing.parked)?;
+        out.serialize_field("model", &standing.model)?;
+        out.serialize_field("turn", &standing.turn)?;
+        out.serialize_field("started", standing.started)?;
+        out.serialize_field("idle", &standing.idle)?;
+        out.end()
+    }
+}
+
 /// A `Standing` as a journal kept it: with the conversation kept beside it, a checkpoint again.
+/// Its calls are written out, or (`calls_in_conversation`) those of the conversation's last
+/// message.
 #[derive(Debug, Deserialize)]
 pub struct KeptStanding {
-    calls: Vec<ToolCall>,
+    #[serde(default)]
+    calls: Option<Vec<ToolCall>>,
+    #[serde(default)]
+    calls_in_conversation: bool,
     results: Vec<Option<Message>>,
     parked: usize,
     model: serde_json::Value,
@@ -215,17 +275,20 @@ impl Standing<'_> {
 }
 
 impl KeptStanding {
-    pub fn with_conversation(self, conversation: Vec<Message>) -> Checkpoint {
-        Checkpoint {
+    /// The checkpoint this standing and `conversation` (the one kept with it) make; an error
+    /// when its calls are said to be in the conversation's last message and are not.
+    pub fn with_conversation(self, conversation: Vec<Message>) -> Result<Checkpoint, String> {
+        let calls = calls_kept(self.calls, self.calls_in_conversation, &conversation)?;
+        Ok(Checkpoint {
             conversation,
-            calls: self.calls,
+            calls,
             results: self.results,
             parked: self.parked,
             model: self.model,
             turn: self.turn,
             started: self.started,
             idle: self.idle,
-        }
+        })
     }
 }
 
@@ -443,9 +506,61 @@ mod tests {
         let kept: KeptStanding = serde_json::from_str(&json).unwrap();
         let whole = standing.checkpoint(&conversation);
         assert_eq!(
-            serde_json::to_string(&kept.with_conversation(conversation)).unwrap(),
+            serde_json::to_string(&kept.with_conversation(conversation.clone()).unwrap()).unwrap(),
             serde_json::to_string(&whole).unwrap()
         );
+        // Kept beside a conversation whose last message asks for other calls, they are
+        // written out.
+        let json = serde_json::to_string(&standing.beside(&conversation)).unwrap();
+        assert!(json.contains(r#""calls":["#), "{json}");
+        let kept: KeptStanding = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            serde_json::to_string(&kept.with_conversation(conversation).unwrap()).unwrap(),
+            serde_json::to_string(&whole).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_standing_kept_beside_the_message_that_asked_for_its_calls_does_not_write_them_again() {
+        let call = ToolCall {
+            id: "c1".into(),
+            tool: "write_file".into(),
+            args: serde_json::json!({ "path": "a", "content": "a long text" }),
+        };
+        let conversation = vec![
+            Message::User { text: "go".into() },
+            Message::Assistant {
+                text: String::new(),
+                calls: vec![call.clone()],
+            },
+        ];
+        let Some(Message::Assistant { calls, .. }) = conversation.last() else {
+            unreachable!()
+        };
+        let standing = Standing {
+            calls,
+            results: &[None],
+            parked: 0,
+            model: serde_json::Value::Null,
+            turn: 1,
+            started: &[],
+            idle: false,
+        };
+        let json = serde_json::to_string(&standing.beside(&conversation)).unwrap();
+        assert!(
+            json.contains(r#""calls_in_conversation":true"#) && !json.contains("a long text"),
+            "{json}"
+        );
+        let kept: KeptStanding = serde_json::from_str(&json).unwrap();
+        let back = kept.with_conversation(conversation.clone()).unwrap();
+        assert_eq!(back.calls, vec![call]);
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            serde_json::to_string(&standing.checkpoint(&conversation)).unwrap()
+        );
+        // Read beside a conversation whose last message asks for nothing, it does not open.
+        let kept: KeptStanding = serde_json::from_str(&json).unwrap();
+        assert!(kept.with_conversation(conversation[..1].to_vec()).is_err());
     }
 
     #[test]

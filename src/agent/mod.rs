@@ -38,7 +38,9 @@ use crate::protocol::ToolStatus;
 pub use approver::ChannelApprover;
 use batch::tool_message;
 pub use batch::{refused_title, title};
-pub use checkpoint::{Checkpoint, CheckpointRef, Checkpoints, Journal, KeptStanding, Standing};
+pub use checkpoint::{
+    Checkpoint, CheckpointRef, Checkpoints, Journal, KeptStanding, Standing, StandingBeside,
+};
 pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
 

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::exec_args::ExecArgs;
 use super::runs::{db_path, owner};
-use crate::agent::{Checkpoint, Journal, KeptStanding, Standing};
+use crate::agent::{Checkpoint, Journal, KeptStanding, Standing, StandingBeside};
 use crate::clock::now_ms;
 use crate::config::ConfigFlags;
 use crate::model::Message;
@@ -52,7 +52,7 @@ struct WholeSpec {
 /// The spec kept beside a session's message rows, as written.
 #[derive(Serialize)]
 struct SpecOut<'a> {
-    standing: &'a Standing<'a>,
+    standing: StandingBeside<'a>,
     workspace: &'a Path,
     config: &'a ConfigFlags,
     scenario: Option<&'a Path>,
@@ -125,7 +125,10 @@ pub fn read(db: &Store, row: &SessionRow) -> Result<KeptSession> {
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(KeptSession {
-        checkpoint: spec.standing.with_conversation(conversation),
+        checkpoint: spec
+            .standing
+            .with_conversation(conversation)
+            .map_err(|e| anyhow::anyhow!("{} ({e})", unreadable()))?,
         workspace: spec.workspace,
         config: spec.config,
         scenario: spec.scenario,
@@ -249,8 +252,10 @@ impl Journal for CockpitJournal {
             .map(serde_json::to_string)
             .collect::<Result<Vec<String>, _>>()
             .map_err(|e| e.to_string())?;
+        // The batch's calls are in the conversation's last message: the spec says so instead of
+        // writing them (a 3 MB write_file) a second time.
         let spec = serde_json::to_string(&SpecOut {
-            standing,
+            standing: standing.beside(conversation),
             workspace: &self.workspace,
             config: &self.config,
             scenario: self.scenario.as_deref(),

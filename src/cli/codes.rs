@@ -68,6 +68,18 @@ impl IssuedCode for StoredCode {
     }
 
     fn answered(&self) -> Option<Decision> {
+        // A first look at the state alone: a request still pending (what it is at every look
+        // but the last) is not read whole and verified each time the state directory changes.
+        // Only "approved" or "denied" can be an answer; whatever the look says, only a row
+        // whose signature verifies is acted on.
+        let state = self
+            .store
+            .approval_state_by_code(&self.code)
+            .ok()
+            .flatten()?;
+        if !matches!(state.as_str(), "approved" | "denied") {
+            return None;
+        }
         // Only an answer airlock signed counts: a row set to approved with sqlite3 is not one.
         let row = self.store.approval_by_code(&self.code).ok().flatten()?;
         row.signed
@@ -116,5 +128,60 @@ fn decision_json(decision: &Decision) -> String {
         Decision::Deny { reason } => {
             serde_json::json!({"decision": "deny", "reason": reason}).to_string()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::FrozenCall;
+
+    fn issued(store: Store, call_id: &str) -> StoredCode {
+        let frozen = FrozenCall::freeze("bash", &serde_json::json!({"command": "make"}));
+        store
+            .save_run("s", "s", std::path::Path::new("/w"), "live", None, 1)
+            .unwrap();
+        let code = store
+            .add_approval("s", "s", call_id, &frozen, "{}", 1, 1 << 40)
+            .unwrap();
+        StoredCode {
+            store,
+            code,
+            watch: None,
+        }
+    }
+
+    #[test]
+    fn only_a_signed_decision_is_an_answer_and_a_pending_one_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("airlock.db");
+        let decided = issued(Store::open(&db).unwrap(), "c1");
+        assert_eq!(decided.answered(), None);
+        decided
+            .store
+            .decide(&decided.code, r#"{"decision":"allow_once"}"#, 5)
+            .unwrap();
+        assert_eq!(decided.answered(), Some(Decision::AllowOnce));
+        // Set to approved outside airlock: the state says approved, the signature does not.
+        let forged = issued(Store::open(&db).unwrap(), "c2");
+        let raw = rusqlite::Connection::open(&db).unwrap();
+        raw.execute(
+            "UPDATE approvals SET state = 'approved', decision = '{\"decision\":\"allow_once\"}' WHERE call_id = 'c2'",
+            [],
+        )
+        .unwrap();
+        assert_eq!(
+            forged.store.approval_state_by_code(&forged.code).unwrap(),
+            Some("approved".to_string())
+        );
+        assert_eq!(forged.answered(), None);
+        // Used once it was decided: no longer an answer.
+        let row = decided
+            .store
+            .approval_by_code(&decided.code)
+            .unwrap()
+            .unwrap();
+        decided.store.consume(&row, 6).unwrap();
+        assert_eq!(decided.answered(), None);
     }
 }

@@ -260,8 +260,50 @@ fn line_diff(
     lines_before: usize,
 ) -> (String, usize, usize, bool) {
     let started = std::time::Instant::now();
+    let (mut text, added, removed) = match anchored_diff(path, old, new, started + DIFF_DEADLINE) {
+        Some(done) => done,
+        None => whole_diff(path, old, new, started + DIFF_DEADLINE),
+    };
+    if lines_before > 0 {
+        text = shift_hunks(&text, lines_before);
+    }
+    let late = started.elapsed() >= DIFF_DEADLINE;
+    let (text, cut) = cut_for_display(text);
+    (text, added, removed, late || cut)
+}
+
+/// Below this many lines (old and new together) a diff is always made whole.
+const ANCHORED_FROM_LINES: usize = 2000;
+
+/// A large diff anchored on lines equal where they stand (see `anchored`); `None` when the
+/// texts are small or do not line up that way.
+fn anchored_diff(
+    path: &str,
+    old: &str,
+    new: &str,
+    deadline: std::time::Instant,
+) -> Option<(String, usize, usize)> {
+    let cheap = memchr::memchr_iter(b'\n', old.as_bytes()).count()
+        + memchr::memchr_iter(b'\n', new.as_bytes()).count();
+    if cheap < ANCHORED_FROM_LINES {
+        return None;
+    }
+    let (old_lines, new_lines) = (anchored::split_lines(old), anchored::split_lines(new));
+    let ops = anchored::ops(&old_lines, &new_lines, deadline)?;
+    let (added, removed) = anchored::counts(&ops);
+    let text = anchored::unified(path, &old_lines, &new_lines, ops, CONTEXT);
+    Some((text, added, removed))
+}
+
+/// The differ's line diff of the texts whole: (text, added, removed).
+fn whole_diff(
+    path: &str,
+    old: &str,
+    new: &str,
+    deadline: std::time::Instant,
+) -> (String, usize, usize) {
     let diff = TextDiff::configure()
-        .timeout(DIFF_DEADLINE)
+        .deadline(deadline)
         .diff_lines(old, new);
     let (mut added, mut removed) = (0, 0);
     for change in diff.iter_all_changes() {
@@ -271,17 +313,12 @@ fn line_diff(
             ChangeTag::Equal => {}
         }
     }
-    let mut text = diff
+    let text = diff
         .unified_diff()
         .context_radius(CONTEXT)
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string();
-    if lines_before > 0 {
-        text = shift_hunks(&text, lines_before);
-    }
-    let late = started.elapsed() >= DIFF_DEADLINE;
-    let (text, cut) = cut_for_display(text);
-    (text, added, removed, late || cut)
+    (text, added, removed)
 }
 
 /// Where two texts differ: byte ranges in each (starting and ending at line boundaries, with
@@ -490,6 +527,8 @@ fn cut_for_display(mut text: String) -> (String, bool) {
     text.push_str("\n… diff cut: too long to show in full\n");
     (text, true)
 }
+
+mod anchored;
 
 #[cfg(test)]
 mod tests;

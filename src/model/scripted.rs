@@ -13,6 +13,9 @@ use super::{CallResult, Message, ModelClient, ModelError, ModelReply};
 use crate::approval::approver::BoxFuture;
 use crate::protocol::ToolCall;
 
+/// The largest scenario file read whole before it is parsed; a larger one is parsed as it is read.
+pub const WHOLE_READ_BYTES: u64 = 16 << 20;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -90,14 +93,40 @@ impl Scenario {
         Self::checked(serde_json::from_str(text), origin)
     }
 
-    /// Parses the file as it reads it: its text is never held whole beside the scenario made
-    /// from it (a step writing 100 MB would otherwise be in memory three times while it is
-    /// parsed: the text, the parser's buffer and the value).
+    /// Reads a scenario file. One of at most [`WHOLE_READ_BYTES`] is read whole and parsed from
+    /// memory (serde_json's reader parses byte by byte through `io::Read`, several times slower:
+    /// a 3 MB step took longer to parse than to diff). A larger one is parsed as it is read, so
+    /// its text is never held whole beside the scenario made from it (a step writing 100 MB
+    /// would otherwise be in memory three times while it is parsed: the text, the parser's
+    /// buffer and the value).
     pub fn load(path: &Path) -> Result<Scenario, ModelError> {
+        Self::load_within(path, WHOLE_READ_BYTES)
+    }
+
+    /// [`Scenario::load`], reading whole a file of at most `whole` bytes.
+    fn load_within(path: &Path, whole: u64) -> Result<Scenario, ModelError> {
+        use std::io::Read as _;
         let cannot_read = |e: &dyn std::fmt::Display| {
             ModelError::Scenario(format!("cannot read scenario {}: {e}", path.display()))
         };
-        let file = std::fs::File::open(path).map_err(|e| cannot_read(&e))?;
+        let mut file = std::fs::File::open(path).map_err(|e| cannot_read(&e))?;
+        let small = file
+            .metadata()
+            .ok()
+            .filter(|meta| meta.is_file() && meta.len() <= whole);
+        if let Some(meta) = small {
+            let mut text = Vec::with_capacity(meta.len() as usize + 1);
+            (&mut file)
+                .take(whole + 1)
+                .read_to_end(&mut text)
+                .map_err(|e| cannot_read(&e))?;
+            if text.len() as u64 <= whole {
+                return Self::checked(serde_json::from_slice(&text), &path.display().to_string());
+            }
+            // It grew past the bound while it was read: parsed as it is read, from the start.
+            drop(text);
+            file = std::fs::File::open(path).map_err(|e| cannot_read(&e))?;
+        }
         let parsed = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file));
         match parsed {
             Err(e) if e.is_io() => Err(cannot_read(&e)),
@@ -366,6 +395,12 @@ mod tests {
         let loaded = Scenario::load(&path).unwrap();
         let parsed = Scenario::parse(text, "s.json").unwrap();
         assert_eq!(loaded.steps[0].calls[0].args, parsed.steps[0].calls[0].args);
+        // Past the bound for reading whole, it is parsed as it is read, to the same scenario.
+        let streamed = Scenario::load_within(&path, 10).unwrap();
+        assert_eq!(
+            streamed.steps[0].calls[0].args,
+            parsed.steps[0].calls[0].args
+        );
         let missing = Scenario::load(&dir.path().join("none.json"))
             .unwrap_err()
             .to_string();
@@ -375,11 +410,13 @@ mod tests {
             r#"{"name": "f", "steps": [{"calls": [{"tool": "x", "args": 1}]}]}"#,
         )
         .unwrap();
-        let err = Scenario::load(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("s.json") && err.contains("step 1 call 1"),
-            "{err}"
-        );
+        for whole in [WHOLE_READ_BYTES, 10] {
+            let err = Scenario::load_within(&path, whole).unwrap_err().to_string();
+            assert!(
+                err.contains("s.json") && err.contains("step 1 call 1"),
+                "{err}"
+            );
+        }
         let unreadable = Scenario::load(dir.path()).unwrap_err().to_string();
         assert!(unreadable.contains("cannot read scenario"), "{unreadable}");
     }

@@ -59,13 +59,40 @@ fn count_lines(bytes: &[u8]) -> usize {
 }
 
 /// Lines as `str::lines` splits them (a final newline ends the last line; `\r\n` counts as one
-/// ending), over bytes.
-fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    let empty = bytes.is_empty();
-    body.split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(move |_| !empty)
+/// ending), over bytes, found with `memchr`.
+fn lines(bytes: &[u8]) -> Lines<'_> {
+    Lines {
+        rest: (!bytes.is_empty()).then(|| bytes.strip_suffix(b"\n").unwrap_or(bytes)),
+    }
+}
+
+struct Lines<'a> {
+    /// What is left to split (without the text's final newline); `None` once the last line
+    /// has been given.
+    rest: Option<&'a [u8]>,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.rest?;
+        let line = match memchr::memchr(b'\n', rest) {
+            Some(i) => {
+                self.rest = Some(&rest[i + 1..]);
+                &rest[..i]
+            }
+            None => {
+                self.rest = None;
+                rest
+            }
+        };
+        Some(without_cr(line))
+    }
+}
+
+fn without_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// [`super::line_changes`] over bytes: each line of `old` that no line of `new` matches is
@@ -83,20 +110,96 @@ pub fn line_changes_bytes(old: &[u8], new: &[u8]) -> (usize, usize) {
 
 /// The lines of `table` that `other` leaves unmatched, and the lines of `other` that match no
 /// line of `table`.
+///
+/// A count over multisets: any line of one text may be matched with any equal line of the
+/// other, and which ones are matched never changes the counts. So equal lines are matched off
+/// cheaply first, with no table: the common head and tail, then, in the region between them,
+/// lines equal at the same place (an edit that changes lines where they stand, the usual
+/// rewrite of a file, leaves only the changed lines). Only what is left goes through the table,
+/// which keeps the standard library's keyed hash: the lines are the model's, and a hash it could
+/// make collide would let it stall the gate.
 fn unmatched(table: &[u8], other: &[u8]) -> (usize, usize) {
     use std::collections::HashMap;
+    let (table, other) = middles(table, other);
     let mut left: HashMap<&[u8], usize> = HashMap::new();
-    for l in lines(table) {
-        *left.entry(l).or_default() += 1;
+    for (t, o) in side_by_side(table, other) {
+        if let Some(t) = t
+            && o != Some(t)
+        {
+            *left.entry(t).or_default() += 1;
+        }
     }
+    // The same walk again, so the other text's unmatched lines are never held.
     let mut unmatched_other = 0;
-    for l in lines(other) {
-        match left.get_mut(l) {
+    for (t, o) in side_by_side(table, other) {
+        let Some(o) = o else { continue };
+        if t == Some(o) {
+            continue;
+        }
+        match left.get_mut(o) {
             Some(n) if *n > 0 => *n -= 1,
             _ => unmatched_other += 1,
         }
     }
     (left.values().sum(), unmatched_other)
+}
+
+/// The lines of two texts at the same places, `None` past the end of the shorter.
+fn side_by_side<'a>(
+    a: &'a [u8],
+    b: &'a [u8],
+) -> impl Iterator<Item = (Option<&'a [u8]>, Option<&'a [u8]>)> {
+    let (mut a, mut b) = (lines(a), lines(b));
+    std::iter::from_fn(move || match (a.next(), b.next()) {
+        (None, None) => None,
+        pair => Some(pair),
+    })
+}
+
+/// `a` and `b` without the lines they begin and end with in common (as [`lines`] compares
+/// them): each rest starts at a line start and ends after a newline or at the text's end, so
+/// [`lines`] splits it into exactly the lines left.
+fn middles<'a, 'b>(a: &'a [u8], b: &'b [u8]) -> (&'a [u8], &'b [u8]) {
+    // The line at `at` (without its ending) and where the next one starts.
+    let line_at = |x: &[u8], at: usize| -> Option<(usize, usize)> {
+        if at >= x.len() {
+            return None;
+        }
+        Some(match memchr::memchr(b'\n', &x[at..]) {
+            Some(i) => (at + i, at + i + 1),
+            None => (x.len(), x.len()),
+        })
+    };
+    let (mut head_a, mut head_b) = (0, 0);
+    while let (Some((end_a, next_a)), Some((end_b, next_b))) =
+        (line_at(a, head_a), line_at(b, head_b))
+    {
+        if without_cr(&a[head_a..end_a]) != without_cr(&b[head_b..end_b]) {
+            break;
+        }
+        (head_a, head_b) = (next_a, next_b);
+    }
+    // The line that ends at `end` (a line start or the text's end), not before `from`: where
+    // it starts and where its text ends.
+    let line_before = |x: &[u8], from: usize, end: usize| -> Option<(usize, usize)> {
+        if end <= from {
+            return None;
+        }
+        let text_end = if x[end - 1] == b'\n' { end - 1 } else { end };
+        let start = memchr::memrchr(b'\n', &x[from..text_end]).map_or(from, |i| from + i + 1);
+        Some((start, text_end))
+    };
+    let (mut tail_a, mut tail_b) = (a.len(), b.len());
+    while let (Some((start_a, text_a)), Some((start_b, text_b))) = (
+        line_before(a, head_a, tail_a),
+        line_before(b, head_b, tail_b),
+    ) {
+        if without_cr(&a[start_a..text_a]) != without_cr(&b[start_b..text_b]) {
+            break;
+        }
+        (tail_a, tail_b) = (start_a, start_b);
+    }
+    (&a[head_a..tail_a], &b[head_b..tail_b])
 }
 
 #[cfg(test)]
@@ -190,6 +293,83 @@ mod tests {
                 "{old:?} -> {new:?}"
             );
         }
+    }
+
+    #[test]
+    fn edits_of_a_text_are_counted_as_a_table_of_both_texts_counts_them() {
+        // A text and edits of it: lines changed where they stand, blocks put in or taken out,
+        // line endings and the final newline changed, lines moved; the head, the tail and the
+        // lines at the same place are matched off before the table, with the same counts.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % below.max(1)
+        };
+        for round in 0..400 {
+            let count = next(40) as usize;
+            let mut old: Vec<String> = (0..count)
+                .map(|i| match next(4) {
+                    0 => "same".to_string(),
+                    1 => String::new(),
+                    _ => format!("line {i}"),
+                })
+                .collect();
+            let mut new = old.clone();
+            for _ in 0..next(4) {
+                let at = next(new.len() as u64 + 1) as usize;
+                match next(5) {
+                    0 if at < new.len() => new[at] = format!("changed {}", next(3)),
+                    1 => new.insert(at, ["same", "", "inserted"][next(3) as usize].to_string()),
+                    2 if at < new.len() => {
+                        new.remove(at);
+                    }
+                    3 if at < new.len() => new[at].push('\r'),
+                    4 if !new.is_empty() => {
+                        let line = new.remove(at.min(new.len() - 1));
+                        let to = next(new.len() as u64 + 1) as usize;
+                        new.insert(to, line);
+                    }
+                    _ => {}
+                }
+            }
+            if round % 3 == 0 {
+                std::mem::swap(&mut old, &mut new);
+            }
+            let join = |lines: &[String], open_end: bool| {
+                let mut text = lines.join("\n");
+                if !open_end && !lines.is_empty() {
+                    text.push('\n');
+                }
+                text
+            };
+            let old = join(&old, next(4) == 0);
+            let new = join(&new, next(4) == 0);
+            assert_eq!(
+                line_changes_bytes(old.as_bytes(), new.as_bytes()),
+                by_both_tables(old.as_bytes(), new.as_bytes()),
+                "{old:?} -> {new:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_common_head_and_tail_are_cut_at_line_starts() {
+        let cut = |a: &str, b: &str| {
+            let (x, y) = middles(a.as_bytes(), b.as_bytes());
+            (
+                String::from_utf8(x.to_vec()).unwrap(),
+                String::from_utf8(y.to_vec()).unwrap(),
+            )
+        };
+        assert_eq!(cut("a\nb\nc\n", "a\nx\nc\n"), ("b\n".into(), "x\n".into()));
+        assert_eq!(cut("x\nb", "y\nb\n"), ("x\n".into(), "y\n".into()));
+        assert_eq!(cut("a\r\nb\n", "a\nc\n"), ("b\n".into(), "c\n".into()));
+        assert_eq!(cut("p", "p\nq"), (String::new(), "q".into()));
+        assert_eq!(cut("a\na\na\n", "a\na\n"), ("a\n".into(), String::new()));
+        assert_eq!(cut("\n\n", "\n"), ("\n".into(), String::new()));
+        assert_eq!(cut("", "a"), (String::new(), "a".into()));
     }
 
     #[test]

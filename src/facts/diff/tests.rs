@@ -250,3 +250,136 @@ fn random_edits_of_a_large_file_give_the_same_diff_as_the_whole_file() {
     }
     assert!(summarised < 100, "most rounds fit the window: {summarised}");
 }
+
+/// A text of `n` distinct lines, each ended by `ending`, and a copy with every `every`th line
+/// changed where it stands.
+fn rewritten(n: usize, every: usize, ending: &str) -> (String, String) {
+    let old: String = (0..n)
+        .map(|i| format!("line {i}: the quick brown fox{ending}"))
+        .collect();
+    let new: String = (0..n)
+        .map(|i| {
+            if i % every == 3 {
+                format!("line {i}: THE QUICK brown fox{ending}")
+            } else {
+                format!("line {i}: the quick brown fox{ending}")
+            }
+        })
+        .collect();
+    (old, new)
+}
+
+#[test]
+fn a_large_rewrite_in_place_is_diffed_anchored_to_the_same_text_as_whole() {
+    let far = std::time::Instant::now() + Duration::from_secs(3600);
+    for (n, every, ending) in [
+        (5000, 50, "\n"),
+        (3000, 12, "\r\n"),
+        (4000, 1000, "\n"),
+        (2500, 10, "\n"),
+    ] {
+        let (old, new) = rewritten(n, every, ending);
+        for (old, new) in [
+            (old.clone(), new.clone()),
+            // The last line without its ending, on one side or both.
+            (old.clone(), new.trim_end().to_string()),
+            (old.trim_end().to_string(), new.trim_end().to_string()),
+            // A line put in at the end, and the last line taken out.
+            (old.clone(), format!("{new}one more\n")),
+            (
+                old.clone(),
+                new[..new.trim_end().rfind(ending).unwrap_or(0)].to_string(),
+            ),
+        ] {
+            let anchored = anchored_diff("f.txt", &old, &new, far);
+            let Some(anchored) = anchored else {
+                panic!("{n} lines, 1 in {every} changed, {ending:?}: not anchored")
+            };
+            assert_eq!(
+                anchored,
+                whole_diff("f.txt", &old, &new, far),
+                "{n} lines, 1 in {every} changed, {ending:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_anchored_diff_is_a_diff_of_the_two_texts_whatever_the_edits() {
+    let far = std::time::Instant::now() + Duration::from_secs(3600);
+    let mut seed: u64 = 0x0123_4567_89ab_cdef;
+    let mut next = move |below: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % below.max(1) as u64) as usize
+    };
+    let mut anchored_some = 0;
+    for _ in 0..120 {
+        // Few distinct lines, so lines repeat and equal lines abound away from their place.
+        let mut old: Vec<String> = (0..2500).map(|_| format!("{}\n", next(6))).collect();
+        if next(2) == 0 {
+            old = (0..2500).map(|i| format!("l{i}\n")).collect();
+        }
+        let mut new = old.clone();
+        for _ in 0..next(30) {
+            let at = next(new.len());
+            match next(4) {
+                0 => new[at] = "changed\n".into(),
+                1 => new.insert(at, format!("{}\n", next(6))),
+                2 => {
+                    new.remove(at);
+                }
+                _ => {
+                    let line = new.remove(at);
+                    new.insert(next(new.len()), line);
+                }
+            }
+        }
+        let (old, new) = (old.concat(), new.concat());
+        let (a, b) = (anchored::split_lines(&old), anchored::split_lines(&new));
+        let Some(ops) = anchored::ops(&a, &b, far) else {
+            continue;
+        };
+        anchored_some += 1;
+        // The operations walk both texts from start to end, and equal lines are equal.
+        let (mut at_old, mut at_new) = (0, 0);
+        for op in &ops {
+            assert_eq!(
+                (op.old_range().start, op.new_range().start),
+                (at_old, at_new)
+            );
+            if op.tag() == similar::DiffTag::Equal {
+                assert_eq!(&a[op.old_range()], &b[op.new_range()]);
+            }
+            (at_old, at_new) = (op.old_range().end, op.new_range().end);
+        }
+        assert_eq!((at_old, at_new), (a.len(), b.len()));
+        let (added, removed) = anchored::counts(&ops);
+        let (_, whole_added, whole_removed) = whole_diff("f", &old, &new, far);
+        assert_eq!(
+            added as isize - removed as isize,
+            whole_added as isize - whole_removed as isize
+        );
+    }
+    assert!(anchored_some > 5, "{anchored_some}");
+}
+
+#[test]
+fn lines_shifted_by_a_block_put_in_are_diffed_whole() {
+    let far = std::time::Instant::now() + Duration::from_secs(3600);
+    let old = numbered(3000);
+    let new = format!("{}{old}", numbered(20).replace("line", "new"));
+    assert_eq!(anchored_diff("f", &old, &new, far), None);
+    let (text, added, removed, _) = line_diff("f", &old, &new, 0);
+    assert_eq!((added, removed), (20, 0), "{text}");
+}
+
+#[test]
+fn lines_are_split_as_the_differ_splits_them() {
+    for text in ["", "a", "a\n", "a\r\nb\rc\n\n", "\r\r\n\n", "x\ny"] {
+        let diff = TextDiff::from_lines(text, "");
+        let theirs: Vec<&str> = diff.iter_old_slices().collect();
+        assert_eq!(anchored::split_lines(text), theirs, "{text:?}");
+    }
+}

@@ -254,6 +254,21 @@ impl Store {
             .pop())
     }
 
+    /// The state of the approval with this code as stored, nothing else read and nothing
+    /// verified: a first look, so a request still pending is not read whole (its frozen call can
+    /// be megabytes) every time the state directory changes. Act only on a row read with
+    /// [`Store::approval_by_code`], whose signature is checked.
+    pub fn approval_state_by_code(&self, code: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT state FROM approvals WHERE code_hash = ?1",
+                params![code_hash(code)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// Whether an approval is intact and belongs to its run as stored: both signatures verify
     /// and the run's checkpoint is the one the approval was made for. `None` if so, else why not.
     pub fn tampering(&self, row: &ApprovalRow) -> Result<Option<String>, StoreError> {

@@ -183,6 +183,9 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE audit_anchors ADD COLUMN mac TEXT;",
 ];
 
+/// The page size of a database made from now on.
+pub const PAGE_SIZE: i64 = 64 * 1024;
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -235,6 +238,13 @@ impl Store {
         let key = StateKey::load_or_create(dir)?;
         let mut conn = Connection::open(path).map_err(sqlite)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
+        // A new database gets 64 KiB pages (an existing one keeps its own: SQLite sets the
+        // page size only when it makes the file). A cockpit session keeps a large write_file
+        // twice (its message, its approval's frozen call): with 4 KiB pages a 3 MB call was
+        // 700 overflow pages, each a WAL frame written with its own system calls and copied
+        // again by the checkpoint.
+        conn.pragma_update(None, "page_size", PAGE_SIZE)
+            .map_err(sqlite)?;
         // Made WAL once, by whichever process comes first. Two processes switching a new
         // database at the same moment can each hold a read lock the other must wait out: SQLite
         // then says "locked" at once instead of waiting, so the switch is tried again.

@@ -462,3 +462,44 @@ fn approvals_added_while_other_connections_write_never_fail_as_locked() {
     }
     assert_eq!(store(dir.path()).pending(2).unwrap().len(), 200);
 }
+
+#[test]
+fn a_new_database_has_large_pages_and_an_old_one_keeps_its_own_and_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let page_size = |path: &Path| -> i64 {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .pragma_query_value(None, "page_size", |r| r.get(0))
+            .unwrap()
+    };
+    // Made by this airlock: large pages, and what is written is there after reopening.
+    let big = "x".repeat(300_000);
+    {
+        let s = store(dir.path());
+        s.save_run("r1", "s", Path::new("/w"), "parked", Some(&big), 1)
+            .unwrap();
+    }
+    let path = dir.path().join("state.db");
+    assert_eq!(page_size(&path), PAGE_SIZE);
+    let row = store(dir.path()).run("r1").unwrap().unwrap();
+    assert!(row.signed);
+    assert_eq!(row.checkpoint.as_deref(), Some(big.as_str()));
+    // Made before, with 4 KiB pages: it keeps them, and its data.
+    let old_dir = tempfile::tempdir().unwrap();
+    let old_path = old_dir.path().join("state.db");
+    {
+        let raw = rusqlite::Connection::open(&old_path).unwrap();
+        raw.pragma_update(None, "page_size", 4096).unwrap();
+        raw.pragma_update(None, "journal_mode", "WAL").unwrap();
+        raw.execute_batch("CREATE TABLE early (x)").unwrap();
+    }
+    {
+        let s = store(old_dir.path());
+        s.save_run("r1", "s", Path::new("/w"), "parked", Some(&big), 1)
+            .unwrap();
+    }
+    assert_eq!(page_size(&old_path), 4096);
+    let row = store(old_dir.path()).run("r1").unwrap().unwrap();
+    assert!(row.signed);
+    assert_eq!(row.checkpoint.as_deref(), Some(big.as_str()));
+}
