@@ -20,8 +20,10 @@ S3  8 parallel `sleep 1` calls from one model turn (every sample <= 1.10 s), and
 S4  write_file over a 50k-line file: the diff and the approval modal's frame in-process
     (`airlock bench-cockpit diff --old FILE --new FILE --repeat N`, N = BENCH_DIFF_REPEAT, 20:
     the median of N in each round, then the median over the rounds) against a whole
-    `git diff --no-index` (<= 1.0x), and the whole cockpit process until that modal is drawn
-    (<= 2x `git diff`).
+    `git diff --no-index` (<= 1.0x), and the whole cockpit pipeline from the moment the harness
+    starts the process until that modal is drawn (the wall clock the cockpit reports at that
+    frame, less the harness's at the start; <= 2x `git diff`). The process's exit after that
+    (its databases closed) is reported beside it.
 S5  peak RSS with 1M and 10M lines of output, and RSS per run over 200 runs.
 S6  process start to first frame (<= 16 ms), offline and with a model configured.
 S7  idle windows (prompt, finished output, a silent running tool): CPU and bytes written.
@@ -84,6 +86,7 @@ def run(argv, env, rss=False, ok=(0,)):
     with tempfile.NamedTemporaryFile("r") as rss_file:
         if rss:
             argv = [GNU_TIME, "-f", "%M", "-o", rss_file.name, *argv]
+        start_unix = time.time()
         start = time.perf_counter()
         # Only the harness's one-line report is read; anything else (the megabytes of events
         # `airlock exec` prints) goes to /dev/null, as in the floor arms.
@@ -94,7 +97,7 @@ def run(argv, env, rss=False, ok=(0,)):
         if done.returncode not in ok:
             sys.exit(f"bench: {' '.join(map(str, argv))} failed ({done.returncode}): "
                      f"{done.stderr.decode(errors='replace').strip()}")
-        sample = {"wall_s": wall}
+        sample = {"wall_s": wall, "start_unix_s": start_unix}
         if rss:
             sample["max_rss_kib"] = int(rss_file.read().split()[-1])
         if reports:
@@ -315,24 +318,32 @@ def s4(work, env):
                   for s in samples["inproc_some"]) / 1000
     diff_frame = inproc["diff_and_modal_frame_some"]
     ratio = diff_frame / m["git_some"]
-    whole = m["cockpit_some"] / m["git_some"]
+    # The pipeline: from the moment the harness started the process until the modal was drawn
+    # (the process's exit after that, its databases closed, is in `median_s` too).
+    to_modal = {name: statistics.median(s["report"]["modal_drawn_unix_s"] - s["start_unix_s"]
+                                        for s in samples[f"cockpit_{name}"])
+                for name in ("some", "every")}
+    whole = to_modal["some"] / m["git_some"]
     write({"id": "S4", "scenario": f"write_file replacing a {n}-line file (1 line in 50 "
            "changed; and every line changed): the diff computed and the approval modal drawn "
            f"(in-process, `airlock bench-cockpit diff`, {repeat} times per round), and the whole "
            "process from start until that modal has been drawn",
            "samples": samples, "median_s": m, "in_process_median_s": inproc,
+           "median_start_to_modal_drawn_s": to_modal,
            "in_process_fastest_diff_and_modal_frame_s": fastest,
            "ratio": ratio, "ratio_whole_pipeline": whole,
-           "ratio_whole_pipeline_every_line": m["cockpit_every"] / m["git_every"],
+           "ratio_whole_pipeline_every_line": to_modal["every"] / m["git_every"],
            "goal": "in-process <= 1.0x git diff; whole pipeline <= 2x git diff; a fully changed "
                    "file bounded by a deadline",
            "meets_goal": ratio <= 1.0 and whole <= 2.0 and m["cockpit_every"] <= 1.0,
            "summary": f"diff + modal frame {diff_frame * 1000:.1f} ms (fastest "
                       f"{fastest * 1000:.1f} ms) vs git diff {m['git_some'] * 1000:.0f} ms = "
-                      f"{ratio:.2f}x; whole pipeline from start {m['cockpit_some'] * 1000:.0f} ms "
-                      f"({whole:.2f}x); every line changed: diff "
-                      f"{inproc['diff_every'] * 1000:.1f} ms, whole "
-                      f"{m['cockpit_every'] * 1000:.0f} ms vs git {m['git_every'] * 1000:.0f} ms"})
+                      f"{ratio:.2f}x; whole pipeline, start to modal drawn "
+                      f"{to_modal['some'] * 1000:.0f} ms ({whole:.2f}x; the process exits after "
+                      f"{m['cockpit_some'] * 1000:.0f} ms); every line changed: diff "
+                      f"{inproc['diff_every'] * 1000:.1f} ms, start to modal "
+                      f"{to_modal['every'] * 1000:.0f} ms (exit {m['cockpit_every'] * 1000:.0f} "
+                      f"ms) vs git {m['git_every'] * 1000:.0f} ms"})
 
 
 def s5(work, env):
