@@ -25,9 +25,13 @@ const DENIED: &[&str] = &[
     "EROFS",
 ];
 
-/// What a covered protected place answers (see `plan`): blamed on the sandbox only for a
-/// protected path.
-const MISSING: &str = "No such file or directory";
+/// What a covered protected place answers (see `plan`), as C programs and Node say it:
+/// blamed on the sandbox only for a protected path.
+const MISSING: &[&str] = &[
+    "No such file or directory",
+    "no such file or directory",
+    "ENOENT",
+];
 
 /// Words that mean a network call failed the way it does with the network cut.
 const NETWORK: &[&str] = &[
@@ -76,7 +80,7 @@ pub fn refusals(plan: &Plan, output: &str) -> Vec<Refusal> {
                     None
                 }
             })
-        } else if line.contains(MISSING) {
+        } else if MISSING.iter().any(|m| line.contains(m)) {
             // A protected place the launcher covered shows as an empty directory.
             paths_in(line, &plan.workspace)
                 .into_iter()
@@ -256,10 +260,15 @@ mod tests {
     #[test]
     fn a_covered_protected_place_that_looks_missing_is_a_refused_read_and_a_missing_file_is_not() {
         let output = "cat: /home/me/.ssh/id_rsa: No such file or directory\n\
-                      cat: /home/me/notes/gone.txt: No such file or directory\n";
+                      cat: /home/me/notes/gone.txt: No such file or directory\n\
+                      ENOENT: no such file or directory, open '/home/me/.ssh/config'\n\
+                      ENOENT: no such file or directory, open '/home/me/notes/x'\n";
         assert_eq!(
             refusals(&plan(false), output),
-            vec![Refusal::Read("/home/me/.ssh/id_rsa".into())]
+            vec![
+                Refusal::Read("/home/me/.ssh/id_rsa".into()),
+                Refusal::Read("/home/me/.ssh/config".into())
+            ]
         );
     }
 
