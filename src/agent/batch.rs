@@ -83,14 +83,14 @@ impl Agent {
                 break;
             }
         }
-        self.launch(&mut batch.ready, &mut batch.running);
         if parked.is_none() {
             batch.next = calls.len();
         }
+        // On record before they start (one checkpoint for every call approved since the last).
         self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+        self.launch(&mut batch.ready, &mut batch.running);
         while let Some(joined) = batch.running.join_next().await {
-            self.finish(calls, joined, &mut batch.results, &mut batch.started);
-            self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+            self.finish_ready(calls, joined, &mut batch);
         }
         // Denials and outcomes were staged; they are durable before the results go back.
         let _ = self.gate.flush_audit_async().await;
@@ -120,17 +120,36 @@ impl Agent {
         if let Some(outcome) = check.as_mut().now_or_never() {
             return outcome;
         }
-        // The gate waits (a person, a server): what it approved so far starts.
-        self.launch(&mut batch.ready, &mut batch.running);
+        // The gate waits (a person, a server): what it approved so far starts, on record as
+        // started first.
+        if !batch.ready.is_empty() {
+            self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+            self.launch(&mut batch.ready, &mut batch.running);
+        }
         loop {
             tokio::select! {
                 outcome = &mut check => return outcome,
                 Some(joined) = batch.running.join_next(), if !batch.running.is_empty() => {
-                    self.finish(calls, joined, &mut batch.results, &mut batch.started);
-                    self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+                    self.finish_ready(calls, joined, batch);
                 }
             }
         }
+    }
+
+    /// Reports `joined` and every other call that has ended by now, then keeps one checkpoint
+    /// for them all (calls that end together, as a batch of `sleep 1` does, are not each
+    /// written down again with the whole batch).
+    fn finish_ready(
+        &self,
+        calls: &[ToolCall],
+        joined: Result<Joined, tokio::task::JoinError>,
+        batch: &mut Progress,
+    ) {
+        self.finish(calls, joined, &mut batch.results, &mut batch.started);
+        while let Some(joined) = batch.running.try_join_next() {
+            self.finish(calls, joined, &mut batch.results, &mut batch.started);
+        }
+        self.checkpoint(calls, &batch.results, batch.next, &batch.started);
     }
 
     /// Acts on the gate's answer for call `index` (`None`: the turn was interrupted before it
@@ -189,10 +208,10 @@ impl Agent {
                     });
                 }
                 let sink = self.output_sink(&call.id);
-                // On record as started before it starts: if the process dies from here on,
-                // a resume reports it interrupted and never runs it again.
+                // On record as started before it starts (the checkpoint before `launch`): if
+                // the process dies from then on, a resume reports it interrupted and never runs
+                // it again.
                 batch.started.push(index);
-                self.checkpoint(calls, &batch.results, index + 1, &batch.started);
                 batch.ready.push(Ready {
                     index,
                     approved,

@@ -93,6 +93,42 @@ async fn a_headless_run_keeps_each_checkpoint_before_its_step_goes_on_with_its_c
 }
 
 #[tokio::test]
+async fn calls_approved_together_go_on_record_once_before_any_starts_and_their_ends_are_kept_together()
+ {
+    let calls: Vec<_> = (0..8).map(|i| bash(&format!("echo {i} > f{i}"))).collect();
+    let scenario = json!({"name": "t", "steps": [{"calls": calls}, {"say": "done"}]});
+    let keeper = Arc::new(Keeper::default());
+    let mut rig = rig_with(
+        scenario,
+        Approvals::AllowAll,
+        Extras {
+            checkpoints: Some(keeper.clone()),
+            ..Extras::default()
+        },
+    );
+    rig.submit();
+    let (events, outcome) = rig.until_turn_finished().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert_eq!(started(&events).len(), 8);
+    let kept: Vec<Checkpoint> = lock(&keeper.kept)
+        .iter()
+        .map(|json| serde_json::from_str(json).unwrap())
+        .collect();
+    // All eight on record as started, with every decision taken and none ended yet: the
+    // checkpoint kept before they were launched together.
+    assert!(
+        kept.iter()
+            .any(|c| c.started == (0..8).collect::<Vec<_>>()
+                && c.results.iter().all(Option::is_none)),
+        "no checkpoint put the batch on record before it started"
+    );
+    // One before each decision but the first, one for them all before they start, at most one
+    // per call that ended: 16. (Written once per call more, before, when each was approved.)
+    let in_batch = kept.iter().filter(|c| c.calls.len() == 8).count();
+    assert!(in_batch <= 7 + 1 + 8, "{in_batch} checkpoints for 8 calls");
+}
+
+#[tokio::test]
 async fn a_parked_batch_of_a_hundred_calls_with_a_large_write_goes_on_from_what_the_keeper_sealed()
 {
     let content: String = (0..60_000)
