@@ -233,6 +233,7 @@ mod tests {
             read_covered: vec!["/usr".into(), "/work".into(), "/home".into()],
             covers: vec!["/home/me/.ssh".into()],
             listed: Vec::new(),
+            racy_until: None,
             write: vec!["/work/ws".into()],
             network,
             temp: None,

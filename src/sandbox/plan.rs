@@ -103,10 +103,14 @@ pub struct Plan {
     /// Every directory whose entries the plan was made from, with its modification time then
     /// (`None`: it did not exist): see [`Plan::is_stale`].
     pub listed: Vec<(PathBuf, Option<SystemTime>)>,
+    /// When one of them had changed just before it was looked at: the moment from which the
+    /// plan counts as stale, to be looked at again once (see [`RACY`]).
+    pub racy_until: Option<SystemTime>,
 }
 
 /// A directory changed this close to the moment it was looked at may have changed again within
-/// the file system's timestamp granularity: such a plan is made again once.
+/// the file system's timestamp granularity, unseen: such a plan is used (it holds what was
+/// there a moment ago) and made again once this long after.
 const RACY: Duration = Duration::from_millis(50);
 
 impl Plan {
@@ -174,21 +178,13 @@ impl Plan {
         {
             listed.entry(dir).or_insert(modified);
         }
-        let listed = listed
-            .into_iter()
-            .map(|(dir, modified)| {
-                // Changed too close to the look: made again on first use (see `RACY`).
-                let racy = modified.is_some_and(|m| m + RACY >= made);
-                (
-                    dir,
-                    if racy {
-                        Some(SystemTime::UNIX_EPOCH)
-                    } else {
-                        modified
-                    },
-                )
-            })
-            .collect();
+        // A directory changed just before it was looked at may change again unseen within the
+        // timestamp's granularity: the plan is made again once, when that time has passed.
+        let racy = listed
+            .values()
+            .any(|modified| modified.is_some_and(|m| m + RACY >= made));
+        let racy_until = racy.then(|| SystemTime::now() + RACY);
+        let listed = listed.into_iter().collect();
         let (read_only, pinned) = policy_files_in(ctx, &write);
         writable_mounts.retain(|p| fs::symlink_metadata(p).is_ok());
         writable_mounts.sort();
@@ -200,6 +196,7 @@ impl Plan {
             read_covered,
             covers,
             listed,
+            racy_until,
             network: profile.has_network(),
             temp,
             protected,
@@ -238,7 +235,9 @@ impl Plan {
     /// True when a directory the plan was made from has changed since (or could have: see
     /// `RACY`): a protected place may have appeared in it, so the plan must be made again.
     pub fn is_stale(&self) -> bool {
-        self.listed.iter().any(|(dir, then)| modified(dir) != *then)
+        self.racy_until
+            .is_some_and(|until| SystemTime::now() >= until)
+            || self.listed.iter().any(|(dir, then)| modified(dir) != *then)
     }
 
     /// True when `path` is in a protected place the walk went around.
@@ -707,11 +706,19 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_changed_just_before_the_plan_makes_it_stale_once() {
+    fn a_directory_changed_just_before_the_plan_makes_it_stale_once_a_moment_later() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = context(dir.path());
         fs::write(ctx.home.join("fresh"), "x").unwrap();
-        let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        let mut plan =
+            Plan::make(&ctx, Profile::WorkspaceWrite, || Ok(dir.path().join("t"))).unwrap();
+        let until = plan
+            .racy_until
+            .expect("a directory changed just before counts as racy");
+        // Used as it is for a moment (the commands of a batch do not each make it again)...
+        assert!(until > SystemTime::now());
+        // ...and stale from then on.
+        plan.racy_until = Some(SystemTime::now() - Duration::from_millis(1));
         assert!(plan.is_stale());
     }
 
