@@ -871,3 +871,63 @@ async fn modes_owners_and_times_outside_the_write_roots_cannot_be_changed() {
     // In the workspace, the same changes work.
     assert!(out.content.contains("own-ok"), "{}", out.content);
 }
+
+#[test]
+fn an_unprivileged_users_covered_key_is_not_reached_through_another_of_its_processes_roots() {
+    let Ok(setpriv) = which("setpriv") else {
+        panic!("setpriv (util-linux) is needed for this test");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("key"), "planted\n").unwrap();
+    std::fs::write(dir.path().join("open.txt"), "beside it\n").unwrap();
+    let open = |p: &Path, mode| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    open(dir.path(), 0o755);
+    open(&secret, 0o755);
+    open(&secret.join("key"), 0o644);
+    open(&dir.path().join("open.txt"), 0o644);
+    let as_nobody = || {
+        let mut command = std::process::Command::new(&setpriv);
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command
+    };
+    // A process of the same user outside any sandbox, whose root sees the key uncovered.
+    let mut outside = as_nobody().args(["sleep", "60"]).spawn().unwrap();
+    let key = secret.join("key");
+    let out = as_nobody()
+        .arg(env!("CARGO_BIN_EXE_airlock"))
+        .args(["__sandbox", "--no-network", "--read-covered", "/"])
+        .args([
+            "--read", "/usr", "--read", "/bin", "--read", "/lib", "--read", "/lib64",
+        ])
+        .arg("--cover")
+        .arg(&secret)
+        .args(["--write", "/dev/null", "--", "bash", "-c"])
+        .arg(format!(
+            "cat {open}; cat {key}; cat /proc/{pid}/root{key}; cat /proc/{pid}/cwd/../..{key}",
+            open = dir.path().join("open.txt").display(),
+            key = key.display(),
+            pid = outside.id()
+        ))
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains("planted"), "{stdout}{stderr}");
+    // The covered reads were in force (the file beside the cover is read under them, and the
+    // full walk's rules would not grant it): the key was covered, not merely left out.
+    assert!(stdout.contains("beside it"), "{stdout}{stderr}");
+    assert_eq!(
+        stderr.matches("Permission denied").count()
+            + stderr.matches("No such file or directory").count(),
+        3,
+        "{stderr}"
+    );
+}
