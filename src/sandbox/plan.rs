@@ -124,14 +124,7 @@ impl Plan {
     ) -> Result<Plan, String> {
         let made = SystemTime::now();
         let (protected, pattern_dirs) = protected_places(ctx);
-        let mut walk = Walk {
-            ctx,
-            protected: &protected,
-            visited: BTreeSet::new(),
-            listed: Vec::new(),
-            homes: homes(ctx),
-            skipped: Vec::new(),
-        };
+        let mut walk = Walk::new(ctx, &protected);
         let mut read = Vec::new();
         walk.grant(Path::new("/"), 0, &mut read);
 
@@ -420,14 +413,7 @@ fn covered_reads(
     around.push(devices);
     around.sort();
     around.dedup();
-    let mut walk = Walk {
-        ctx,
-        protected: &around,
-        visited: BTreeSet::new(),
-        listed: Vec::new(),
-        homes: homes(ctx),
-        skipped: Vec::new(),
-    };
+    let mut walk = Walk::new(ctx, &around);
     let mut read = Vec::new();
     walk.grant(Path::new("/"), 0, &mut read);
     // An entry this walk leaves out by name lies beside `/dev` or inside a writable root: it
@@ -472,7 +458,19 @@ struct Walk<'a> {
     skipped: Vec<PathBuf>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// A walk around `protected` (physical) in the places of `ctx`.
+    fn new(ctx: &'a PathContext, protected: &'a [PathBuf]) -> Walk<'a> {
+        Walk {
+            ctx,
+            protected,
+            visited: BTreeSet::new(),
+            listed: Vec::new(),
+            homes: homes(ctx),
+            skipped: Vec::new(),
+        }
+    }
+
     /// Grants `path` whole when it holds no protected place; else lists it and grants around.
     fn grant(&mut self, path: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         if depth == 0 {
