@@ -882,6 +882,8 @@ fn an_unprivileged_users_covered_key_is_not_reached_through_another_of_its_proce
     std::fs::create_dir_all(&secret).unwrap();
     std::fs::write(secret.join("key"), "planted\n").unwrap();
     std::fs::write(dir.path().join("open.txt"), "beside it\n").unwrap();
+    let token = dir.path().join("token.txt");
+    std::fs::write(&token, "planted token\n").unwrap();
     let open = |p: &Path, mode| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -890,6 +892,7 @@ fn an_unprivileged_users_covered_key_is_not_reached_through_another_of_its_proce
     open(&secret, 0o755);
     open(&secret.join("key"), 0o644);
     open(&dir.path().join("open.txt"), 0o644);
+    open(&token, 0o644);
     let as_nobody = || {
         let mut command = std::process::Command::new(&setpriv);
         command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
@@ -906,10 +909,14 @@ fn an_unprivileged_users_covered_key_is_not_reached_through_another_of_its_proce
         ])
         .arg("--cover")
         .arg(&secret)
+        .arg("--cover")
+        .arg(&token)
         .args(["--write", "/dev/null", "--", "bash", "-c"])
         .arg(format!(
-            "cat {open}; cat {key}; cat /proc/{pid}/root{key}; cat /proc/{pid}/cwd/../..{key}",
+            "cat {open}; cat {token}; cat {key}; cat /proc/{pid}/root{key}; \
+             cat /proc/{pid}/cwd/../..{key}",
             open = dir.path().join("open.txt").display(),
+            token = token.display(),
             key = key.display(),
             pid = outside.id()
         ))
@@ -924,10 +931,15 @@ fn an_unprivileged_users_covered_key_is_not_reached_through_another_of_its_proce
     // The covered reads were in force (the file beside the cover is read under them, and the
     // full walk's rules would not grant it): the key was covered, not merely left out.
     assert!(stdout.contains("beside it"), "{stdout}{stderr}");
+    // A covered file is refused as Landlock would refuse it, not read as empty.
+    assert!(
+        stderr.contains(&format!("{}: Permission denied", token.display())),
+        "{stderr}"
+    );
     assert_eq!(
         stderr.matches("Permission denied").count()
             + stderr.matches("No such file or directory").count(),
-        3,
+        4,
         "{stderr}"
     );
 }

@@ -374,8 +374,20 @@ mod linux {
         read_only_elsewhere(&request.writable);
         // A place this user cannot reach is one the command cannot reach either.
         let unreachable = |e: nix::errno::Errno| gone(e) || e == nix::errno::Errno::EACCES;
+        let sealed = sealed_file(request);
         for path in request.hide.iter().chain(&request.cover) {
             let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+            let source = match &sealed {
+                // A covered file is replaced by one nobody but root may open (another user
+                // gets `Permission denied`, as from Landlock); a socket by `/dev/null`.
+                Some((dir, file)) if request.cover.contains(path) => {
+                    if Path::new(path) == dir.as_path() {
+                        continue;
+                    }
+                    file.as_os_str()
+                }
+                _ => std::ffi::OsStr::new("/dev/null"),
+            };
             let covered = if is_dir {
                 mount(
                     Some("tmpfs"),
@@ -388,13 +400,7 @@ mod linux {
                     Some("size=4k,mode=000"),
                 )
             } else {
-                mount(
-                    Some("/dev/null"),
-                    path.as_os_str(),
-                    none,
-                    MsFlags::MS_BIND,
-                    none,
-                )
+                mount(Some(source), path.as_os_str(), none, MsFlags::MS_BIND, none)
             };
             match covered {
                 Ok(()) => {}
@@ -439,6 +445,52 @@ mod linux {
             }
         }
         Ok(())
+    }
+
+    /// Covers the request's first directory to cover with a read-only tmpfs that holds one
+    /// empty file of mode 000, and returns both: what the other covered files are replaced by.
+    /// `None` (they get `/dev/null`) when no directory is covered or that cannot be made.
+    fn sealed_file(request: &Request) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        use nix::mount::{MsFlags, mount};
+        use std::os::unix::fs::PermissionsExt;
+        let dir = request
+            .cover
+            .iter()
+            .map(std::path::PathBuf::from)
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir()))?;
+        let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+        mount(
+            Some("tmpfs"),
+            &dir,
+            Some("tmpfs"),
+            flags,
+            Some("size=4k,mode=700"),
+        )
+        .ok()?;
+        let file = dir.join("sealed");
+        let made = std::fs::write(&file, b"")
+            .and_then(|()| std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)))
+            .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o000)));
+        let none: Option<&str> = None;
+        let sealed = mount(
+            none,
+            &dir,
+            none,
+            flags | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY,
+            none,
+        );
+        if made.is_err() || sealed.is_err() {
+            // Still a cover (empty, or holding an empty file), just not a source.
+            let _ = mount(
+                none,
+                &dir,
+                none,
+                flags | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY,
+                none,
+            );
+            return None;
+        }
+        Some((dir, file))
     }
 
     /// Makes every mount read-only but those at or under `writable`. A mount the kernel will not
