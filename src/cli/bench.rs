@@ -578,13 +578,9 @@ impl Watcher for Probe {
                     // When, on the wall clock, so the harness can take it from the moment it
                     // started the process (the pipeline a user waits on ends here; the exit
                     // after it is timed whole by the harness).
-                    let drawn_unix_s = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_secs_f64())
-                        .unwrap_or(0.0);
                     self.finish(json!({
                         "modal_drawn_ms": since_start,
-                        "modal_drawn_unix_s": drawn_unix_s,
+                        "modal_drawn_unix_s": epoch_s(),
                         "frames": report.frames,
                     }));
                 }
