@@ -20,7 +20,10 @@ mod verdict;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-pub use approval::{ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview, SandboxLabel};
+pub use approval::{
+    AmendedCall, Amendment, ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview,
+    SandboxLabel,
+};
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};

@@ -39,8 +39,9 @@ pub(super) struct Ready {
     sink: OutputSink,
 }
 
-/// What a call's task gives back: its place in the batch, and how it ended.
-type Joined = (usize, Result<ToolOutcome, ToolError>);
+/// What a call's task gives back: its place in the batch, how it ended, and what the model is
+/// told before its result (see [`preface`]).
+type Joined = (usize, Result<ToolOutcome, ToolError>, Option<String>);
 
 impl Agent {
     /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
@@ -196,10 +197,18 @@ impl Agent {
             Some(GateOutcome::Approved(approved)) => {
                 let token = cancel.child_token();
                 lock(&self.control.running).insert(call.id.clone(), token.clone());
+                // A call a person changed runs as changed, and is titled so.
+                let title = match approved.amended() {
+                    Some(_) => format!(
+                        "{} (changed by you)",
+                        title_of_canonical(approved.tool(), &approved.frozen().canonical)
+                    ),
+                    None => title(call),
+                };
                 self.emit(AgentEvent::ToolStarted {
                     call_id: call.id.clone(),
                     tool: call.tool.clone(),
-                    title: title(call),
+                    title,
                 });
                 if let Some(diff) = self.unshown_change(&approved) {
                     self.emit(AgentEvent::ToolChange {
@@ -261,12 +270,13 @@ impl Agent {
         } in ready.drain(..)
         {
             let tools = self.tools.clone();
+            let preface = preface(&approved);
             running.spawn(async move {
                 let outcome = tools.execute(approved, token, sink.clone()).await;
                 // Output a tool had paced goes out before the call is reported done, with the
                 // marker of a last line that was being cut (it ended without a newline).
                 sink.end();
-                (index, outcome)
+                (index, outcome, preface)
             });
         }
     }
@@ -317,11 +327,11 @@ impl Agent {
     fn finish(
         &self,
         calls: &[ToolCall],
-        joined: Result<(usize, Result<ToolOutcome, ToolError>), tokio::task::JoinError>,
+        joined: Result<Joined, tokio::task::JoinError>,
         results: &mut [Option<Message>],
         started: &mut Vec<usize>,
     ) {
-        let Ok((index, outcome)) = joined else {
+        let Ok((index, outcome, preface)) = joined else {
             // A task that panicked: its slot stays empty and is filled when the batch ends.
             return;
         };
@@ -375,9 +385,40 @@ impl Agent {
             );
         }
         self.emit(finished);
-        results[index] = Some(message);
+        results[index] = Some(match (preface, message) {
+            (
+                Some(preface),
+                Message::Tool {
+                    call_id,
+                    tool,
+                    result,
+                    content,
+                },
+            ) => Message::Tool {
+                call_id,
+                tool,
+                result,
+                content: format!("{preface}{content}"),
+            },
+            (_, message) => message,
+        });
         started.retain(|i| *i != index);
     }
+}
+
+/// What the model is told before the result of a call a person changed or approved with a
+/// note: what it proposed and what ran instead, and the person's words.
+fn preface(approved: &Approved) -> Option<String> {
+    let mut text = String::new();
+    if let Some(amended) = approved.amended() {
+        text.push_str(&amended.told);
+    }
+    if let Some(note) = approved.note() {
+        text.push_str(&format!(
+            "The user approved this call with a note for you: {note}\n"
+        ));
+    }
+    (!text.is_empty()).then(|| text + "\nThe call's result:\n")
 }
 
 pub(super) fn tool_message(call: &ToolCall, result: CallResult, content: String) -> Message {

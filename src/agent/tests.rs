@@ -131,6 +131,7 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
         inner: ScriptedModel::new(scenario),
         seen: seen.clone(),
     });
+    let previewer = tools.clone();
     let handle = spawn_with(
         model,
         tools,
@@ -155,6 +156,7 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
                     grant_ttl: None,
                 },
             )
+            .with_previewer(previewer)
         },
         AgentConfig {
             remote: extras.remote.then(|| {
@@ -583,3 +585,4 @@ mod decisions;
 mod journal;
 mod malformed;
 mod notices;
+mod review;

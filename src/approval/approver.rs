@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::protocol::{ApprovalRequest, Decision, Preview};
+use crate::protocol::{Amendment, ApprovalRequest, Decision, Preview};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -19,6 +19,37 @@ pub trait Previewer: Send + Sync {
         args: &serde_json::Value,
         judged: Option<&std::path::Path>,
     ) -> Option<Preview>;
+
+    /// A call as a person changed it before approving: its new arguments (the tool's own, not
+    /// frozen yet) and what to say of the change. `args` is the call as it stands (maybe changed
+    /// already), `proposed` the call as the model proposed it, `shown` the preview the person
+    /// saw. An error says why this change cannot be made; nothing is changed then.
+    fn amend(&self, change: AmendRequest<'_>) -> Result<Amended, String> {
+        Err(format!(
+            "`{}` calls cannot be changed before approving; approve or deny this one as proposed",
+            change.tool
+        ))
+    }
+}
+
+/// What [`Previewer::amend`] is asked to change.
+#[derive(Debug, Clone, Copy)]
+pub struct AmendRequest<'a> {
+    pub tool: &'a str,
+    pub args: &'a serde_json::Value,
+    pub proposed: &'a serde_json::Value,
+    pub judged: Option<&'a std::path::Path>,
+    pub amendment: &'a Amendment,
+    pub shown: Option<&'a Preview>,
+}
+
+/// A call as a person changed it: its arguments, one line saying what changed, and what the
+/// model is told with the result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Amended {
+    pub args: serde_json::Value,
+    pub change: String,
+    pub told: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -109,10 +109,12 @@ impl IssuedCode for StoredCode {
 fn stored_decision(state: &str, json: Option<&str>) -> Option<Decision> {
     let value: serde_json::Value = serde_json::from_str(json.unwrap_or("{}")).unwrap_or_default();
     match state {
-        "approved" => Some(if value["decision"] == "allow_session" {
-            Decision::AllowSession { directory: false }
-        } else {
-            Decision::AllowOnce
+        "approved" => Some(match (value["decision"].as_str(), value["note"].as_str()) {
+            (Some("allow_session"), _) => Decision::AllowSession { directory: false },
+            (_, Some(note)) => Decision::AllowNoted {
+                note: note.to_string(),
+            },
+            _ => Decision::AllowOnce,
         }),
         "denied" => Some(Decision::Deny {
             reason: value["reason"].as_str().map(str::to_string),
@@ -128,6 +130,16 @@ fn decision_json(decision: &Decision) -> String {
         Decision::Deny { reason } => {
             serde_json::json!({"decision": "deny", "reason": reason}).to_string()
         }
+        Decision::AllowNoted { note } => {
+            serde_json::json!({"decision": "allow_once", "note": note}).to_string()
+        }
+        // The call this code was for is not the one that runs now: the changed call is asked
+        // about again with a code of its own, and this one answers nothing any more.
+        Decision::Amend { .. } => serde_json::json!({
+            "decision": "deny",
+            "reason": "changed before it was answered: the changed call has a code of its own",
+        })
+        .to_string(),
     }
 }
 

@@ -529,6 +529,9 @@ fn cut_for_display(mut text: String) -> (String, bool) {
 }
 
 mod anchored;
+pub mod hunks;
+
+pub use anchored::split_lines;
 
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,35 @@ pub struct ApprovalRequest {
     /// Where a command will run, as the modal's title says it (set by the gate): `None` for a
     /// call that runs no command.
     pub sandbox: Option<SandboxLabel>,
+    /// The proposal as a person changed it before answering (`None`: as the model proposed it).
+    pub amended: Option<AmendedCall>,
+    /// Why the last change a person made to this proposal was refused: the proposal is as it
+    /// was, and still waits for an answer.
+    pub notice: Option<String>,
+}
+
+/// A change a person makes to a proposal before answering it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Amendment {
+    /// Keep only these hunks of the diff shown (numbered from 1); the others are not written.
+    Hunks { keep: Vec<usize> },
+    /// Run this command instead of the one proposed (`bash`).
+    Command { command: String },
+    /// Write this content instead (a file change edited in an editor).
+    Content { content: String },
+}
+
+/// A call as a person changed it before approving: shown in the modal ("modified by you"),
+/// told to the model with the call's result, and kept in the audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AmendedCall {
+    /// The digest of the call as the model proposed it.
+    pub original_digest: String,
+    /// One line: what was changed ("kept hunks 1 and 3 of 3", "command edited").
+    pub change: String,
+    /// What the model is told with the result: what it proposed, and what ran instead.
+    pub told: String,
 }
 
 /// Where a command will run, in the words the modal's title uses.
@@ -111,6 +140,18 @@ pub enum Decision {
     Deny {
         #[serde(default)]
         reason: Option<String>,
+    },
+    /// Allow once, with a word for the model: it reaches the model with the call's result.
+    AllowNoted {
+        note: String,
+    },
+    /// Change the proposal first (see [`Amendment`]). With `answer`, the changed call is settled
+    /// with it at once, unless the gate refuses the change; without one, the changed call is
+    /// asked about again.
+    Amend {
+        amendment: Amendment,
+        #[serde(default)]
+        answer: Option<Box<Decision>>,
     },
 }
 

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::approver::Previewer;
+use crate::approval::approver::{AmendRequest, Amended, Previewer};
 use crate::approval::gate::Approved;
 use crate::facts::catalog::ToolCatalog;
 use tool::{PreviewAt, ToolRun};
@@ -146,6 +146,21 @@ impl Previewer for ToolRegistry {
                 let listed = self.mcp.as_ref()?.catalog().lookup(tool)?;
                 listed.preview(args, at)
             }
+        }
+    }
+
+    fn amend(&self, change: AmendRequest<'_>) -> Result<Amended, String> {
+        let at = PreviewAt {
+            workspace: &self.workspace,
+            judged: change.judged,
+        };
+        match registry::builtin(change.tool) {
+            Some(found) => found.amend(change, at),
+            None => Err(format!(
+                "`{}` is an MCP server's tool: its calls cannot be changed before approving \
+                 yet; approve or deny this one as proposed",
+                change.tool
+            )),
         }
     }
 }

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::files::Place;
 use super::{OutputSink, ToolError, ToolOutcome, ToolRegistry};
+use crate::approval::approver::{AmendRequest, Amended};
 use crate::approval::gate::Approved;
 use crate::facts::catalog::{PathArg, ToolDescriptor};
 use crate::protocol::Preview;
@@ -67,6 +68,17 @@ pub trait Tool: Send + Sync {
     fn preview(&self, args: &Value, at: PreviewAt<'_>) -> Option<Preview> {
         let _ = (args, at);
         None
+    }
+
+    /// The call as a person changed it before approving (see `Previewer::amend`): its new
+    /// arguments and what to say of the change, or why this change cannot be made. By default
+    /// a tool's calls cannot be changed.
+    fn amend(&self, change: AmendRequest<'_>, at: PreviewAt<'_>) -> Result<Amended, String> {
+        let _ = at;
+        Err(format!(
+            "`{}` calls cannot be changed before approving; approve or deny this one as proposed",
+            change.tool
+        ))
     }
 
     /// Runs an approved call.

@@ -398,6 +398,8 @@ mod tests {
             deadline_ms: None,
             code: None,
             sandbox: None,
+            amended: None,
+            notice: None,
         }
     }
 

@@ -70,6 +70,8 @@ fn request_in(
         code: None,
         verdict,
         sandbox: None,
+        amended: None,
+        notice: None,
     }
 }
 

@@ -53,6 +53,8 @@ pub fn command_request(call_id: &str, command: &str) -> ApprovalRequest {
         code: None,
         verdict,
         sandbox: None,
+        amended: None,
+        notice: None,
     }
 }
 
@@ -91,6 +93,8 @@ pub fn edit_request() -> ApprovalRequest {
         code: None,
         verdict,
         sandbox: None,
+        amended: None,
+        notice: None,
     }
 }
 

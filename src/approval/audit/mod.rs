@@ -518,6 +518,15 @@ pub fn summary_line(record: &serde_json::Value) -> Option<String> {
                 .map(|m| format!(": {m}"))
                 .unwrap_or_default()
         ),
+        "amendment" => format!(
+            "#{:<4} {call:<8} {tool:<10} changed by {} before approving: {} ({} -> {}, {})",
+            record["seq"].as_u64().unwrap_or(0),
+            body["by"].as_str().unwrap_or("?"),
+            body["change"].as_str().unwrap_or("?"),
+            short(body["from_digest"].as_str()),
+            short(body["digest"].as_str()),
+            body["ruling"].as_str().unwrap_or("?"),
+        ),
         "outcome" => format!(
             "#{:<4} {call:<8} {:<10} ran: {}{}",
             record["seq"].as_u64().unwrap_or(0),
@@ -527,6 +536,12 @@ pub fn summary_line(record: &serde_json::Value) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+/// The first 12 characters of a digest.
+fn short(digest: Option<&str>) -> &str {
+    let digest = digest.unwrap_or("?");
+    &digest[..digest.len().min(12)]
 }
 
 /// An outcome's detail in words: `, exit 2`, `: the error`, or nothing (never raw JSON).

@@ -55,6 +55,8 @@ impl Gate {
             code: None,
             preview,
             sandbox: crate::sandbox::title_label(&call.tool, &frozen, verdict),
+            amended: None,
+            notice: None,
             call_id: call.id.clone(),
             session: self.config.session.clone(),
             tool: call.tool.clone(),
@@ -95,7 +97,7 @@ impl Gate {
     /// The directory a session grant may cover instead of one file: offered for a call of a tool
     /// that names one file (as its catalog entry declares), judged on that one path, when the
     /// call may be granted for the session at all.
-    fn directory_scope(
+    pub(super) fn directory_scope(
         &self,
         tool: &str,
         verdict: &Verdict,

@@ -48,6 +48,7 @@ impl Gate {
             judged_path: judged.path,
             mcp_definition: judged.mcp_definition,
             recorded,
+            said: None,
         })
     }
 

@@ -38,6 +38,8 @@ pub fn write_request(old: &str, new: &str) -> ApprovalRequest {
         deadline_ms: None,
         code: None,
         sandbox: None,
+        amended: None,
+        notice: None,
     }
 }
 

@@ -9,8 +9,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{BashRun, DEFAULT_TIMEOUT, MAX_TIMEOUT, SandboxedRun, run};
+use crate::approval::approver::{AmendRequest, Amended};
 use crate::approval::gate::Approved;
 use crate::output::ToolError;
+use crate::protocol::Amendment;
 use crate::protocol::Preview;
 use crate::protocol::Risk;
 use crate::sandbox::{Profile, Sandbox};
@@ -92,6 +94,34 @@ impl Tool for Bash {
         Some(Preview::Command {
             command: args.get("command").and_then(Value::as_str)?.to_string(),
             cwd: at.workspace.display().to_string(),
+        })
+    }
+
+    fn amend(&self, change: AmendRequest<'_>, _at: PreviewAt<'_>) -> Result<Amended, String> {
+        let Amendment::Command { command } = change.amendment else {
+            return Err(
+                "a command has no hunks or file content to change; edit the command".into(),
+            );
+        };
+        if command.trim().is_empty() {
+            return Err(
+                "the edited command is empty; type a command, or keep the one proposed".into(),
+            );
+        }
+        let mut args = change.args.clone();
+        args["command"] = Value::String(command.clone());
+        let proposed = change
+            .proposed
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Ok(Amended {
+            args,
+            change: "command edited by the user".into(),
+            told: format!(
+                "You proposed the command:\n{proposed}\nThe user changed it before approving; \
+                 what ran is their command:\n{command}\n"
+            ),
         })
     }
 

@@ -7,10 +7,12 @@ use std::io::Read;
 use serde_json::{Value, json};
 
 use super::held::Verb;
-use super::{Place, string};
+use super::{Place, amend, string};
+use crate::approval::approver::{AmendRequest, Amended};
 use crate::facts::catalog::{PathAccess, PathArg, PathTarget};
 use crate::facts::diff;
 use crate::output::{ToolError, ToolOutcome};
+use crate::protocol::Amendment;
 use crate::protocol::Preview;
 use crate::protocol::Risk;
 use crate::tools::tool::{
@@ -87,6 +89,36 @@ impl Tool for EditFile {
             Ok(updated) => Some(diff::file_change(raw, Some(current.as_bytes()), &updated)),
             Err(message) => Some(Preview::Error { message }),
         }
+    }
+
+    fn amend(&self, change: AmendRequest<'_>, at: PreviewAt<'_>) -> Result<Amended, String> {
+        let raw = change
+            .args
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or("the call has no path")?;
+        let place = at
+            .place(NAME)
+            .map_err(|_| "the call was not judged on a path")?;
+        let current = current_text(place, raw, diff::MAX_READ)?;
+        let (content, what, told) = match change.amendment {
+            Amendment::Hunks { keep } => {
+                let kept = amend::keep_hunks(raw, &current, change.shown, keep)?;
+                (kept.content, kept.change, kept.told)
+            }
+            Amendment::Content { content } => (
+                content.clone(),
+                "content edited by the user".to_string(),
+                amend::edited_told(raw),
+            ),
+            Amendment::Command { .. } => return Err("a file change has no command to edit".into()),
+        };
+        let (old, new) = amend::edit_between(&current, &content)?;
+        Ok(Amended {
+            args: json!({"path": raw, "old": old, "new": new}),
+            change: what,
+            told,
+        })
     }
 
     fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {

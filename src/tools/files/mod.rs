@@ -9,6 +9,7 @@
 //! Each tool lives in its own file with its `Tool` declaration (schema, risk, path argument,
 //! title, preview); this module holds what they share.
 
+pub mod amend;
 pub mod edit_file;
 mod held;
 pub mod list_dir;

@@ -6,10 +6,12 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 
 use super::held::Verb;
-use super::{Place, string};
+use super::{Place, amend, current_text, string};
+use crate::approval::approver::{AmendRequest, Amended};
 use crate::facts::catalog::{PathAccess, PathArg, PathTarget};
 use crate::facts::diff;
 use crate::output::{ToolError, ToolOutcome};
+use crate::protocol::Amendment;
 use crate::protocol::Preview;
 use crate::protocol::Risk;
 use crate::tools::tool::{
@@ -68,6 +70,42 @@ impl Tool for WriteFile {
             Err(unjudged) => return Some(*unjudged),
         };
         Some(diff::write_preview(raw, place.judged, text("content")?))
+    }
+
+    fn amend(&self, change: AmendRequest<'_>, at: PreviewAt<'_>) -> Result<Amended, String> {
+        let raw = change
+            .args
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or("the call has no path")?;
+        let place = at
+            .place(NAME)
+            .map_err(|_| "the call was not judged on a path")?;
+        let mut args = change.args.clone();
+        match change.amendment {
+            Amendment::Hunks { keep } => {
+                let current = match std::fs::symlink_metadata(place.judged) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                    _ => current_text(place, raw, diff::MAX_READ)?,
+                };
+                let kept = amend::keep_hunks(raw, &current, change.shown, keep)?;
+                args["content"] = Value::String(kept.content);
+                Ok(Amended {
+                    args,
+                    change: kept.change,
+                    told: kept.told,
+                })
+            }
+            Amendment::Content { content } => {
+                args["content"] = Value::String(content.clone());
+                Ok(Amended {
+                    args,
+                    change: "content edited by the user".into(),
+                    told: amend::edited_told(raw),
+                })
+            }
+            Amendment::Command { .. } => Err("a file change has no command to edit".into()),
+        }
     }
 
     fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {

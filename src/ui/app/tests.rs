@@ -47,6 +47,8 @@ pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest
         deadline_ms: None,
         code: None,
         sandbox: None,
+        amended: None,
+        notice: None,
     }
 }
 
