@@ -29,6 +29,8 @@ mod snapshots_mcp;
 #[cfg(test)]
 mod snapshots_queue;
 #[cfg(test)]
+mod snapshots_review;
+#[cfg(test)]
 mod snapshots_round3;
 #[cfg(test)]
 mod snapshots_sessions;

@@ -100,7 +100,9 @@ fn the_status_bar_offers_only_the_keys_the_modal_takes() {
     }
     let wide = status_bar(&draw(&app, 200, 30));
     assert!(
-        wide.contains("· y allow once · n deny · N deny with a reason · Ctrl-C deny all · ? help"),
+        wide.contains(
+            "· y allow once · n deny · N deny with a reason · Y allow + note · e edit · Ctrl-C deny all · ? help"
+        ),
         "{wide}"
     );
     both_sizes("hints_without_a_session_grant", &app);

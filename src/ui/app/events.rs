@@ -132,7 +132,7 @@ impl App {
         );
         let now = self.now;
         match self.approval_mut() {
-            Some(overlay) => overlay.push(request),
+            Some(overlay) => overlay.push(request, now),
             None => self
                 .overlays
                 .push(Overlay::Approval(Box::new(ApprovalOverlay::new(

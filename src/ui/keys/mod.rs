@@ -22,6 +22,8 @@ pub enum Place {
     Approval,
     /// The approval modal while a reason for the model is typed (after `N`).
     Reason,
+    /// The approval modal while its command is edited (after `e`).
+    EditCommand,
     Help,
     Grants,
     Audit,
@@ -30,13 +32,14 @@ pub enum Place {
 
 impl Place {
     /// The order the help lists them in.
-    pub const ALL: [Place; 10] = [
+    pub const ALL: [Place; 11] = [
         Place::Prompt,
         Place::Anywhere,
         Place::Conversation,
         Place::Results,
         Place::Approval,
         Place::Reason,
+        Place::EditCommand,
         Place::Help,
         Place::Grants,
         Place::Audit,
@@ -50,7 +53,8 @@ impl Place {
             Place::Prompt => "prompt",
             Place::Results => "results pane (Tab)",
             Place::Approval => "approval",
-            Place::Reason => "approval, typing a reason (after N)",
+            Place::Reason => "approval, typing a reason (N) or a note (Y)",
+            Place::EditCommand => "approval, editing the command (after e)",
             Place::Help => "this help",
             Place::Grants => "session grants",
             Place::Audit => "audit trail",
@@ -104,6 +108,13 @@ pub enum Action {
     Close,
     /// Answers the approval modal.
     Answer(ApprovalChoice),
+    /// The diff's next and previous hunk (the one the hunk keys act on).
+    NextHunk,
+    PrevHunk,
+    /// Keeps or drops the current hunk.
+    ToggleHunk,
+    /// Opens the proposal to edit it (a command, inline).
+    EditProposal,
 }
 
 /// One row of a table: what a person presses (as shown, and each press with its action) and
@@ -140,6 +151,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Results => panes::RESULTS,
         Place::Approval => crate::ui::overlay::approval::KEYS,
         Place::Reason => crate::ui::overlay::approval::REASON_KEYS,
+        Place::EditCommand => crate::ui::overlay::approval::EDIT_KEYS,
         Place::Help => crate::ui::overlay::help::KEYS,
         Place::Grants => crate::ui::overlay::grants::KEYS,
         Place::Audit => crate::ui::overlay::audit::KEYS,
@@ -188,6 +200,7 @@ impl Press {
             Press::Other => return "other".into(),
         };
         let base = match code {
+            KeyCode::Char(' ') => "Space".into(),
             KeyCode::Char(c) if mods.contains(CTRL) => c.to_ascii_uppercase().to_string(),
             KeyCode::Char(c) => c.to_string(),
             KeyCode::Up => "↑".into(),

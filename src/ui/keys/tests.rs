@@ -22,6 +22,7 @@ fn no_press_means_two_things_where_a_key_is_looked_up() {
         &[Place::Anywhere, Place::Conversation, Place::Results],
         &[Place::Approval],
         &[Place::Reason],
+        &[Place::EditCommand],
         &[Place::Help],
         &[Place::Grants],
         &[Place::Audit],
@@ -58,10 +59,11 @@ fn every_place_is_in_the_help_once() {
         Place::Audit => 7,
         Place::ConfirmQuit => 8,
         Place::Reason => 9,
+        Place::EditCommand => 10,
     };
     let mut listed: Vec<usize> = Place::ALL.iter().map(|p| number(*p)).collect();
     listed.sort();
-    assert_eq!(listed, (0..=9).collect::<Vec<_>>());
+    assert_eq!(listed, (0..=10).collect::<Vec<_>>());
 }
 
 #[test]

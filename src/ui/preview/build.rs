@@ -64,6 +64,27 @@ pub(super) fn prelude(request: &ApprovalRequest) -> (Vec<DocLine>, Vec<(usize, M
         lines: Vec::new(),
         must: Vec::new(),
     };
+    // A change the person made, or why it was refused, before anything else.
+    if let Some(notice) = &request.notice {
+        out.push(
+            format!("⚠ {}", visible_line(notice)),
+            TEXT_CONT,
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        );
+    }
+    if let Some(amended) = &request.amended {
+        out.push(
+            format!(
+                "✎ MODIFIED BY YOU: {} (the model proposed {}…); judged again below",
+                visible_line(&amended.change),
+                &amended.original_digest[..amended.original_digest.len().min(12)]
+            ),
+            TEXT_CONT,
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+        );
+    }
     match &request.preview {
         Some(Preview::Command { command, cwd }) => command_lines(&mut out, request, command, cwd),
         Some(Preview::Diff {

@@ -26,6 +26,24 @@ struct IndexedLine {
     /// The line's number in the new file; 0 (none shown) for headers and removed lines.
     number: usize,
     kind: DiffKind,
+    /// The hunk it belongs to, from 1 (0 for the file headers).
+    hunk: usize,
+}
+
+/// A person's review of a diff hunk by hunk: the hunk the keys act on, and the hunks dropped
+/// (numbered from 1; every other one is kept).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Review {
+    /// The current hunk, from 0.
+    pub current: usize,
+    pub dropped: std::collections::BTreeSet<usize>,
+}
+
+impl Review {
+    /// The hunks kept, of `count`, numbered from 1.
+    pub fn kept(&self, count: usize) -> Vec<usize> {
+        (1..=count).filter(|n| !self.dropped.contains(n)).collect()
+    }
 }
 
 /// The index of one request's diff; `call_id` says which, so a stale index is never used.
@@ -35,6 +53,10 @@ pub struct DiffIndex {
     lines: Vec<IndexedLine>,
     /// The first and last added or removed line.
     changed: Option<(usize, usize)>,
+    /// Where each hunk's header is.
+    hunks: Vec<usize>,
+    /// The review hunk by hunk, where the diff can be answered that way.
+    pub review: Option<Review>,
 }
 
 impl DiffIndex {
@@ -44,6 +66,7 @@ impl DiffIndex {
         let mut in_hunks = false;
         let mut changed: Option<(usize, usize)> = None;
         let mut start = 0;
+        let mut hunks = Vec::new();
         for raw in unified.split_inclusive('\n') {
             let end = start + raw.len();
             // As `str::lines`: the line ending (`\n` or `\r\n`) is not part of the line.
@@ -55,6 +78,7 @@ impl DiffIndex {
             let (kind, number) = if let Some((_, to)) = hunk_starts(text) {
                 in_hunks = true;
                 new = to;
+                hunks.push(lines.len());
                 (DiffKind::Hunk, 0)
             } else if !in_hunks && (text.starts_with("--- ") || text.starts_with("+++ ")) {
                 // File headers come before the first hunk only: inside a hunk, `--- x` is a
@@ -82,6 +106,7 @@ impl DiffIndex {
                 end: text_end,
                 number,
                 kind,
+                hunk: hunks.len(),
             });
             start = end;
         }
@@ -89,7 +114,24 @@ impl DiffIndex {
             call_id: call_id.to_string(),
             lines,
             changed,
+            hunks,
+            review: None,
         }
+    }
+
+    /// How many hunks the diff has.
+    pub fn hunk_count(&self) -> usize {
+        self.hunks.len()
+    }
+
+    /// The line hunk `i` (from 0) starts on.
+    pub fn hunk_line(&self, i: usize) -> Option<usize> {
+        self.hunks.get(i).copied()
+    }
+
+    /// The hunk line `i` belongs to (from 1; 0 before the first).
+    pub fn hunk_of(&self, i: usize) -> usize {
+        self.lines.get(i).map_or(0, |l| l.hunk)
     }
 
     pub fn len(&self) -> usize {

@@ -26,7 +26,7 @@ pub mod diff;
 mod seen;
 pub mod wrap;
 
-pub use diff::{DiffIndex, DiffKind};
+pub use diff::{DiffIndex, DiffKind, Review};
 pub use seen::Seen;
 
 /// Up to this many session scopes are named on the `a` option itself; more are listed at the end
@@ -158,6 +158,11 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The lines before the diff.
+    pub fn prelude_len(&self) -> usize {
+        self.prelude.len()
+    }
+
     pub fn len(&self) -> usize {
         self.prelude.len() + self.diff.as_ref().map_or(0, |(_, index)| index.len())
     }
@@ -177,9 +182,36 @@ impl<'a> Doc<'a> {
             return Some(line.clone());
         }
         let (unified, index) = self.diff.as_ref()?;
-        let (text, kind, number) = index.line(unified, i - self.prelude.len())?;
-        let (text, style) = match kind {
-            DiffKind::Hunk => (visible(text), Style::default().fg(Color::Cyan)),
+        let at = i - self.prelude.len();
+        let (text, kind, number) = index.line(unified, at)?;
+        let hunk = index.hunk_of(at);
+        let review = index.review.as_ref();
+        let dropped = review.is_some_and(|r| r.dropped.contains(&hunk));
+        let (text, mut style) = match kind {
+            DiffKind::Hunk => match review {
+                Some(review) => {
+                    let current = review.current + 1 == hunk;
+                    let state = if dropped { "DROPPED" } else { "kept" };
+                    let marker = if current { "▶" } else { " " };
+                    let style = match (current, dropped) {
+                        (true, _) => Style::default()
+                            .fg(Color::Black)
+                            .bg(Color::Cyan)
+                            .add_modifier(Modifier::BOLD),
+                        (false, true) => Style::default().fg(Color::Yellow),
+                        (false, false) => Style::default().fg(Color::Cyan),
+                    };
+                    (
+                        format!(
+                            "{marker} {}   [hunk {hunk} of {}: {state}]",
+                            visible(text),
+                            index.hunk_count()
+                        ),
+                        style,
+                    )
+                }
+                None => (visible(text), Style::default().fg(Color::Cyan)),
+            },
             DiffKind::FileHeader => (visible(text), dim()),
             DiffKind::Added => (
                 format!("{number:>5} {}", visible(text)),
@@ -192,6 +224,10 @@ impl<'a> Doc<'a> {
             ),
             DiffKind::Context => (format!("{number:>5} {}", visible(text)), Style::default()),
         };
+        // A dropped hunk's changes are not written: struck through.
+        if dropped && matches!(kind, DiffKind::Added | DiffKind::Removed) {
+            style = style.add_modifier(Modifier::CROSSED_OUT | Modifier::DIM);
+        }
         Some(DocLine {
             text,
             cont: DIFF_CONT,

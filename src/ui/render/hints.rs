@@ -35,6 +35,17 @@ fn key(place: Place, action: Action) -> Option<String> {
 pub(super) fn hints(app: &App) -> Vec<Hint> {
     let hints: Vec<Option<Hint>> = match app.overlays.last() {
         Some(Overlay::Approval(a)) => match a.queue.front() {
+            Some(_) if a.editing.is_some() => vec![
+                hint(1, key(Place::EditCommand, Action::Send), "judge it again"),
+                hint(2, key(Place::EditCommand, Action::NewLine), "new line"),
+                hint(2, key(Place::EditCommand, Action::Close), "back"),
+                hint(KEPT, key(Place::EditCommand, Action::Help), "help"),
+            ],
+            Some(_) if a.reason.is_some() && a.noting => vec![
+                hint(1, key(Place::Reason, Action::Send), "allow with the note"),
+                hint(2, key(Place::Reason, Action::Close), "back"),
+                hint(KEPT, key(Place::Reason, Action::Help), "help"),
+            ],
             Some(_) if a.reason.is_some() => vec![
                 hint(1, key(Place::Reason, Action::Send), "deny with the reason"),
                 hint(2, key(Place::Reason, Action::Close), "back"),
@@ -56,10 +67,20 @@ pub(super) fn hints(app: &App) -> Vec<Hint> {
                             (4, "for the directory")
                         }
                         ApprovalChoice::DenyWithReason => (3, "deny with a reason"),
+                        ApprovalChoice::AllowNoted => (4, "allow + note"),
                         ApprovalChoice::Park if request.code.is_some() => (5, "park"),
                         _ => continue,
                     };
                     shown.push(hint(rank, Some(c.to_string()), what));
+                }
+                if matches!(
+                    request.preview,
+                    Some(crate::protocol::Preview::Command { .. })
+                ) {
+                    shown.push(hint(3, key(Place::Approval, Action::EditProposal), "edit"));
+                }
+                if a.diff.review.is_some() {
+                    shown.push(hint(3, Some("Space".into()), "keep/drop hunk"));
                 }
                 shown.push(hint(6, key(Place::Approval, Action::Interrupt), "deny all"));
                 shown.push(Some(Hint {

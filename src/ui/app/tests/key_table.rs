@@ -183,7 +183,7 @@ fn the_help_scrolls_and_stops_at_its_last_line() {
     };
     app.on_key(with(KeyCode::PageDown, KeyModifiers::NONE), Instant::now());
     assert_eq!(scroll(&app), page.min(rows - page));
-    for _ in 0..100 {
+    for _ in 0..300 {
         app.on_key(with(KeyCode::Down, KeyModifiers::NONE), Instant::now());
     }
     assert_eq!(scroll(&app), rows - page);

@@ -70,12 +70,24 @@ impl ApprovalOverlay {
         frame.render_widget(Paragraph::new(m.foot_lines), m.foot);
         if let Some(reason) = &overlay.reason {
             let mut reason = reason.clone();
-            reason.set_block(
+            let title = if overlay.noting {
+                " note for the model (allows once) "
+            } else {
+                " reason for the model "
+            };
+            reason.set_block(Block::default().borders(Borders::ALL).title(title));
+            frame.render_widget(&reason, m.reason);
+        } else if let Some(edit) = &overlay.editing {
+            let mut edit = edit.clone();
+            edit.set_block(
                 Block::default()
                     .borders(Borders::ALL)
-                    .title(" reason for the model "),
+                    .border_style(Style::default().fg(Color::Yellow))
+                    .title(
+                        " edit the command: Enter judges it again, Alt-Enter new line, Esc back ",
+                    ),
             );
-            frame.render_widget(&reason, m.reason);
+            frame.render_widget(&edit, m.reason);
         }
         Some((request.call_id.clone(), m.view))
     }

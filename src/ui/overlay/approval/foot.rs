@@ -97,13 +97,34 @@ pub(super) fn lines(
     if let Some(why) = &request.no_session_grant {
         text(&[format!("no session grant: {}", visible_line(why))], dim());
     }
+    // Once a hunk is dropped, what an answer writes (each hunk's header says its own state).
+    if let Some(review) = overlay
+        .diff
+        .review
+        .as_ref()
+        .filter(|r| !r.dropped.is_empty())
+    {
+        let count = overlay.diff.hunk_count();
+        let kept = review.kept(count).len();
+        let style = Style::default().fg(Color::Yellow);
+        text(
+            &[
+                format!(
+                    "{kept} of {count} hunks kept (hunk {} is current): ] [ move, Space keeps or drops it; an answer writes only the kept hunks",
+                    review.current + 1
+                ),
+                format!("{kept} of {count} hunks kept: ] [ move, Space keeps/drops"),
+            ],
+            style,
+        );
+    }
     if overlay.ignored > 0 {
         text(
             &ignored(overlay.ignored),
             Style::default().fg(Color::Yellow),
         );
     }
-    if overlay.reason.is_some() {
+    if overlay.reason.is_some() || overlay.editing.is_some() {
         foot.push(Line::raw(""));
     }
     foot

@@ -32,6 +32,8 @@ pub enum ApprovalChoice {
     Deny,
     /// Deny, after typing a reason for the model.
     DenyWithReason,
+    /// Allow once, after typing a word for the model (it reaches the model with the result).
+    AllowNoted,
     /// Leave it waiting, answered later by its one-time code (here, elsewhere, or after a quit).
     Park,
 }
@@ -42,6 +44,11 @@ pub const KEYS: &[Binding] = &[
         keys: "y",
         presses: &[(plain('y'), Action::Answer(ApprovalChoice::AllowOnce))],
         does: "allow once (after all that asks was on screen)",
+    },
+    Binding {
+        keys: "Y",
+        presses: &[(plain('Y'), Action::Answer(ApprovalChoice::AllowNoted))],
+        does: "allow once and type a note for the model (it gets it with the result)",
     },
     Binding {
         keys: "a",
@@ -70,6 +77,24 @@ pub const KEYS: &[Binding] = &[
         keys: "p",
         presses: &[(plain('p'), Action::Answer(ApprovalChoice::Park))],
         does: "park: it waits for `airlock approve CODE` from any terminal, even after you quit",
+    },
+    Binding {
+        keys: "] [",
+        presses: &[
+            (plain(']'), Action::NextHunk),
+            (plain('['), Action::PrevHunk),
+        ],
+        does: "with a diff: go to the next or the previous hunk",
+    },
+    Binding {
+        keys: "Space",
+        presses: &[(key(KeyCode::Char(' ')), Action::ToggleHunk)],
+        does: "with a diff: keep or drop the current hunk (an answer writes only the kept ones)",
+    },
+    Binding {
+        keys: "e",
+        presses: &[(plain('e'), Action::EditProposal)],
+        does: "with a command: edit it before answering (it is judged again)",
     },
     Binding {
         keys: "j k ↑ ↓ PgUp PgDn Home End",
@@ -111,7 +136,7 @@ pub const REASON_KEYS: &[Binding] = &[
     Binding {
         keys: "Enter",
         presses: &[(Press::AnyModifiers(KeyCode::Enter), Action::Send)],
-        does: "deny, with the reason for the model",
+        does: "answer (deny after N, allow after Y), with the text for the model",
     },
     Binding {
         keys: "Esc",
@@ -140,13 +165,56 @@ pub const REASON_KEYS: &[Binding] = &[
     },
 ];
 
+/// The command editor's keys (after `e`).
+pub const EDIT_KEYS: &[Binding] = &[
+    Binding {
+        keys: "Enter",
+        presses: &[(key(KeyCode::Enter), Action::Send)],
+        does: "judge the edited command again and show it (it arms again before an answer)",
+    },
+    Binding {
+        keys: "Alt-Enter",
+        presses: &[(
+            Press::Key(KeyCode::Enter, KeyModifiers::ALT),
+            Action::NewLine,
+        )],
+        does: "a new line in the command",
+    },
+    Binding {
+        keys: "Esc",
+        presses: &[(Press::AnyModifiers(KeyCode::Esc), Action::Close)],
+        does: "back to the options (the edit is dropped)",
+    },
+    Binding {
+        keys: "Ctrl-C",
+        presses: &[(Press::Ctrl('c'), Action::Interrupt)],
+        does: "deny this and every queued request, and interrupt the turn",
+    },
+    Binding {
+        keys: "F1",
+        presses: &[(key(KeyCode::F(1)), Action::Help)],
+        does: "the help, over the modal",
+    },
+    Binding {
+        keys: "Ctrl-U",
+        presses: &[(ctrl('u'), Action::DeleteToLineStart)],
+        does: "delete to the start of the line",
+    },
+    Binding {
+        keys: "any other key",
+        presses: &[(Press::Other, Action::Edit)],
+        does: "edits the command",
+    },
+];
+
 /// The order the footer offers the answers in: the everyday ones first, the whole-directory
 /// grant (offered for a file change only) last. Each answer of `KEYS` is here once.
-pub const FOOT_ORDER: [ApprovalChoice; 6] = [
+pub const FOOT_ORDER: [ApprovalChoice; 7] = [
     ApprovalChoice::AllowOnce,
     ApprovalChoice::AllowSession,
     ApprovalChoice::Deny,
     ApprovalChoice::DenyWithReason,
+    ApprovalChoice::AllowNoted,
     ApprovalChoice::Park,
     ApprovalChoice::AllowDirectory,
 ];
@@ -157,6 +225,7 @@ impl ApprovalChoice {
     pub fn labels(self) -> (&'static str, &'static str) {
         match self {
             ApprovalChoice::AllowOnce => ("allow once", "allow once"),
+            ApprovalChoice::AllowNoted => ("allow with a note for the model", "allow + note"),
             ApprovalChoice::AllowSession | ApprovalChoice::AllowDirectory => {
                 ("allow for the session", "for the session")
             }
@@ -188,11 +257,28 @@ pub fn offered() -> impl Iterator<Item = (char, ApprovalChoice)> {
 
 /// The reason box's placeholder, its keys from `REASON_KEYS`.
 pub(super) fn reason_box() -> TextArea<'static> {
+    text_box("why not?")
+}
+
+/// The note box (after `Y`): the same keys as the reason box.
+pub(super) fn note_box() -> TextArea<'static> {
+    text_box("a word for the model with the result?")
+}
+
+fn text_box(asking: &str) -> TextArea<'static> {
     let send = keys::key_for(Place::Reason, Action::Send).unwrap_or_default();
     let back = keys::key_for(Place::Reason, Action::Close).unwrap_or_default();
-    let mut reason = TextArea::default();
-    reason.set_placeholder_text(format!("why not? ({send} sends, {back} goes back)"));
-    reason
+    let mut text = TextArea::default();
+    text.set_placeholder_text(format!("{asking} ({send} sends, {back} goes back)"));
+    text
+}
+
+/// The command editor, holding `command`, the cursor at its end.
+pub(super) fn command_box(command: &str) -> TextArea<'static> {
+    let mut edit = TextArea::new(command.lines().map(str::to_string).collect());
+    edit.move_cursor(tui_textarea::CursorMove::Bottom);
+    edit.move_cursor(tui_textarea::CursorMove::End);
+    edit
 }
 
 /// Whether a key may answer a modal: no modifier at all, or Shift on an uppercase letter (`N`),
@@ -215,7 +301,9 @@ fn is_typing(key: &KeyEvent) -> bool {
 impl ApprovalOverlay {
     /// A key on the modal; it closes once nothing is queued.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Outcome {
-        let mut outcome = if self.reason.is_some() {
+        let mut outcome = if self.editing.is_some() {
+            self.edit_key(key, now)
+        } else if self.reason.is_some() {
             self.reason_key(key, now)
         } else {
             self.options_key(key, now)
@@ -247,6 +335,9 @@ impl ApprovalOverlay {
             Some(Action::Top) => self.scroll = Scroll::TOP,
             // Resolved against the size of the frame that draws it (`drawn`).
             Some(Action::Bottom) => self.scroll = Scroll::END,
+            // Moving between hunks is reading, like scrolling.
+            Some(Action::NextHunk) if !self.typed_early(&key, now) => self.step_hunk(true),
+            Some(Action::PrevHunk) if !self.typed_early(&key, now) => self.step_hunk(false),
             _ if now < self.armed_at => {
                 // Too soon: the person may not have seen it yet, and the key was meant for the
                 // prompt. It goes nowhere (the prompt is hidden under the modal: a key kept
@@ -260,7 +351,49 @@ impl ApprovalOverlay {
             Some(Action::Answer(choice)) if answers_a_modal(&key) => {
                 return self.answer(choice, &key, now);
             }
+            Some(Action::ToggleHunk) => self.toggle_hunk(),
+            Some(Action::EditProposal) if answers_a_modal(&key) => self.edit_command(),
             _ => {}
+        }
+        Outcome::default()
+    }
+
+    /// Editing the command (after `e`).
+    fn edit_key(&mut self, key: KeyEvent, now: Instant) -> Outcome {
+        match keys::action(Place::EditCommand, &key) {
+            Some(Action::Interrupt) => return self.deny_all(),
+            Some(Action::Help) => return Outcome::help(Place::EditCommand),
+            Some(Action::Close) => self.editing = None,
+            Some(Action::NewLine) => {
+                if let Some(edit) = self.editing.as_mut() {
+                    edit.insert_newline();
+                }
+            }
+            Some(Action::DeleteToLineStart) => {
+                if let Some(edit) = self.editing.as_mut() {
+                    edit.delete_line_by_head();
+                }
+            }
+            Some(Action::Send) => {
+                let command = self
+                    .editing
+                    .take()
+                    .map(|e| e.lines().join("\n"))
+                    .unwrap_or_default();
+                // Judged again by the gate, which asks again (or says why not): not an answer.
+                return self.decide(
+                    Decision::Amend {
+                        amendment: crate::protocol::Amendment::Command { command },
+                        answer: None,
+                    },
+                    now,
+                );
+            }
+            _ => {
+                if let Some(edit) = self.editing.as_mut() {
+                    edit.input(key);
+                }
+            }
         }
         Outcome::default()
     }
@@ -275,7 +408,10 @@ impl ApprovalOverlay {
         match keys::action(Place::Reason, &key) {
             Some(Action::Interrupt) => return self.deny_all(),
             Some(Action::Help) => return Outcome::help(Place::Reason),
-            Some(Action::Close) => self.reason = None,
+            Some(Action::Close) => {
+                self.reason = None;
+                self.noting = false;
+            }
             Some(Action::DeleteToLineStart) => {
                 if let Some(reason) = self.reason.as_mut() {
                     reason.delete_line_by_head();
@@ -287,8 +423,16 @@ impl ApprovalOverlay {
                     .take()
                     .map(|r| r.lines().join("\n").trim().to_string())
                     .unwrap_or_default();
-                let decision = Decision::Deny {
-                    reason: (!text.is_empty()).then_some(text),
+                let decision = if std::mem::take(&mut self.noting) {
+                    self.with_kept_hunks(if text.is_empty() {
+                        Decision::AllowOnce
+                    } else {
+                        Decision::AllowNoted { note: text }
+                    })
+                } else {
+                    Decision::Deny {
+                        reason: (!text.is_empty()).then_some(text),
+                    }
                 };
                 return self.decide(decision, now);
             }
@@ -340,6 +484,15 @@ impl ApprovalOverlay {
                 self.reason = Some(reason_box());
                 return Outcome::default();
             }
+            ApprovalChoice::AllowNoted => {
+                if !self.unseen().is_empty() {
+                    self.refused = Some('Y');
+                    return Outcome::default();
+                }
+                self.noting = true;
+                self.reason = Some(note_box());
+                return Outcome::default();
+            }
             ApprovalChoice::Park => return self.park_front(now),
         };
         let allows = !matches!(decision, Decision::Deny { .. });
@@ -350,7 +503,68 @@ impl ApprovalOverlay {
             }
             return Outcome::default();
         }
+        let decision = if allows {
+            self.with_kept_hunks(decision)
+        } else {
+            decision
+        };
         self.decide(decision, now)
+    }
+
+    /// An allowing `decision`, for only the kept hunks when some of the diff's are dropped.
+    fn with_kept_hunks(&self, decision: Decision) -> Decision {
+        match self.diff.review.as_ref() {
+            Some(review) if !review.dropped.is_empty() => Decision::Amend {
+                amendment: crate::protocol::Amendment::Hunks {
+                    keep: review.kept(self.diff.hunk_count()),
+                },
+                answer: Some(Box::new(decision)),
+            },
+            _ => decision,
+        }
+    }
+
+    /// `e`: the front request's command in the editor (a request with no command has nothing
+    /// to edit here).
+    fn edit_command(&mut self) {
+        if let Some(crate::protocol::ApprovalRequest {
+            preview: Some(crate::protocol::Preview::Command { command, .. }),
+            ..
+        }) = self.queue.front()
+        {
+            self.editing = Some(command_box(command));
+        }
+    }
+
+    /// `]` / `[`: the next or previous hunk becomes current, and the preview scrolls to it.
+    fn step_hunk(&mut self, forward: bool) {
+        let count = self.diff.hunk_count();
+        let Some(review) = self.diff.review.as_mut() else {
+            return;
+        };
+        if count == 0 {
+            return;
+        }
+        review.current = if forward {
+            (review.current + 1).min(count - 1)
+        } else {
+            review.current.saturating_sub(1)
+        };
+        let current = review.current;
+        if let (Some(doc), Some(line)) = (self.doc(), self.diff.hunk_line(current)) {
+            let at = doc.prelude_len() + line;
+            self.scroll = Scroll { line: at, row: 0 };
+        }
+    }
+
+    /// Space: the current hunk is dropped if it was kept, kept if it was dropped.
+    fn toggle_hunk(&mut self) {
+        if let Some(review) = self.diff.review.as_mut() {
+            let number = review.current + 1;
+            if !review.dropped.remove(&number) {
+                review.dropped.insert(number);
+            }
+        }
     }
 
     /// Parks the front request: it leaves the modal and keeps waiting in the agent for an answer
@@ -382,7 +596,10 @@ impl ApprovalOverlay {
         let Some(request) = self.queue.pop_front() else {
             return Outcome::default();
         };
-        self.answered += 1;
+        // A change sent to be judged again is not an answer: the proposal comes back.
+        if !matches!(decision, Decision::Amend { answer: None, .. }) {
+            self.answered += 1;
+        }
         self.front_changed();
         self.armed_at = now + ARM_DELAY;
         let granted = matches!(decision, Decision::AllowSession { .. });
@@ -420,7 +637,7 @@ mod tests {
             assert!(answers.contains(&choice), "{choice:?} has no key");
         }
         let keys: String = offered.iter().map(|(c, _)| *c).collect();
-        assert_eq!(keys, "yanNpd");
+        assert_eq!(keys, "yanNYpd");
     }
 
     #[test]

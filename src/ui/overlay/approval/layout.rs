@@ -161,7 +161,11 @@ fn place<'a>(
         .width()
         .div_ceil(width.max(1))
         .clamp(1, 3) as u16;
-    let reason_height: u16 = if overlay.reason.is_some() { 3 } else { 0 };
+    let reason_height: u16 = match (&overlay.reason, &overlay.editing) {
+        (Some(_), _) => 3,
+        (None, Some(edit)) => (edit.lines().len() as u16 + 2).clamp(3, 10),
+        (None, None) => 0,
+    };
     let chrome = 2 + title_rows as usize + 1 + reason_height as usize;
     let doc_rows = doc.rows_up_to(width, screen.height as usize);
     // Everything but the preview, and the modal's whole height, with a footer of `lines`.

@@ -26,7 +26,7 @@ mod layout;
 mod queue;
 mod size;
 
-pub use input::{ApprovalChoice, KEYS, REASON_KEYS, offered};
+pub use input::{ApprovalChoice, EDIT_KEYS, KEYS, REASON_KEYS, offered};
 pub(crate) use layout::{Modal, modal};
 pub(crate) use size::above;
 
@@ -43,8 +43,12 @@ pub struct ApprovalOverlay {
     pub armed_at: Instant,
     /// The preview's scroll position (a line of the document and a row inside it).
     pub scroll: Scroll,
-    /// While typing a reason after `N`.
+    /// While typing a reason after `N` (or a note after `Y`, when `noting`).
     pub reason: Option<TextArea<'static>>,
+    /// The text box is a note that goes with an allow (`Y`), not a reason for a denial.
+    pub noting: bool,
+    /// While the command is edited (after `e`).
+    pub editing: Option<TextArea<'static>>,
     /// How many requests this modal has shown so far (for "2 of 3").
     pub answered: usize,
     /// The front request's diff, indexed once (empty for other previews).
@@ -66,6 +70,8 @@ impl ApprovalOverlay {
             armed_at: now + ARM_DELAY,
             scroll: Scroll::TOP,
             reason: None,
+            noting: false,
+            editing: None,
             answered: 0,
             diff: DiffIndex::default(),
             view: None,
@@ -83,13 +89,31 @@ impl ApprovalOverlay {
         self.seen.clear();
         self.refused = None;
         self.ignored = 0;
+        self.reason = None;
+        self.noting = false;
+        self.editing = None;
         self.diff = match self.queue.front() {
             Some(ApprovalRequest {
                 call_id,
                 preview: Some(preview),
                 ..
             }) => match preview.unified_diff() {
-                Some(unified) => DiffIndex::build(call_id, unified),
+                Some(unified) => {
+                    let mut index = DiffIndex::build(call_id, unified);
+                    // Hunk by hunk where the diff is exact, has more than one hunk, and is a file tool's own
+                    // (an MCP call's change is answered whole).
+                    let exact = matches!(
+                        preview,
+                        crate::protocol::Preview::Diff {
+                            approximate: false,
+                            ..
+                        }
+                    );
+                    if exact && index.hunk_count() > 1 {
+                        index.review = Some(crate::ui::preview::Review::default());
+                    }
+                    index
+                }
                 None => DiffIndex::default(),
             },
             _ => DiffIndex::default(),
@@ -168,8 +192,17 @@ impl ApprovalOverlay {
     }
 
     /// Another request joins the queue, behind the ones already waiting.
-    pub fn push(&mut self, request: ApprovalRequest) {
-        self.queue.push_back(request);
+    /// A request joins the queue at its end; a proposal asked about again after the person
+    /// changed it (or after their change was refused) comes back to the front, where they were,
+    /// unseen and arming again.
+    pub fn push(&mut self, request: ApprovalRequest, now: Instant) {
+        if request.amended.is_some() || request.notice.is_some() {
+            self.queue.push_front(request);
+            self.front_changed();
+            self.armed_at = now + ARM_DELAY;
+        } else {
+            self.queue.push_back(request);
+        }
     }
 
     /// What of the modal changes with time alone: 0 once armed, before that 1 + the tenths of

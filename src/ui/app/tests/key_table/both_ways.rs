@@ -152,6 +152,49 @@ fn seen_modal() -> (App, Instant) {
     (app, t0 + Duration::from_secs(2))
 }
 
+/// A three-hunk file change, seen whole and armed, its second hunk current: the hunk keys work.
+fn hunks_modal() -> (App, Instant) {
+    let mut request = edit_request();
+    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "LINE 2\n")
+        .replace("line 10\n", "LINE 10\n")
+        .replace("line 18\n", "LINE 18\n");
+    request.preview = Some(crate::facts::diff::unified("f.txt", &old, &new));
+    let t0 = t0();
+    let mut app = App::new(Status::default(), t0);
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(request),
+    });
+    frame(&mut app, 100, 40);
+    let at = t0 + Duration::from_secs(2);
+    app.on_key(key(']'), at);
+    frame(&mut app, 100, 40);
+    (app, at)
+}
+
+/// A command, armed: `e` edits it.
+fn command_modal() -> (App, Instant) {
+    let t0 = t0();
+    let mut app = App::new(Status::default(), t0);
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        request: Box::new(crate::ui::testing::command_request(
+            "c1",
+            "cargo test --locked",
+        )),
+    });
+    frame(&mut app, 100, 30);
+    (app, t0 + Duration::from_secs(2))
+}
+
+/// The command being edited (after `e`), a new word typed.
+fn editing_a_command() -> (App, Instant) {
+    let (mut app, at) = command_modal();
+    app.on_key(key('e'), at);
+    app.on_key(key('x'), at);
+    (app, at)
+}
+
 fn typing_a_reason() -> (App, Instant) {
     let (mut app, at) = seen_modal();
     app.on_key(key('N'), at);
@@ -208,7 +251,18 @@ fn contexts() -> Vec<Context> {
             name: "approval",
             chain: &[Place::Approval],
             own: &[Place::Approval],
-            states: vec![Box::new(long_modal), Box::new(seen_modal)],
+            states: vec![
+                Box::new(long_modal),
+                Box::new(seen_modal),
+                Box::new(hunks_modal),
+                Box::new(command_modal),
+            ],
+        },
+        Context {
+            name: "approval, editing the command",
+            chain: &[Place::EditCommand],
+            own: &[Place::EditCommand],
+            states: vec![Box::new(editing_a_command)],
         },
         Context {
             name: "approval, typing a reason",
