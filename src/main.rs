@@ -109,7 +109,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             code,
             session,
             resume,
-        }) => approve(&code, session, resume),
+            hunks,
+            command,
+        }) => approve(&code, session, resume, park::change_given(hunks, command)?),
         Some(Command::Deny { code, reason }) => deny(&code, reason),
         Some(Command::Sessions) => {
             airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
@@ -229,8 +231,13 @@ fn show_config(
 }
 
 /// `airlock approve CODE`, and with `--resume` the run it belongs to.
-fn approve(code: &str, session: bool, resume: bool) -> Result<ExitCode> {
-    let text = park::decide(code, true, session, None)?;
+fn approve(
+    code: &str,
+    session: bool,
+    resume: bool,
+    change: Option<airlock::protocol::Amendment>,
+) -> Result<ExitCode> {
+    let text = park::decide(code, true, session, None, change)?;
     eprintln!("{text}");
     if !resume {
         return Ok(ExitCode::SUCCESS);
@@ -262,7 +269,7 @@ fn approve(code: &str, session: bool, resume: bool) -> Result<ExitCode> {
 }
 
 fn deny(code: &str, reason: Option<String>) -> Result<ExitCode> {
-    let text = park::decide(code, false, false, reason)?;
+    let text = park::decide(code, false, false, reason, None)?;
     eprintln!("{text}");
     Ok(ExitCode::SUCCESS)
 }

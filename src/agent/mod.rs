@@ -129,6 +129,9 @@ pub struct ParkedAnswer {
     pub judged_path: Option<std::path::PathBuf>,
     /// For an MCP call: the digest of the tool definition it was judged on when it parked.
     pub mcp_definition: Option<String>,
+    /// A change given with the code (kept hunks, an edited command), and the preview the
+    /// code showed (what the hunks are numbered in).
+    pub change: Option<(crate::protocol::Amendment, Option<crate::protocol::Preview>)>,
 }
 
 /// Like `spawn`, and when `resume` is given the task first finishes the parked turn.
@@ -174,9 +177,12 @@ pub fn spawn_with(
                 agent.gate.settle_parked(
                     &a.call_id,
                     a.frozen,
-                    a.allow,
-                    a.session_grant,
-                    a.reason,
+                    crate::approval::gate::ParkedDecision {
+                        allow: a.allow,
+                        session_grant: a.session_grant,
+                        reason: a.reason,
+                        change: a.change,
+                    },
                     crate::approval::gate::Judged {
                         path: a.judged_path,
                         mcp_definition: a.mcp_definition,

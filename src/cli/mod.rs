@@ -99,6 +99,14 @@ pub enum Command {
         /// Resume the run right away.
         #[arg(long)]
         resume: bool,
+        /// For a file change: keep only these hunks (numbered as `airlock approvals list`
+        /// shows them, e.g. 1,3); the others are not written, and the model is told so.
+        #[arg(long, value_name = "N,N,...", conflicts_with = "command")]
+        hunks: Option<String>,
+        /// For a command: run this one instead (it is judged again before it counts; a hard
+        /// deny refuses the call).
+        #[arg(long, value_name = "COMMAND")]
+        command: Option<String>,
     },
     /// Deny a parked call by its one-time code; the model is told the reason.
     Deny {

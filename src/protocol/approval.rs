@@ -113,6 +113,21 @@ pub enum Preview {
 }
 
 impl Preview {
+    /// A diff preview as it was stored (serialized) with a parked call's code, read back; only
+    /// a diff is read back (what kept hunks are numbered in).
+    pub fn from_stored(value: &serde_json::Value) -> Option<Preview> {
+        if value["kind"] != "diff" {
+            return None;
+        }
+        Some(Preview::Diff {
+            path: value["path"].as_str()?.to_string(),
+            unified: value["unified"].as_str()?.to_string(),
+            added: value["added"].as_u64()? as usize,
+            removed: value["removed"].as_u64()? as usize,
+            approximate: value["approximate"].as_bool()?,
+        })
+    }
+
     /// The unified diff it shows, its own or its MCP call's change.
     pub fn unified_diff(&self) -> Option<&str> {
         match self {

@@ -179,6 +179,7 @@ async fn a_parked_batch_of_a_hundred_calls_with_a_large_write_goes_on_from_what_
         session_grant: false,
         reason: None,
         mcp_definition: None,
+        change: None,
     };
     let mut again = rig_with(
         scenario,

@@ -398,3 +398,44 @@ async fn the_audit_keeps_both_digests_what_was_changed_and_who_changed_it() {
         "{line}"
     );
 }
+
+#[tokio::test]
+async fn a_code_answer_with_kept_hunks_from_another_terminal_writes_only_those() {
+    let (old, new) = twenty_lines();
+    let mut rig = rig_with_remote(
+        json!({"name": "t", "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
+            {"say": "ok", "expect": ["ok"], "expect_seen": ["hunk 2 dropped"]}
+        ]}),
+        Approvals::Driver,
+        true,
+    );
+    std::fs::write(rig.workspace.join("f.txt"), &old).unwrap();
+    let db = rig.dir.path().join("state/airlock.db");
+    rig.submit();
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { request } => {
+                let code = request.code.clone().expect("a code");
+                crate::store::db::Store::open(&db)
+                    .unwrap()
+                    .decide(
+                        &code,
+                        r#"{"decision":"allow_once","amend":{"kind":"hunks","keep":[1,3]}}"#,
+                        crate::clock::now_ms(),
+                    )
+                    .unwrap();
+            }
+            AgentEvent::TurnFinished { outcome, .. } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(rig.workspace.join("f.txt")).unwrap(),
+        old.replace("line 2\n", "LINE 2\n")
+            .replace("line 18\n", "LINE 18\n")
+    );
+}

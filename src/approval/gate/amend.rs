@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use super::{Gate, Judged, ToolCall, comes_back_exactly, judged_definition, judged_path, record};
 use crate::approval::approver::AmendRequest;
-use crate::protocol::{AmendedCall, Amendment, FrozenCall, Preview, Ruling, Verdict};
+use crate::protocol::{
+    AmendedCall, Amendment, DecisionSource, FrozenCall, Preview, Ruling, Verdict,
+};
 
 /// The call a question is about: the model's, or the call as a person changed it.
 pub(super) struct Standing<'a> {
@@ -40,6 +42,7 @@ impl Gate {
         proposed: &ToolCall,
         amendment: &Amendment,
         shown: Option<&Preview>,
+        by: &DecisionSource,
     ) -> Result<Standing<'a>, NotChanged> {
         let Some(previewer) = &self.previewer else {
             return Err(NotChanged(
@@ -96,7 +99,7 @@ impl Gate {
                 "call_id": call.id, "tool": call.tool,
                 "original_digest": original_digest, "from_digest": standing.digest,
                 "digest": frozen.digest, "change": made.change,
-                "ruling": verdict.ruling, "by": self.answered_by(),
+                "ruling": verdict.ruling, "by": by,
             }),
         );
         if verdict.ruling == Ruling::Deny {

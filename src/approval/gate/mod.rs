@@ -36,6 +36,7 @@ use crate::approval::grants::GrantStore;
 use crate::approval::policy::Policy;
 
 pub use judged::{Judged, judged_definition, judged_path, shown as shown_path};
+pub use settle::ParkedDecision;
 
 use crate::clock::Millis;
 use crate::clock::now_ms;
@@ -512,7 +513,8 @@ impl Gate {
                     );
                 }
                 Decision::Amend { amendment, answer } => {
-                    match self.amended(&standing, call, &amendment, kept.preview.as_ref()) {
+                    let shown = kept.preview.as_ref();
+                    match self.amended(&standing, call, &amendment, shown, &answered_by) {
                         Err(NotChanged(why)) => Some(why),
                         Ok(next) => {
                             standing = next;

@@ -4,10 +4,14 @@
 
 use serde_json::json;
 
+use std::borrow::Cow;
+
+use super::amend::{NotChanged, Standing};
 use super::{DecisionSource, Denial, Gate, GateOutcome, Judged, ToolCall, judged};
 use crate::approval::grants::NewGrant;
 use crate::clock::Millis;
 use crate::protocol::FrozenCall;
+use crate::protocol::{Amendment, Decision, Preview};
 
 impl Gate {
     /// Settles a parked call with the decision taken later by one-time code. The frozen text must
@@ -16,15 +20,24 @@ impl Gate {
     /// `judged` is what the call was judged on when it parked (what the human saw): an allowed
     /// file call runs only if its path still lands there, and only there; an MCP call only
     /// against the tool definition it was judged on.
+    ///
+    /// `change` is a change given with the code (`airlock approve CODE --hunks 1,3` or
+    /// `--command '...'`) and the preview the code showed: the changed call is made, frozen and
+    /// judged again, and only it can run; a change that cannot be made, or whose call the policy
+    /// denies, denies the call.
     pub fn settle_parked(
         &self,
         call_id: &str,
         frozen: FrozenCall,
-        allow: bool,
-        session_grant: bool,
-        reason: Option<String>,
+        answer: ParkedDecision,
         judged: Judged,
     ) -> GateOutcome {
+        let ParkedDecision {
+            allow,
+            session_grant,
+            reason,
+            change,
+        } = answer;
         let call = ToolCall {
             id: call_id.to_string(),
             tool: frozen.tool.clone(),
@@ -41,6 +54,16 @@ impl Gate {
                 );
             }
         };
+        if let (true, Some((amendment, shown))) = (allow, change) {
+            return self.settle_changed(
+                call,
+                frozen,
+                args,
+                judged,
+                (amendment, shown),
+                session_grant,
+            );
+        }
         if allow {
             if let Some(why) =
                 judged::moved_since(&self.policy, &frozen.tool, &args, judged.path.as_deref())
@@ -94,6 +117,83 @@ impl Gate {
                 message,
                 reasons: Vec::new(),
             })
+        }
+    }
+}
+
+/// The answer given to a parked call by its code.
+#[derive(Debug, Clone, Default)]
+pub struct ParkedDecision {
+    pub allow: bool,
+    /// Allowed for the session: the call's scopes become session grants.
+    pub session_grant: bool,
+    pub reason: Option<String>,
+    /// A change given with the answer, and the preview the code showed.
+    pub change: Option<(Amendment, Option<Preview>)>,
+}
+
+impl Gate {
+    /// A parked call allowed by its code with a change: the changed call, judged again, settled
+    /// with the code's answer; refused when the change cannot be made or is denied.
+    fn settle_changed(
+        &self,
+        call: ToolCall,
+        frozen: FrozenCall,
+        args: serde_json::Value,
+        judged: Judged,
+        (amendment, shown): (Amendment, Option<Preview>),
+        session_grant: bool,
+    ) -> GateOutcome {
+        let verdict = self.policy.assess(&frozen.tool, &args).verdict;
+        let proposed = ToolCall {
+            args: args.clone(),
+            ..call
+        };
+        let standing = Standing {
+            call: Cow::Borrowed(&proposed),
+            frozen_args: Cow::Borrowed(&args),
+            args: Cow::Borrowed(&args),
+            verdict,
+            judged,
+            digest: frozen.digest.clone(),
+            amended: None,
+        };
+        if let Amendment::Hunks { keep } = &amendment
+            && keep.is_empty()
+        {
+            return self.deny_early(
+                &proposed,
+                &frozen.digest,
+                DecisionSource::RemoteCode,
+                "every hunk of the change was dropped".into(),
+            );
+        }
+        match self.amended(
+            &standing,
+            &proposed,
+            &amendment,
+            shown.as_ref(),
+            &DecisionSource::RemoteCode,
+        ) {
+            Err(NotChanged(why)) => self.deny_early(
+                &proposed,
+                &frozen.digest,
+                DecisionSource::RemoteCode,
+                format!("the change given with the code was not made, so nothing ran: {why}"),
+            ),
+            Ok(changed) => {
+                let decision = if session_grant {
+                    Decision::AllowSession { directory: false }
+                } else {
+                    Decision::AllowOnce
+                };
+                self.settle_answer(
+                    &changed,
+                    decision,
+                    DecisionSource::RemoteCode,
+                    &self.workspace(),
+                )
+            }
         }
     }
 }

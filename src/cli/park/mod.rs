@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::runs::db_path;
 use crate::clock::now_ms;
+use crate::protocol::Amendment;
 use crate::store::db::Store;
 use crate::visible::{visible, visible_line};
 
@@ -69,8 +70,15 @@ pub fn list(out: &mut impl Write) -> Result<()> {
                 visible_line(summary["preview"]["command"].as_str().unwrap_or(""))
             )?,
             Some("diff") => {
+                // Hunks numbered as `airlock approve CODE --hunks 1,3` takes them.
+                let mut hunk = 0;
                 for l in visible(summary["preview"]["unified"].as_str().unwrap_or("")).lines() {
-                    writeln!(out, "  {l}")?;
+                    if crate::ui::preview::diff::hunk_starts(l).is_some() {
+                        hunk += 1;
+                        writeln!(out, "  {l}   [hunk {hunk}]")?;
+                    } else {
+                        writeln!(out, "  {l}")?;
+                    }
                 }
             }
             _ => writeln!(out, "  args: {}", visible_line(&row.frozen.canonical))?,
@@ -97,18 +105,58 @@ fn duration_words(seconds: u64) -> String {
     }
 }
 
+/// The change `airlock approve` was given: `--hunks 1,3` (kept hunks) or `--command '...'`.
+pub fn change_given(hunks: Option<String>, command: Option<String>) -> Result<Option<Amendment>> {
+    if let Some(command) = command {
+        if command.trim().is_empty() {
+            return Err(anyhow!(
+                "--command is empty: give the command to run instead, or leave --command out to approve the one proposed"
+            ));
+        }
+        return Ok(Some(Amendment::Command { command }));
+    }
+    let Some(hunks) = hunks else {
+        return Ok(None);
+    };
+    let mut keep = Vec::new();
+    for part in hunks.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<usize>() {
+            Ok(n) if n > 0 => keep.push(n),
+            _ => {
+                return Err(anyhow!(
+                    "--hunks {}: {} is not a hunk number; give the numbers `airlock approvals list` shows, e.g. --hunks 1,3",
+                    visible_line(&hunks),
+                    visible_line(part)
+                ));
+            }
+        }
+    }
+    if keep.is_empty() {
+        return Err(anyhow!(
+            "--hunks names no hunk: to keep none, deny the call (`airlock deny CODE`)"
+        ));
+    }
+    keep.sort_unstable();
+    keep.dedup();
+    Ok(Some(Amendment::Hunks { keep }))
+}
+
 pub fn decide(
     code: &str,
     allow: bool,
     session_grant: bool,
     reason: Option<String>,
+    change: Option<Amendment>,
 ) -> Result<String> {
     let db = Store::open(&db_path())?;
-    let decision = if allow {
+    let mut decision = if allow {
         json!({"decision": if session_grant { "allow_session" } else { "allow_once" }})
     } else {
         json!({"decision": "deny", "reason": reason})
     };
+    if let Some(change) = &change {
+        decision["amend"] = serde_json::to_value(change)?;
+    }
     let row = db
         .decide(code, &decision.to_string(), now_ms())
         .map_err(|e| anyhow!(visible(&e.to_string())))?;
@@ -118,7 +166,18 @@ pub fn decide(
         visible_line(&row.tool),
         visible_line(&row.run_id),
     );
-    let verb = if allow { "approved" } else { "denied" };
+    let verb = match &change {
+        Some(Amendment::Hunks { keep }) => format!(
+            "approved with only {} kept (the file as it is then must still match the diff shown)",
+            crate::tools::files::amend::hunk_list(keep)
+        ),
+        Some(Amendment::Command { .. }) => {
+            "approved with your command instead (judged again before it runs)".to_string()
+        }
+        Some(Amendment::Content { .. }) => "approved with your content instead".to_string(),
+        None if allow => "approved".to_string(),
+        None => "denied".to_string(),
+    };
     match cockpit {
         Some(true) => {
             return Ok(format!(

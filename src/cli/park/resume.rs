@@ -263,6 +263,7 @@ async fn go_on_answered(
         reason: decision["reason"].as_str().map(str::to_string),
         judged_path: spec.judged_path.clone(),
         mcp_definition: spec.mcp_definition.clone(),
+        change: change_with(&decision, &approval.summary),
     };
     let (args, started) = match go_on(spec, session, Some(answer)) {
         Ok(started) => started,
@@ -395,6 +396,18 @@ fn args_of(spec: &ResumeSpec) -> ExecArgs {
 }
 
 /// Starts the agent again on a stored run, from its checkpoint, with the parked call's answer.
+/// The change given with a code (`airlock approve CODE --hunks ...` or `--command ...`), with
+/// the preview the code showed.
+fn change_with(
+    decision: &Value,
+    summary: &str,
+) -> Option<(crate::protocol::Amendment, Option<crate::protocol::Preview>)> {
+    let amendment = serde_json::from_value(decision.get("amend")?.clone()).ok()?;
+    let summary: Value = serde_json::from_str(summary).unwrap_or(Value::Null);
+    let shown = crate::protocol::Preview::from_stored(&summary["preview"]);
+    Some((amendment, shown))
+}
+
 fn go_on(
     spec: ResumeSpec,
     session: String,

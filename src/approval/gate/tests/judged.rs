@@ -90,7 +90,7 @@ async fn a_parked_file_call_settled_later_runs_only_on_the_path_it_was_judged_on
             mcp_definition: None,
         };
         rig.gate
-            .settle_parked("c1", request.frozen.clone(), true, false, None, judged)
+            .settle_parked("c1", request.frozen.clone(), super::allowed(), judged)
     };
     assert_eq!(
         approval(settle(judged.clone())).judged_path(),

@@ -528,12 +528,12 @@ async fn a_parked_call_settled_later_is_refused_if_its_frozen_text_was_tampered_
     let mut frozen = FrozenCall::freeze("bash", &json!({"command": "cargo test"}));
     approval(
         rig.gate
-            .settle_parked("c1", frozen.clone(), true, false, None, Judged::default()),
+            .settle_parked("c1", frozen.clone(), allowed(), Judged::default()),
     );
     frozen.canonical = r#"{"command":"cargo test; rm -rf ~"}"#.into();
     let d = denial(
         rig.gate
-            .settle_parked("c1", frozen, true, false, None, Judged::default()),
+            .settle_parked("c1", frozen, allowed(), Judged::default()),
     );
     assert!(d.message.contains("tampered"), "{}", d.message);
 }
@@ -592,4 +592,12 @@ async fn only_a_call_naming_one_file_is_offered_the_directory_around_it() {
         seen[2].directory_scope, None,
         "a searched tree is not widened"
     );
+}
+
+/// A parked call's answer: allowed once, as given.
+fn allowed() -> super::ParkedDecision {
+    super::ParkedDecision {
+        allow: true,
+        ..super::ParkedDecision::default()
+    }
 }
