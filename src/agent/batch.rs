@@ -241,7 +241,11 @@ impl Agent {
     fn unshown_change(&self, approved: &Approved) -> Option<String> {
         use crate::approval::approver::Previewer;
         use crate::protocol::DecisionSource::{Parked, RemoteCode, User};
-        if matches!(approved.source(), User | RemoteCode | Parked)
+        // A change a person made before approving was not shown as it runs (only kept hunks,
+        // say): it is sent like a change nobody saw.
+        let seen_as_it_runs =
+            matches!(approved.source(), User | RemoteCode | Parked) && approved.amended().is_none();
+        if seen_as_it_runs
             || approved.frozen().canonical.len() > MAX_UNSHOWN_CHANGE_ARGS
             || (approved.judged_path().is_none() && approved.mcp_definition().is_none())
         {

@@ -170,3 +170,20 @@ fn a_refused_change_says_why_above_the_proposal() {
     assert!(screen.contains("⚠ your change was refused"), "{screen}");
     both_sizes("change_refused", &app);
 }
+
+#[test]
+fn a_changed_call_is_titled_as_it_runs_in_the_conversation_too() {
+    let (mut app, at) = armed(command_request("c1", "echo proposed"));
+    assert!(!press(&mut app, KeyCode::Char('y'), at).is_empty());
+    app.on_agent_event(crate::protocol::AgentEvent::ToolStarted {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        title: "$ echo edited (changed by you)".into(),
+    });
+    let screen = frame(&mut app, 100, 30);
+    assert!(
+        screen.contains("c1 $ echo edited (changed by you)"),
+        "{screen}"
+    );
+    assert!(!screen.contains("echo proposed"), "{screen}");
+}

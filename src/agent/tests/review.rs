@@ -439,3 +439,35 @@ async fn a_code_answer_with_kept_hunks_from_another_terminal_writes_only_those()
             .replace("line 18\n", "LINE 18\n")
     );
 }
+
+#[tokio::test]
+async fn a_write_with_hunks_dropped_is_shown_on_its_run_as_it_is_written() {
+    let (old, new) = twenty_lines();
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
+            {"say": "ok"}
+        ]}),
+        Approvals::Driver,
+    );
+    std::fs::write(rig.workspace.join("f.txt"), &old).unwrap();
+    rig.submit();
+    let mut change = None;
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { request } => rig.op(Op::Decide {
+                call_id: request.call_id.clone(),
+                decision: keep(&[2]),
+            }),
+            AgentEvent::ToolChange { diff, .. } => change = Some(diff),
+            AgentEvent::TurnFinished { .. } => break,
+            _ => {}
+        }
+    }
+    let change = change.expect("the change as written");
+    assert!(change.contains("+LINE 10"), "{change}");
+    assert!(
+        !change.contains("+LINE 2\n") && !change.contains("+LINE 18"),
+        "{change}"
+    );
+}

@@ -53,10 +53,9 @@ impl App {
                 self.tool_started(call_id, title);
             }
             AgentEvent::ToolChange { call_id, diff } => {
-                // A change nobody was asked about: shown on its run as an asked one is.
-                if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id)
-                    && run.diff.is_none()
-                {
+                // A change nobody was asked about, or one a person changed before approving
+                // (only some hunks kept): shown on its run as it is written.
+                if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id) {
                     run.diff = Some(changes_only(&diff));
                 }
             }
@@ -153,6 +152,18 @@ impl App {
     fn tool_started(&mut self, call_id: String, title: String) {
         self.batch.settled(&call_id);
         self.ensure_tool_line(&call_id, title.clone(), ToolLine::Running);
+        // What runs is titled as it runs: a call a person changed is not the one it was asked as.
+        for entry in &mut self.entries {
+            if let Entry::Tool {
+                call_id: id,
+                title: shown,
+                ..
+            } = entry
+                && *id == call_id
+            {
+                shown.clone_from(&title);
+            }
+        }
         let short_id = self.ids.note(&call_id);
         let asked = self.asked.remove(&call_id).unwrap_or_default();
         let mut run = Run::new(call_id, short_id, title, self.now);
