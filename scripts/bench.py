@@ -23,7 +23,9 @@ S4  write_file over a 50k-line file: the diff and the approval modal's frame in-
     `git diff --no-index` (<= 1.0x), and the whole cockpit pipeline from the moment the harness
     starts the process until that modal is drawn (the wall clock the cockpit reports at that
     frame, less the harness's at the start; <= 2x `git diff`). The process's exit after that
-    (its databases closed) is reported beside it.
+    (its databases closed) is reported beside it. Then, in the same in-process measure, the
+    modal reviewed hunk by hunk: `]` and Space on one of its 1,000 hunks, the key and the
+    frame that shows it dropped (<= 16 ms, one frame).
 S5  peak RSS with 1M and 10M lines of output, and RSS per run over 200 runs.
 S6  process start to first frame (<= 16 ms), offline and with a model configured.
 S7  idle windows (prompt, finished output, a silent running tool): CPU and bytes written.
@@ -316,6 +318,12 @@ def s4(work, env):
               for what in ("diff", "diff_and_modal_frame") for name in ("some", "every")}
     fastest = min(s["report"]["diff_and_modal_frame_ms"]["min"]
                   for s in samples["inproc_some"]) / 1000
+    # Reviewing it hunk by hunk: Space on a hunk of the 1,000 and the frame that shows it.
+    toggle = statistics.median(s["report"]["hunk_toggle_frame_ms"]["median"]
+                               for s in samples["inproc_some"])
+    toggle_worst = max(s["report"]["hunk_toggle_frame_ms"]["median"]
+                       for s in samples["inproc_some"])
+    hunks = samples["inproc_some"][0]["report"]["hunks"]
     diff_frame = inproc["diff_and_modal_frame_some"]
     ratio = diff_frame / m["git_some"]
     # The pipeline: from the moment the harness started the process until the modal was drawn
@@ -333,9 +341,13 @@ def s4(work, env):
            "in_process_fastest_diff_and_modal_frame_s": fastest,
            "ratio": ratio, "ratio_whole_pipeline": whole,
            "ratio_whole_pipeline_every_line": to_modal["every"] / m["git_every"],
+           "hunks": hunks, "hunk_toggle_frame_ms": toggle,
+           "hunk_toggle_frame_ms_worst_round": toggle_worst,
            "goal": "in-process <= 1.0x git diff; whole pipeline <= 2x git diff; a fully changed "
-                   "file bounded by a deadline",
-           "meets_goal": ratio <= 1.0 and whole <= 2.0 and m["cockpit_every"] <= 1.0,
+                   "file bounded by a deadline; a hunk toggled and redrawn within one frame "
+                   "(16 ms)",
+           "meets_goal": ratio <= 1.0 and whole <= 2.0 and m["cockpit_every"] <= 1.0
+                         and toggle_worst <= 16,
            "summary": f"diff + modal frame {diff_frame * 1000:.1f} ms (fastest "
                       f"{fastest * 1000:.1f} ms) vs git diff {m['git_some'] * 1000:.0f} ms = "
                       f"{ratio:.2f}x; whole pipeline, start to modal drawn "
@@ -343,7 +355,8 @@ def s4(work, env):
                       f"{m['cockpit_some'] * 1000:.0f} ms); every line changed: diff "
                       f"{inproc['diff_every'] * 1000:.1f} ms, start to modal "
                       f"{to_modal['every'] * 1000:.0f} ms (exit {m['cockpit_every'] * 1000:.0f} "
-                      f"ms) vs git {m['git_every'] * 1000:.0f} ms"})
+                      f"ms) vs git {m['git_every'] * 1000:.0f} ms; Space on one of {hunks} hunks "
+                      f"and its frame {toggle:.2f} ms"})
 
 
 def s5(work, env):

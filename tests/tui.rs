@@ -318,3 +318,66 @@ fn at_80x24_the_first_modal_leaves_the_conversation_in_sight() {
     tmux.keys("C-d");
     assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
 }
+
+/// A person reviews a proposal in the real cockpit: drops the second of three hunks of a file
+/// change, then edits a command before approving it. What ran is what they left.
+#[test]
+fn a_person_drops_a_hunk_and_edits_a_command_before_approving() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "state", "tmp", "ws"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "LINE 2\n")
+        .replace("line 10\n", "LINE 10\n")
+        .replace("line 18\n", "LINE 18\n");
+    std::fs::write(dir.path().join("ws/f.txt"), &old).unwrap();
+    let scenario = serde_json::json!({"name": "review", "prompt": "go", "steps": [
+        {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
+        {"calls": [{"tool": "bash", "args": {"command": "echo proposed > made.txt"}}]},
+        {"say": "all done", "expect_seen": ["user changed it before approving"]}
+    ]});
+    std::fs::write(dir.path().join("s.json"), scenario.to_string()).unwrap();
+    let command = format!(
+        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario s.json --workspace ws; echo AIRLOCK-ENDED; sleep 60",
+        root = dir.path().display(),
+        home = dir.path().join("home").display(),
+        state = dir.path().join("state").display(),
+        tmp = dir.path().join("tmp").display(),
+        status = dir.path().join("exit-status").display(),
+        bin = env!("CARGO_BIN_EXE_airlock"),
+    );
+    // The scenario's prompt is sent as the cockpit starts.
+    let tmux = Tmux::start("review", 120, 40, &command);
+    tmux.wait_until_armed("[hunk 1 of 3: kept]");
+    tmux.keys("]");
+    tmux.keys("Space");
+    let screen = tmux.wait_for("[hunk 2 of 3: DROPPED]");
+    assert!(screen.contains("2 of 3 hunks kept"), "{screen}");
+    tmux.keys("End");
+    tmux.wait_for("lines 5-28 of 28");
+    tmux.keys("y");
+    tmux.wait_until_armed("wants to run bash");
+    tmux.keys("e");
+    tmux.wait_for("edit the command");
+    tmux.keys("C-u");
+    tmux.type_text("echo edited > made.txt");
+    tmux.keys("Enter");
+    let screen = tmux.wait_until_armed("MODIFIED BY YOU");
+    assert!(screen.contains("echo edited > made.txt"), "{screen}");
+    tmux.keys("y");
+    tmux.wait_for("all done");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ws/f.txt")).unwrap(),
+        old.replace("line 2\n", "LINE 2\n")
+            .replace("line 18\n", "LINE 18\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ws/made.txt")).unwrap(),
+        "edited\n"
+    );
+    tmux.keys("C-d");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+    assert_the_terminal_is_restored(&tmux);
+}

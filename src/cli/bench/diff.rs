@@ -55,7 +55,8 @@ pub(super) fn diff_and_modal_frame(args: &BenchArgs) -> Result<Value> {
     };
     let (old, new) = (read(old)?, read(new)?);
     let mut terminal = Terminal::new(TestBackend::new(args.width, args.height))?;
-    let (mut diff, mut whole) = (Vec::new(), Vec::new());
+    let (mut diff, mut whole, mut toggle) = (Vec::new(), Vec::new(), Vec::new());
+    let mut hunks = (0, 0);
     let (mut added, mut removed, mut approximate, mut modal) = (0, 0, false, false);
     for _ in 0..args.repeat.max(1) {
         let t = Instant::now();
@@ -82,8 +83,26 @@ pub(super) fn diff_and_modal_frame(args: &BenchArgs) -> Result<Value> {
                 crate::ui::render::render(&app, frame);
             })?;
             modal = app.pending_approvals() == 1;
+            whole.push(millis(t.elapsed()));
+            // Reviewing it: once the keys are live, the next hunk and Space (drop it), each
+            // key and the frame that shows it timed together.
+            let armed = Instant::now() + std::time::Duration::from_secs(1);
+            for key in [']', ' '] {
+                let t = Instant::now();
+                let event = crossterm::event::KeyEvent::new(
+                    crossterm::event::KeyCode::Char(key),
+                    crossterm::event::KeyModifiers::NONE,
+                );
+                app.on_key(event, armed);
+                terminal.draw(|frame| {
+                    crate::ui::render::render(&app, frame);
+                })?;
+                if key == ' ' {
+                    toggle.push(millis(t.elapsed()));
+                }
+            }
+            hunks = app.approval_hunks();
         }
-        whole.push(millis(t.elapsed()));
     }
     Ok(json!({
         "diff_ms": median_min(diff),
@@ -94,5 +113,8 @@ pub(super) fn diff_and_modal_frame(args: &BenchArgs) -> Result<Value> {
         "removed": removed,
         "approximate": approximate,
         "modal_drawn": modal,
+        "hunks": hunks.0,
+        "hunks_kept_after_the_toggle": hunks.1,
+        "hunk_toggle_frame_ms": median_min(toggle),
     }))
 }

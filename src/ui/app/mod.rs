@@ -282,6 +282,22 @@ impl App {
         self.prompt.lines().join("\n")
     }
 
+    /// The hunks the front approval request can be reviewed by (0 when it is not a diff that
+    /// can be answered hunk by hunk), and how many of them are kept.
+    pub fn approval_hunks(&self) -> (usize, usize) {
+        self.overlays
+            .iter()
+            .rev()
+            .find_map(|o| match o {
+                Overlay::Approval(a) => a.diff.review.as_ref().map(|r| {
+                    let count = a.diff.hunk_count();
+                    (count, r.kept(count).len())
+                }),
+                _ => None,
+            })
+            .unwrap_or((0, 0))
+    }
+
     pub fn pending_approvals(&self) -> usize {
         self.overlays
             .iter()
