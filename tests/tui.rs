@@ -381,3 +381,67 @@ fn a_person_drops_a_hunk_and_edits_a_command_before_approving() {
     assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
     assert_the_terminal_is_restored(&tmux);
 }
+
+/// `e` on a file change opens it in the person's `$EDITOR` (here a `sed` that changes a word,
+/// then one that fails): the screen comes back, the edited change is shown again, marked, and
+/// what is written is the edited text; a failing editor changes nothing and the modal says so.
+#[test]
+fn a_file_change_edited_in_the_editor_is_shown_again_and_written_as_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "state", "tmp", "ws"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    let scenario = serde_json::json!({"name": "edit", "prompt": "go", "steps": [
+        {"calls": [{"tool": "write_file", "args": {"path": "new.txt", "content": "proposed words\n"}}]},
+        {"calls": [{"tool": "write_file", "args": {"path": "other.txt", "content": "kept\n"}}]},
+        {"say": "all done"}
+    ]});
+    std::fs::write(dir.path().join("s.json"), scenario.to_string()).unwrap();
+    // The editor: changes `proposed` to `edited` the first time, fails the second.
+    let script = dir.path().join("editor.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e {flag} ]; then exit 3; fi\ntouch {flag}\nsed -i s/proposed/edited/ \"$1\"\n",
+            flag = dir.path().join("edited-once").display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", script.to_str().unwrap()])
+        .status()
+        .unwrap();
+    let command = format!(
+        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES -u VISUAL EDITOR={editor} XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario s.json --workspace ws; echo AIRLOCK-ENDED; sleep 60",
+        root = dir.path().display(),
+        editor = script.display(),
+        home = dir.path().join("home").display(),
+        state = dir.path().join("state").display(),
+        tmp = dir.path().join("tmp").display(),
+        status = dir.path().join("exit-status").display(),
+        bin = env!("CARGO_BIN_EXE_airlock"),
+    );
+    let tmux = Tmux::start("editor", 120, 40, &command);
+    tmux.wait_until_armed("+proposed words");
+    tmux.keys("e");
+    let screen = tmux.wait_until_armed("MODIFIED BY YOU");
+    assert!(screen.contains("+edited words"), "{screen}");
+    tmux.keys("y");
+    tmux.wait_until_armed("other.txt");
+    tmux.keys("e");
+    let screen = tmux.wait_for("ended with exit status: 3; nothing changed");
+    assert!(screen.contains("+kept"), "{screen}");
+    tmux.keys("y");
+    tmux.wait_for("all done");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ws/new.txt")).unwrap(),
+        "edited words\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ws/other.txt")).unwrap(),
+        "kept\n"
+    );
+    tmux.keys("C-d");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+    assert_the_terminal_is_restored(&tmux);
+}

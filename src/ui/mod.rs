@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod conversation;
+mod editor;
 pub mod keys;
 #[cfg(test)]
 mod loop_tests;
@@ -127,13 +128,14 @@ pub async fn run(
     // the thread that started the runtime: an agent event then wakes it without a cross-thread
     // wake-up each time (a 10-million-line flood: 1.29x -> 1.10x of `seq | cat`).
     let ui = tokio::spawn(async move {
-        drive(
+        drive_editing(
             &mut terminal,
             EventStream::new(),
             handle,
             app,
             first_prompt,
             &mut (),
+            &mut editor::edit,
         )
         .await
     });
@@ -145,15 +147,53 @@ pub async fn run(
     result
 }
 
+/// Opens a proposal's text in the person's editor, with the screen suspended meanwhile: the
+/// edited text, or why there is none.
+pub type Editor<'a, B, S> = dyn FnMut(&mut Terminal<B>, &mut S, &app::EditorJob) -> std::result::Result<String, String>
+    + Send
+    + 'a;
+
 /// The loop: terminal events, agent events and the clock in, frames out, until the agent has
-/// shut down (or the input ends, or SIGTERM / SIGHUP).
+/// shut down (or the input ends, or SIGTERM / SIGHUP). With no terminal to suspend (a test
+/// backend), a file change cannot be opened in an editor and the modal says so.
 pub async fn drive<B, S, W>(
+    terminal: &mut Terminal<B>,
+    input: S,
+    handle: AgentHandle,
+    app: App,
+    first_prompt: Option<String>,
+    watcher: &mut W,
+) -> Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+    W: Watcher + ?Sized,
+{
+    let mut no_editor = |_: &mut Terminal<B>, _: &mut S, _: &app::EditorJob| {
+        Err("this screen cannot open an editor; nothing changed".to_string())
+    };
+    drive_editing(
+        terminal,
+        input,
+        handle,
+        app,
+        first_prompt,
+        watcher,
+        &mut no_editor,
+    )
+    .await
+}
+
+/// `drive`, opening file changes in the person's editor through `editor`.
+pub async fn drive_editing<B, S, W>(
     terminal: &mut Terminal<B>,
     mut input: S,
     mut handle: AgentHandle,
     mut app: App,
     first_prompt: Option<String>,
     watcher: &mut W,
+    editor: &mut Editor<'_, B, S>,
 ) -> Result<()>
 where
     B: Backend,
@@ -221,6 +261,15 @@ where
                     }
                     for op in app.on_key(key, app.now) {
                         let _ = handle.ops.send(op);
+                    }
+                    // `e` on a file change: the screen is the editor's until it exits.
+                    if let Some(job) = app.take_editor_job() {
+                        let edited = editor(terminal, &mut input, &job);
+                        app.now = Instant::now();
+                        for op in app.editor_done(job, edited) {
+                            let _ = handle.ops.send(op);
+                        }
+                        forget_the_screen(terminal)?;
                     }
                     keys_handled += 1;
                     dirty = true;

@@ -187,3 +187,65 @@ fn a_changed_call_is_titled_as_it_runs_in_the_conversation_too() {
     );
     assert!(!screen.contains("echo proposed"), "{screen}");
 }
+
+/// `e` on a file change: the job the loop opens in the person's editor.
+fn editor_job_for(request: ApprovalRequest) -> (super::app::App, Instant, super::app::EditorJob) {
+    let (mut app, at) = armed(request);
+    assert!(press(&mut app, KeyCode::Char('e'), at).is_empty());
+    let job = app
+        .take_editor_job()
+        .expect("a file change opens in the editor");
+    (app, at, job)
+}
+
+#[test]
+fn e_on_a_file_change_opens_its_text_in_the_editor_and_an_edit_is_judged_again() {
+    let (mut app, _, job) = editor_job_for(edit_request());
+    assert_eq!(job.call_id, "c5");
+    assert_eq!(job.suffix, ".py");
+    assert!(job.text.contains("a + b"), "{job:?}");
+    let edited = job.text.replace("a + b", "b + a");
+    let ops = app.editor_done(job, Ok(edited.clone()));
+    assert_eq!(
+        decision(&ops),
+        Decision::Amend {
+            amendment: Amendment::Content { content: edited },
+            answer: None,
+        }
+    );
+    assert_eq!(
+        app.pending_approvals(),
+        0,
+        "it comes back once judged again"
+    );
+}
+
+#[test]
+fn an_editor_that_fails_or_changes_nothing_leaves_the_proposal_waiting_and_says_why() {
+    let (mut app, at, job) = editor_job_for(edit_request());
+    let ops = app.editor_done(
+        job.clone(),
+        Err("the editor `false` ended with exit status: 1; nothing changed".into()),
+    );
+    assert!(ops.is_empty());
+    let screen = frame(&mut app, 100, 30);
+    assert!(
+        screen.contains("⚠ the editor `false` ended with exit status: 1"),
+        "{screen}"
+    );
+    both_sizes("editor_failed", &app);
+    let unchanged = job.text.clone();
+    assert!(app.editor_done(job, Ok(unchanged)).is_empty());
+    let screen = frame(&mut app, 100, 30);
+    assert!(
+        screen.contains("the editor left the change as it was"),
+        "{screen}"
+    );
+    // Still answerable.
+    press(&mut app, KeyCode::End, at);
+    frame(&mut app, 100, 30);
+    assert_eq!(
+        decision(&press(&mut app, KeyCode::Char('y'), at)),
+        Decision::AllowOnce
+    );
+}

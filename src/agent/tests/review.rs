@@ -471,3 +471,61 @@ async fn a_write_with_hunks_dropped_is_shown_on_its_run_as_it_is_written() {
         "{change}"
     );
 }
+
+#[tokio::test]
+async fn a_write_edited_in_the_editor_writes_the_persons_text_after_it_is_judged_again() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": "theirs\n"}}]},
+            {"say": "ok", "expect": ["ok"], "expect_seen": ["the file was written with their version"]}
+        ]}),
+        Approvals::Driver,
+    );
+    let asked = answering(
+        &mut rig,
+        vec![
+            Box::new(|_| Decision::Amend {
+                amendment: Amendment::Content {
+                    content: "mine\n".into(),
+                },
+                answer: None,
+            }),
+            Box::new(|_| Decision::AllowOnce),
+        ],
+    )
+    .await;
+    let diff = asked[1].preview.as_ref().unwrap().unified_diff().unwrap();
+    assert!(diff.contains("+mine"), "the new diff is shown: {diff}");
+    assert_eq!(
+        std::fs::read_to_string(rig.workspace.join("f.txt")).unwrap(),
+        "mine\n"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_files_replacement_edited_in_the_editor_replaces_the_same_text() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [{"tool": "edit_file", "args": {"path": "notes.txt", "old": "hello", "new": "goodbye"}}]},
+            {"say": "ok", "expect": ["ok"]}
+        ]}),
+        Approvals::Driver,
+    );
+    answering(
+        &mut rig,
+        vec![
+            Box::new(|_| Decision::Amend {
+                amendment: Amendment::Content {
+                    content: "welcome".into(),
+                },
+                answer: None,
+            }),
+            Box::new(|_| Decision::AllowOnce),
+        ],
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(rig.workspace.join("notes.txt")).unwrap(),
+        "welcome\n"
+    );
+}

@@ -97,28 +97,33 @@ impl Tool for EditFile {
             .get("path")
             .and_then(Value::as_str)
             .ok_or("the call has no path")?;
-        let place = at
-            .place(NAME)
-            .map_err(|_| "the call was not judged on a path")?;
-        let current = current_text(place, raw, diff::MAX_READ)?;
-        let (content, what, told) = match change.amendment {
+        match change.amendment {
+            // Only some hunks: the smallest unique edit that makes the file with them.
             Amendment::Hunks { keep } => {
+                let place = at
+                    .place(NAME)
+                    .map_err(|_| "the call was not judged on a path")?;
+                let current = current_text(place, raw, diff::MAX_READ)?;
                 let kept = amend::keep_hunks(raw, &current, change.shown, keep)?;
-                (kept.content, kept.change, kept.told)
+                let (old, new) = amend::edit_between(&current, &kept.content)?;
+                Ok(Amended {
+                    args: json!({"path": raw, "old": old, "new": new}),
+                    change: kept.change,
+                    told: kept.told,
+                })
             }
-            Amendment::Content { content } => (
-                content.clone(),
-                "content edited by the user".to_string(),
-                amend::edited_told(raw),
-            ),
-            Amendment::Command { .. } => return Err("a file change has no command to edit".into()),
-        };
-        let (old, new) = amend::edit_between(&current, &content)?;
-        Ok(Amended {
-            args: json!({"path": raw, "old": old, "new": new}),
-            change: what,
-            told,
-        })
+            // The replacement text, edited: the same text replaced, by what the person wrote.
+            Amendment::Content { content } => {
+                let mut args = change.args.clone();
+                args["new"] = Value::String(content.clone());
+                Ok(Amended {
+                    args,
+                    change: "replacement text edited by the user".into(),
+                    told: amend::edited_told(raw),
+                })
+            }
+            Amendment::Command { .. } => Err("a file change has no command to edit".into()),
+        }
     }
 
     fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {

@@ -143,6 +143,7 @@ impl App {
                         .push(Entry::Notice(format!("parked {shown} {text}")));
                 }
                 Effect::Quit => self.should_quit = true,
+                Effect::Edit(job) => self.editor_job = Some(job),
             }
         }
         self.note_grants(&outcome.ops);

@@ -200,6 +200,19 @@ pub struct App {
     pub granting: Vec<String>,
     /// A `Ctrl-C` on an empty, idle prompt: until then a second one quits.
     pub quit_armed_until: Option<Instant>,
+    /// A proposal's text to open in the person's editor (`e` on a file change): the loop
+    /// suspends the screen for it, then hands the result to `editor_done`.
+    pub editor_job: Option<EditorJob>,
+}
+
+/// A proposal's text opened in `$VISUAL` / `$EDITOR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorJob {
+    pub call_id: String,
+    /// The text as proposed: a `write_file`'s content, an `edit_file`'s replacement.
+    pub text: String,
+    /// The file name's ending the editor gets (its syntax), e.g. `.py`.
+    pub suffix: String,
 }
 
 fn new_prompt() -> TextArea<'static> {
@@ -234,6 +247,7 @@ impl App {
             screen: (0, 0),
             resumed_turn: false,
             repainted_for: None,
+            editor_job: None,
             ids: ShortIds::default(),
             asked: HashMap::new(),
             granting: Vec::new(),
@@ -296,6 +310,38 @@ impl App {
                 _ => None,
             })
             .unwrap_or((0, 0))
+    }
+
+    /// The proposal text the loop is to open in the person's editor, if any.
+    pub fn take_editor_job(&mut self) -> Option<EditorJob> {
+        self.editor_job.take()
+    }
+
+    /// The editor is done with `job`: changed text goes to the gate to be judged again (the
+    /// proposal comes back marked as changed); unchanged text, a failed or missing editor,
+    /// change nothing and the modal says why.
+    pub fn editor_done(&mut self, job: EditorJob, edited: Result<String, String>) -> Vec<Op> {
+        let Some(Overlay::Approval(approval)) = self
+            .overlays
+            .iter_mut()
+            .find(|o| matches!(o, Overlay::Approval(_)))
+        else {
+            return Vec::new();
+        };
+        let why = match edited {
+            Ok(text) if text != job.text => {
+                let now = self.now;
+                return approval.amend_front(
+                    &job.call_id,
+                    crate::protocol::Amendment::Content { content: text },
+                    now,
+                );
+            }
+            Ok(_) => "the editor left the change as it was: nothing changed".to_string(),
+            Err(why) => why,
+        };
+        approval.notice_front(&job.call_id, why);
+        Vec::new()
     }
 
     pub fn pending_approvals(&self) -> usize {

@@ -69,6 +69,8 @@ pub enum Effect {
     Parked { call_id: String, text: String },
     /// Quit once the agent has shut down.
     Quit,
+    /// Open a proposal's text in the person's editor (the loop suspends the screen).
+    Edit(crate::ui::app::EditorJob),
 }
 
 impl Outcome {

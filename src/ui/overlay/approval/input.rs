@@ -94,7 +94,7 @@ pub const KEYS: &[Binding] = &[
     Binding {
         keys: "e",
         presses: &[(plain('e'), Action::EditProposal)],
-        does: "with a command: edit it before answering (it is judged again)",
+        does: "edit before answering, judged again: a command inline, a file change in $VISUAL or $EDITOR",
     },
     Binding {
         keys: "j k ↑ ↓ PgUp PgDn Home End",
@@ -352,7 +352,7 @@ impl ApprovalOverlay {
                 return self.answer(choice, &key, now);
             }
             Some(Action::ToggleHunk) => self.toggle_hunk(),
-            Some(Action::EditProposal) if answers_a_modal(&key) => self.edit_command(),
+            Some(Action::EditProposal) if answers_a_modal(&key) => return self.edit_proposal(),
             _ => {}
         }
         Outcome::default()
@@ -524,15 +524,81 @@ impl ApprovalOverlay {
         }
     }
 
-    /// `e`: the front request's command in the editor (a request with no command has nothing
-    /// to edit here).
-    fn edit_command(&mut self) {
-        if let Some(crate::protocol::ApprovalRequest {
-            preview: Some(crate::protocol::Preview::Command { command, .. }),
-            ..
-        }) = self.queue.front()
-        {
+    /// `e`: the front request's command in the editor inside the modal; a file change's text
+    /// (a `write_file`'s content, an `edit_file`'s replacement) in the person's own editor.
+    fn edit_proposal(&mut self) -> Outcome {
+        let Some(front) = self.queue.front() else {
+            return Outcome::default();
+        };
+        if let Some(crate::protocol::Preview::Command { command, .. }) = &front.preview {
             self.editing = Some(command_box(command));
+            return Outcome::default();
+        }
+        let field = match front.tool.as_str() {
+            "write_file" => "content",
+            "edit_file" => "new",
+            _ => return Outcome::default(),
+        };
+        let args: serde_json::Value =
+            serde_json::from_str(&front.frozen.canonical).unwrap_or_default();
+        let (Some(text), path) = (
+            args.get(field).and_then(serde_json::Value::as_str),
+            args.get("path")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(""),
+        ) else {
+            return Outcome::default();
+        };
+        let suffix = std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .filter(|e| e.chars().all(|c| c.is_ascii_alphanumeric()) && e.len() <= 12)
+            .map(|e| format!(".{e}"))
+            .unwrap_or_default();
+        Outcome {
+            effects: vec![Effect::Edit(crate::ui::app::EditorJob {
+                call_id: front.call_id.clone(),
+                text: text.to_string(),
+                suffix,
+            })],
+            ..Outcome::default()
+        }
+    }
+
+    /// The front request, if it is `call_id`'s, changed by `amendment`: it leaves the queue
+    /// and comes back once judged again.
+    pub(crate) fn amend_front(
+        &mut self,
+        call_id: &str,
+        amendment: crate::protocol::Amendment,
+        now: Instant,
+    ) -> Vec<Op> {
+        if self.queue.front().map(|r| r.call_id.as_str()) != Some(call_id) {
+            return Vec::new();
+        }
+        self.decide(
+            Decision::Amend {
+                amendment,
+                answer: None,
+            },
+            now,
+        )
+        .ops
+    }
+
+    /// Says why on the front request, if it is `call_id`'s (a change that was not made).
+    pub(crate) fn notice_front(&mut self, call_id: &str, why: String) {
+        if let Some(front) = self.queue.front_mut()
+            && front.call_id == call_id
+        {
+            front.notice = Some(why);
+            // What the person had picked and where they were stay as they were.
+            let (scroll, review) = (self.scroll, self.diff.review.clone());
+            self.front_changed();
+            self.scroll = scroll;
+            if self.diff.review.is_some() {
+                self.diff.review = review;
+            }
         }
     }
 
