@@ -291,3 +291,57 @@ fn a_session_whose_rules_changed_while_it_was_closed_reopens_only_once_the_perso
     tmux.open(120, 40, &world.cockpit("--resume --accept-changed-policy"));
     tmux.wait_for("wants to run edit_file");
 }
+
+/// A command a person edited, then parked from the modal and left: after a quit, `airlock
+/// approve CODE --resume` (the code the changed call showed) reopens the session and the
+/// command that runs is the edited one.
+#[test]
+fn an_edited_command_parked_from_the_modal_runs_as_edited_after_a_quit() {
+    let world = World::new();
+    let scenario = world.path("s.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "edit", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo proposed > made.txt"}}]},
+            {"say": "all done"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let args = format!(
+        "--scenario {} --workspace {}",
+        scenario.display(),
+        world.path("ws").display()
+    );
+    let tmux = Tmux::start("edited", 120, 40, &world.cockpit(&args));
+    tmux.wait_until_armed("wants to run bash");
+    tmux.keys("e");
+    tmux.wait_for("edit the command");
+    tmux.keys("C-u");
+    tmux.type_text("echo edited > made.txt");
+    tmux.keys("Enter");
+    tmux.wait_until_armed("MODIFIED BY YOU");
+    let code = code_on(&tmux.wait_for("airlock approve "));
+    tmux.keys("p");
+    tmux.wait_for("reopens this session and goes on");
+    tmux.keys("C-d");
+    tmux.wait_for("quit?");
+    tmux.keys("y");
+    tmux.wait_for("AIRLOCK-ENDED");
+    assert!(!world.path("ws/made.txt").exists());
+
+    tmux.open(
+        120,
+        40,
+        &format!(
+            "{} {} approve {code} --resume; echo AIRLOCK-ENDED; sleep 60",
+            world.env(),
+            env!("CARGO_BIN_EXE_airlock")
+        ),
+    );
+    tmux.wait_for("all done");
+    assert_eq!(
+        std::fs::read_to_string(world.path("ws/made.txt")).unwrap(),
+        "edited\n"
+    );
+}

@@ -32,13 +32,36 @@ impl CodeBook for StateDbCodes {
             .deadline_ms
             .map(|d| d.saturating_sub(now))
             .unwrap_or(CODE_TTL_MS);
-        let summary = serde_json::json!({
+        let (call_id, frozen) = (&request.call_id, &request.frozen);
+        let watch = || {
+            self.db
+                .parent()
+                .and_then(crate::store::watch::DirWatch::new)
+        };
+        // Changed by a person in an earlier run of this session and left waiting (parked, or
+        // the cockpit quit): asked about as changed, with the change's own code.
+        if request.amended.is_none()
+            && let Some((code, amendment)) =
+                changed_before(&store, session, call_id, &frozen.digest, now)
+        {
+            let watch = watch();
+            return Some(Box::new(ChangedCode {
+                code: StoredCode { store, code, watch },
+                amendment,
+            }));
+        }
+        let mut summary = serde_json::json!({
             "risk": request.risk,
             "reasons": request.verdict.reason_lines(),
             "preview": request.preview,
-        })
-        .to_string();
-        let (call_id, frozen) = (&request.call_id, &request.frozen);
+        });
+        if let Some(amended) = &request.amended {
+            summary["amended"] = serde_json::json!({
+                "original_digest": amended.original_digest,
+                "amendment": amended.amendment,
+            });
+        }
+        let summary = summary.to_string();
         // Asked before for exactly this call (a reopened session): the same code, so the one
         // printed then still answers it, and an answer given with it meanwhile counts.
         let code = match store.reusable_code(session, call_id, &frozen.digest, now) {
@@ -48,11 +71,60 @@ impl CodeBook for StateDbCodes {
                 .ok()?,
         };
         // Woken by writes to the database's directory, not by a timer.
-        let watch = self
-            .db
-            .parent()
-            .and_then(crate::store::watch::DirWatch::new);
+        let watch = watch();
         Some(Box::new(StoredCode { store, code, watch }))
+    }
+}
+
+/// The newest change a person made to the call asked about as `digest`, kept in a signed
+/// approval of this session not yet used: its code and the change.
+fn changed_before(
+    store: &Store,
+    session: &str,
+    call_id: &str,
+    digest: &str,
+    now: u64,
+) -> Option<(String, crate::protocol::Amendment)> {
+    let rows = store.approvals_of_call(session, call_id).ok()?;
+    rows.iter().rev().find_map(|row| {
+        if !row.signed || row.consumed() {
+            return None;
+        }
+        let summary: serde_json::Value = serde_json::from_str(&row.summary).ok()?;
+        let amended = summary.get("amended")?;
+        if amended["original_digest"] != digest {
+            return None;
+        }
+        let amendment = serde_json::from_value(amended["amendment"].clone()).ok()?;
+        let code = store
+            .reusable_code(session, call_id, &row.digest, now)
+            .ok()??;
+        Some((code, amendment))
+    })
+}
+
+/// The code of a call's change made in an earlier run: the call is answered at once with the
+/// change, so the gate makes it again and asks about the changed call (with this code), or
+/// settles it with the answer the code got meanwhile.
+struct ChangedCode {
+    code: StoredCode,
+    amendment: crate::protocol::Amendment,
+}
+
+impl IssuedCode for ChangedCode {
+    fn code(&self) -> &str {
+        self.code.code()
+    }
+
+    fn answered(&self) -> Option<Decision> {
+        Some(Decision::Amend {
+            amendment: self.amendment.clone(),
+            answer: self.code.answered().map(Box::new),
+        })
+    }
+
+    fn settle(&self, _decision: &Decision) -> Option<Decision> {
+        self.answered()
     }
 }
 
@@ -180,6 +252,70 @@ mod tests {
             code,
             watch: None,
         }
+    }
+
+    /// The request the gate makes for `command` (call `c1`), changed from `from` if given.
+    fn request(command: &str, from: Option<&ApprovalRequest>) -> ApprovalRequest {
+        let mut request = crate::ui::testing::command_request("c1", command);
+        request.frozen = FrozenCall::freeze("bash", &serde_json::json!({"command": command}));
+        request.amended = from.map(|original| crate::protocol::AmendedCall {
+            original_digest: original.frozen.digest.clone(),
+            change: "command edited by the user".into(),
+            told: String::new(),
+            amendment: Some(crate::protocol::Amendment::Command {
+                command: command.into(),
+            }),
+        });
+        request
+    }
+
+    #[test]
+    fn a_call_changed_in_an_earlier_run_is_asked_about_again_as_changed_with_its_own_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = StateDbCodes {
+            db: dir.path().join("airlock.db"),
+            session: "s".into(),
+            workspace: dir.path().to_path_buf(),
+        };
+        let original = request("make", None);
+        let first = book.issue(&original).unwrap();
+        // The person edits the command: the original's code is closed, the change gets one.
+        let change = Decision::Amend {
+            amendment: crate::protocol::Amendment::Command {
+                command: "make -j2".into(),
+            },
+            answer: None,
+        };
+        assert_eq!(first.settle(&change), None);
+        let changed = request("make -j2", Some(&original));
+        let second = book.issue(&changed).unwrap();
+        assert_ne!(first.code(), second.code());
+        // The cockpit quits; reopened, the gate asks about the call as the model proposed it.
+        let again = book.issue(&original).unwrap();
+        assert_eq!(
+            again.code(),
+            second.code(),
+            "the change's code still answers it"
+        );
+        let Some(Decision::Amend { amendment, answer }) = again.answered() else {
+            panic!("not answered with the change");
+        };
+        assert_eq!(
+            amendment,
+            crate::protocol::Amendment::Command {
+                command: "make -j2".into()
+            }
+        );
+        assert_eq!(answer, None, "the change still waits for its answer");
+        // Answered from another terminal meanwhile: settled with that answer.
+        let store = Store::open(&book.db).unwrap();
+        store
+            .decide(second.code(), r#"{"decision":"allow_once"}"#, now_ms())
+            .unwrap();
+        let Some(Decision::Amend { answer, .. }) = book.issue(&original).unwrap().answered() else {
+            panic!("not answered with the change");
+        };
+        assert_eq!(answer, Some(Box::new(Decision::AllowOnce)));
     }
 
     #[test]

@@ -65,6 +65,11 @@ pub struct AmendedCall {
     pub change: String,
     /// What the model is told with the result: what it proposed, and what ran instead.
     pub told: String,
+    /// The change itself, from the call as the model proposed it (an edited command or
+    /// content is whole, so a chain of edits is its last), so a session reopened later can
+    /// make it again.
+    #[serde(default)]
+    pub amendment: Option<Amendment>,
 }
 
 /// Where a command will run, in the words the modal's title uses.

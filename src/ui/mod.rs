@@ -36,7 +36,7 @@ mod snapshots_round3;
 #[cfg(test)]
 mod snapshots_sessions;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 pub mod words;
 
 use std::io;

@@ -145,6 +145,7 @@ fn a_changed_proposal_comes_back_to_the_front_marked_modified_by_you_and_arms_ag
         original_digest: "0123456789abcdef0123".into(),
         change: "command edited by the user".into(),
         told: String::new(),
+        amendment: None,
     });
     ask(&mut app, again);
     let screen = frame(&mut app, 100, 30);

@@ -529,3 +529,31 @@ async fn an_edit_files_replacement_edited_in_the_editor_replaces_the_same_text()
         "welcome\n"
     );
 }
+
+#[tokio::test]
+async fn an_edited_command_that_no_longer_parses_is_refused_and_the_proposal_stays() {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch proposed")]},
+            {"say": "ok", "expect": ["ok"]}
+        ]}),
+        Approvals::Driver,
+    );
+    let asked = answering(
+        &mut rig,
+        vec![
+            Box::new(|_| Decision::Amend {
+                amendment: Amendment::Command {
+                    command: "echo \"unterminated".into(),
+                },
+                answer: None,
+            }),
+            Box::new(|_| Decision::AllowOnce),
+        ],
+    )
+    .await;
+    let notice = asked[1].notice.as_deref().unwrap_or_default();
+    assert!(notice.contains("cannot be parsed"), "{notice}");
+    assert_eq!(asked[1].frozen.digest, asked[0].frozen.digest);
+    assert!(exists(&rig.workspace, "proposed"));
+}

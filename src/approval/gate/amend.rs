@@ -124,6 +124,7 @@ impl Gate {
                 original_digest,
                 change: made.change,
                 told: made.told,
+                amendment: Some(amendment.clone()),
             }),
         })
     }

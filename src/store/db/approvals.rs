@@ -248,6 +248,19 @@ impl Store {
             .pop())
     }
 
+    /// Every approval kept for call `call_id` of run `run_id`, oldest first.
+    pub fn approvals_of_call(
+        &self,
+        run_id: &str,
+        call_id: &str,
+    ) -> Result<Vec<ApprovalRow>, StoreError> {
+        Ok(self
+            .approvals_where("call_id = ?1 ORDER BY id", &call_id)?
+            .into_iter()
+            .filter(|row| row.run_id == run_id)
+            .collect())
+    }
+
     pub fn approval_by_code(&self, code: &str) -> Result<Option<ApprovalRow>, StoreError> {
         Ok(self
             .approvals_where("code_hash = ?1", &code_hash(code))?
