@@ -173,6 +173,19 @@ pub fn spawn_with(
                 agent.restore(r.checkpoint);
                 return agent.run(op_rx).await;
             }
+            // A change given with the code is made by the tool: an MCP server's tool is waited
+            // for until its server has listed it.
+            if let Some(a) = r.answer.as_ref().filter(|a| a.change.is_some()) {
+                let call = ToolCall {
+                    id: a.call_id.clone(),
+                    tool: a.frozen.tool.clone(),
+                    args: serde_json::Value::Null,
+                };
+                agent
+                    .gate
+                    .settle_mcp(std::slice::from_ref(&call), &CancellationToken::new())
+                    .await;
+            }
             let settled = r.answer.map(|a| {
                 agent.gate.settle_parked(
                     &a.call_id,

@@ -152,6 +152,46 @@ pub fn recognise(
     found.arguments().into_iter().all(declared).then_some(found)
 }
 
+/// A whole-file write of `tool` with `args` keeping only the hunks numbered in `keep` of the
+/// diff `shown`: the call with the kept content (read against the file as it is now).
+pub fn keep_hunks(
+    tool: &FileTool,
+    args: &Value,
+    workspace: &Path,
+    shown: Option<&Preview>,
+    keep: &[usize],
+) -> Result<crate::approval::approver::Amended, String> {
+    let Some(key) = &tool.content else {
+        return Err(
+            "this server's edit calls are answered whole (only a whole-file write can \
+                    keep some hunks)"
+                .into(),
+        );
+    };
+    let raw = args
+        .get(&tool.path)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("no `{}` argument naming the file", tool.path))?;
+    let (path, shown_path) = inside(workspace, raw).ok_or_else(|| {
+        format!(
+            "{} is outside the workspace",
+            crate::visible::visible_line(raw)
+        )
+    })?;
+    let current = match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        _ => read_small(&path)?,
+    };
+    let kept = crate::tools::files::amend::keep_hunks(&shown_path, &current, shown, keep)?;
+    let mut args = args.clone();
+    args[key.as_str()] = Value::String(kept.content);
+    Ok(crate::approval::approver::Amended {
+        args,
+        change: kept.change,
+        told: kept.told,
+    })
+}
+
 /// The change a call of `tool` with `args` makes, as the modal shows it: a diff against the
 /// file in `workspace`, or why there is none.
 pub fn change(tool: &FileTool, args: &Value, workspace: &Path) -> Preview {

@@ -26,6 +26,7 @@ pub fn preview(tool: &McpTool, args: &Value, workspace: &Path) -> Preview {
         definition_digest: tool.digest.clone(),
         change,
         confinement: tool.confinement.clone(),
+        whole_file: tool.file_tool.as_ref().is_some_and(|f| f.content.is_some()),
     }
 }
 

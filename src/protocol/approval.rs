@@ -114,13 +114,21 @@ pub enum Preview {
         /// Where its server runs: its sandbox, `NO SANDBOX`, or remote.
         #[serde(skip_serializing_if = "Option::is_none")]
         confinement: Option<String>,
+        /// Its change is a whole-file write, so it can be answered hunk by hunk.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        whole_file: bool,
     },
 }
 
 impl Preview {
     /// A diff preview as it was stored (serialized) with a parked call's code, read back; only
-    /// a diff is read back (what kept hunks are numbered in).
+    /// a diff (a file tool's, or an MCP call's change) is read back: what kept hunks are
+    /// numbered in.
     pub fn from_stored(value: &serde_json::Value) -> Option<Preview> {
+        // An MCP call's change is the diff its hunks are numbered in.
+        if value["kind"] == "mcp" {
+            return Preview::from_stored(&value["change"]);
+        }
         if value["kind"] != "diff" {
             return None;
         }

@@ -6,7 +6,9 @@
 
 use std::borrow::Cow;
 
+use crate::approval::approver::{AmendRequest, Amended};
 use crate::mcp::McpTool;
+use crate::protocol::Amendment;
 use crate::protocol::Preview;
 use crate::protocol::Risk;
 use crate::tools::tool::{PreviewAt, Tool, ToolFuture, ToolRun};
@@ -31,6 +33,26 @@ impl Tool for McpTool {
 
     fn preview(&self, args: &Value, at: PreviewAt<'_>) -> Option<Preview> {
         Some(crate::mcp::preview::preview(self, args, at.workspace))
+    }
+
+    /// A whole-file write of a known file tool (`mcp::file_tools`) can keep only some hunks
+    /// of its change; any other MCP call is answered whole.
+    fn amend(&self, change: AmendRequest<'_>, at: PreviewAt<'_>) -> Result<Amended, String> {
+        let (Some(file_tool), Amendment::Hunks { keep }) = (&self.file_tool, change.amendment)
+        else {
+            return Err(format!(
+                "`{}` is an MCP server's tool: only a whole-file write of a known file tool can \
+                 be changed (hunk by hunk); approve or deny this call as proposed",
+                self.exposed
+            ));
+        };
+        let shown = match change.shown {
+            Some(Preview::Mcp {
+                change: Some(diff), ..
+            }) => Some(diff.as_ref()),
+            other => other,
+        };
+        crate::mcp::file_tools::keep_hunks(file_tool, change.args, at.workspace, shown, keep)
     }
 
     fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {

@@ -156,11 +156,17 @@ impl Previewer for ToolRegistry {
         };
         match registry::builtin(change.tool) {
             Some(found) => found.amend(change, at),
-            None => Err(format!(
-                "`{}` is an MCP server's tool: its calls cannot be changed before approving \
-                 yet; approve or deny this one as proposed",
-                change.tool
-            )),
+            None => match self
+                .mcp
+                .as_ref()
+                .and_then(|hub| hub.catalog().lookup(change.tool))
+            {
+                Some(listed) => listed.amend(change, at),
+                None => Err(format!(
+                    "`{}` is not a tool this session knows; nothing was changed",
+                    change.tool
+                )),
+            },
         }
     }
 }

@@ -250,3 +250,44 @@ fn an_editor_that_fails_or_changes_nothing_leaves_the_proposal_waiting_and_says_
         Decision::AllowOnce
     );
 }
+
+/// An MCP call whose change is `diff`: a whole-file write, or an edit.
+fn mcp_change(whole_file: bool) -> ApprovalRequest {
+    let mut request = three_hunks();
+    let diff = request.preview.take().unwrap();
+    request.tool = "fs__write_file".into();
+    request.preview = Some(crate::protocol::Preview::Mcp {
+        server: "fs".into(),
+        tool: "write_file".into(),
+        annotations: Vec::new(),
+        arguments: vec!["{".into(), "}".into()],
+        definition_digest: "0123456789abcdef".into(),
+        change: Some(Box::new(diff)),
+        confinement: None,
+        whole_file,
+    });
+    request
+}
+
+#[test]
+fn an_mcp_whole_file_write_is_reviewed_hunk_by_hunk_and_an_mcp_edit_is_answered_whole() {
+    let (mut app, at) = armed(mcp_change(true));
+    press(&mut app, KeyCode::Char(' '), at);
+    let screen = frame(&mut app, 100, 40);
+    assert!(screen.contains("[hunk 1 of 3: DROPPED]"), "{screen}");
+    assert_eq!(
+        decision(&press(&mut app, KeyCode::Char('y'), at)),
+        Decision::Amend {
+            amendment: Amendment::Hunks { keep: vec![2, 3] },
+            answer: Some(Box::new(Decision::AllowOnce)),
+        }
+    );
+    let (mut app, at) = armed(mcp_change(false));
+    press(&mut app, KeyCode::Char(' '), at);
+    let screen = frame(&mut app, 100, 40);
+    assert!(!screen.contains("DROPPED"), "{screen}");
+    assert_eq!(
+        decision(&press(&mut app, KeyCode::Char('y'), at)),
+        Decision::AllowOnce
+    );
+}

@@ -285,3 +285,70 @@ fn a_filesystem_write_or_edit_asks_with_its_change_as_a_diff_and_the_arguments_b
         plain["preview"]
     );
 }
+
+/// Issue 26's per-hunk review, with the real filesystem server: a whole-file write parked, its
+/// hunks numbered by `approvals list`, approved with only hunks 1 and 3: resumed, the server
+/// writes exactly those, and the model is told hunk 2 was dropped. An edit call's change is
+/// answered whole.
+#[test]
+fn a_filesystem_write_approved_with_some_hunks_writes_exactly_those() {
+    let w = World::new();
+    let notes = w.ws().join("notes.md");
+    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "LINE 2\n")
+        .replace("line 10\n", "LINE 10\n")
+        .replace("line 18\n", "LINE 18\n");
+    std::fs::write(&notes, &old).unwrap();
+    let scenario = w.path("scenario.json");
+    let text = json!({"name": "mcp", "prompt": "go", "steps": [
+        {"calls": [{"tool": "fs__write_file", "args": {"path": notes, "content": new}}]},
+        {"say": "done", "expect": ["ok"], "expect_seen": ["hunk 2 dropped", "+LINE 10"]}
+    ]});
+    std::fs::write(&scenario, text.to_string()).unwrap();
+    let ws = w.ws();
+    let out = w.airlock(&[
+        "exec",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--approvals",
+        "park",
+    ]);
+    let parked: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "parked")
+        .unwrap_or_else(|| panic!("nothing parked: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(
+        parked["preview"]["whole_file"], true,
+        "{}",
+        parked["preview"]
+    );
+    let (run, code) = (
+        parked["run"].as_str().unwrap(),
+        parked["code"].as_str().unwrap(),
+    );
+    let listed = String::from_utf8_lossy(&w.airlock(&["approvals", "list"]).stdout).to_string();
+    assert!(listed.contains("[hunk 3]"), "{listed}");
+    let approved = w.airlock(&["approve", code, "--hunks", "1,3"]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let resumed = w.airlock(&["resume", run]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&resumed.stdout),
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        old.replace("line 2\n", "LINE 2\n")
+            .replace("line 18\n", "LINE 18\n")
+    );
+}

@@ -69,17 +69,10 @@ pub fn list(out: &mut impl Write) -> Result<()> {
                 "  $ {}",
                 visible_line(summary["preview"]["command"].as_str().unwrap_or(""))
             )?,
-            Some("diff") => {
-                // Hunks numbered as `airlock approve CODE --hunks 1,3` takes them.
-                let mut hunk = 0;
-                for l in visible(summary["preview"]["unified"].as_str().unwrap_or("")).lines() {
-                    if crate::ui::preview::diff::hunk_starts(l).is_some() {
-                        hunk += 1;
-                        writeln!(out, "  {l}   [hunk {hunk}]")?;
-                    } else {
-                        writeln!(out, "  {l}")?;
-                    }
-                }
+            Some("diff") => numbered_diff(out, &summary["preview"])?,
+            Some("mcp") if summary["preview"]["change"]["kind"] == "diff" => {
+                writeln!(out, "  args: {}", visible_line(&row.frozen.canonical))?;
+                numbered_diff(out, &summary["preview"]["change"])?;
             }
             _ => writeln!(out, "  args: {}", visible_line(&row.frozen.canonical))?,
         }
@@ -91,6 +84,20 @@ pub fn list(out: &mut impl Write) -> Result<()> {
             "the code was printed when the run parked"
         };
         writeln!(out, "  ({shown}; it is stored only as a hash)")?;
+    }
+    Ok(())
+}
+
+/// A stored diff preview, its hunks numbered as `airlock approve CODE --hunks 1,3` takes them.
+fn numbered_diff(out: &mut impl Write, preview: &Value) -> Result<()> {
+    let mut hunk = 0;
+    for l in visible(preview["unified"].as_str().unwrap_or("")).lines() {
+        if crate::ui::preview::diff::hunk_starts(l).is_some() {
+            hunk += 1;
+            writeln!(out, "  {l}   [hunk {hunk}]")?;
+        } else {
+            writeln!(out, "  {l}")?;
+        }
     }
     Ok(())
 }

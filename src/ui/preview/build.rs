@@ -134,6 +134,7 @@ pub(super) fn prelude(request: &ApprovalRequest) -> (Vec<DocLine>, Vec<(usize, M
             definition_digest,
             change,
             confinement,
+            ..
         }) => {
             reasons(
                 &mut out,

@@ -100,15 +100,25 @@ impl ApprovalOverlay {
             }) => match preview.unified_diff() {
                 Some(unified) => {
                     let mut index = DiffIndex::build(call_id, unified);
-                    // Hunk by hunk where the diff is exact, has more than one hunk, and is a file tool's own
-                    // (an MCP call's change is answered whole).
-                    let exact = matches!(
-                        preview,
-                        crate::protocol::Preview::Diff {
-                            approximate: false,
+                    // Hunk by hunk where the diff is exact and has more than one hunk: a file
+                    // tool's change, or an MCP whole-file write's (an MCP edit is answered whole).
+                    let exact_diff = |p: &crate::protocol::Preview| {
+                        matches!(
+                            p,
+                            crate::protocol::Preview::Diff {
+                                approximate: false,
+                                ..
+                            }
+                        )
+                    };
+                    let exact = match preview {
+                        crate::protocol::Preview::Mcp {
+                            change: Some(change),
+                            whole_file: true,
                             ..
-                        }
-                    );
+                        } => exact_diff(change),
+                        other => exact_diff(other),
+                    };
                     if exact && index.hunk_count() > 1 {
                         index.review = Some(crate::ui::preview::Review::default());
                     }
