@@ -557,3 +557,40 @@ async fn an_edited_command_that_no_longer_parses_is_refused_and_the_proposal_sta
     assert_eq!(asked[1].frozen.digest, asked[0].frozen.digest);
     assert!(exists(&rig.workspace, "proposed"));
 }
+
+#[tokio::test]
+async fn a_session_grant_given_with_an_edited_command_covers_the_edited_command_not_the_proposed_one()
+ {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [bash("touch proposed")]},
+            {"calls": [bash("touch edited"), bash("touch proposed")]},
+            {"say": "ok", "expect": ["ok", "denied"]}
+        ]}),
+        Approvals::Driver,
+    );
+    let asked = answering(
+        &mut rig,
+        vec![
+            Box::new(|_| Decision::Amend {
+                amendment: Amendment::Command {
+                    command: "touch edited".into(),
+                },
+                answer: None,
+            }),
+            Box::new(|_| Decision::AllowSession { directory: false }),
+            // Only `touch proposed` asks in the second step: the grant covers `touch edited`.
+            Box::new(|request| {
+                assert!(
+                    request.frozen.canonical.contains("touch proposed"),
+                    "{request:?}"
+                );
+                Decision::Deny { reason: None }
+            }),
+        ],
+    )
+    .await;
+    assert_eq!(asked.len(), 3, "{asked:#?}");
+    assert!(exists(&rig.workspace, "edited"));
+    assert!(!exists(&rig.workspace, "proposed"));
+}
