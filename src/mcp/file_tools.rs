@@ -152,15 +152,9 @@ pub fn recognise(
     found.arguments().into_iter().all(declared).then_some(found)
 }
 
-/// A whole-file write of `tool` with `args` keeping only the hunks numbered in `keep` of the
-/// diff `shown`: the call with the kept content (read against the file as it is now).
-pub fn keep_hunks(
-    tool: &FileTool,
-    args: &Value,
-    workspace: &Path,
-    shown: Option<&Preview>,
-    keep: &[usize],
-) -> Result<crate::approval::approver::Amended, String> {
+/// What a whole-file write of `tool` with `args` replaces: the argument that holds the new
+/// content, the path as shown, and the file's content now (empty for a file not there yet).
+pub fn replaced(tool: &FileTool, args: &Value, workspace: &Path) -> Result<Replaced, String> {
     let Some(key) = &tool.content else {
         return Err(
             "this server's edit calls are answered whole (only a whole-file write can \
@@ -172,7 +166,7 @@ pub fn keep_hunks(
         .get(&tool.path)
         .and_then(Value::as_str)
         .ok_or_else(|| format!("no `{}` argument naming the file", tool.path))?;
-    let (path, shown_path) = inside(workspace, raw).ok_or_else(|| {
+    let (path, shown) = inside(workspace, raw).ok_or_else(|| {
         format!(
             "{} is outside the workspace",
             crate::visible::visible_line(raw)
@@ -182,14 +176,18 @@ pub fn keep_hunks(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         _ => read_small(&path)?,
     };
-    let kept = crate::tools::files::amend::keep_hunks(&shown_path, &current, shown, keep)?;
-    let mut args = args.clone();
-    args[key.as_str()] = Value::String(kept.content);
-    Ok(crate::approval::approver::Amended {
-        args,
-        change: kept.change,
-        told: kept.told,
+    Ok(Replaced {
+        content_key: key.clone(),
+        shown,
+        current,
     })
+}
+
+/// See [`replaced`].
+pub struct Replaced {
+    pub content_key: String,
+    pub shown: String,
+    pub current: String,
 }
 
 /// The change a call of `tool` with `args` makes, as the modal shows it: a diff against the

@@ -52,7 +52,20 @@ impl Tool for McpTool {
             }) => Some(diff.as_ref()),
             other => other,
         };
-        crate::mcp::file_tools::keep_hunks(file_tool, change.args, at.workspace, shown, keep)
+        let replaced = crate::mcp::file_tools::replaced(file_tool, change.args, at.workspace)?;
+        let kept = crate::tools::files::amend::keep_hunks(
+            &replaced.shown,
+            &replaced.current,
+            shown,
+            keep,
+        )?;
+        let mut args = change.args.clone();
+        args[replaced.content_key.as_str()] = Value::String(kept.content);
+        Ok(Amended {
+            args,
+            change: kept.change,
+            told: kept.told,
+        })
     }
 
     fn execute<'a>(&'a self, run: ToolRun<'a>) -> ToolFuture<'a> {

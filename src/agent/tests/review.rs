@@ -46,6 +46,16 @@ async fn answering(rig: &mut Rig, mut answers: Vec<Answer>) -> Vec<ApprovalReque
     }
 }
 
+/// The command changed to `command`, to be judged again and asked about again.
+fn edited(command: &str) -> Decision {
+    Decision::Amend {
+        amendment: Amendment::Command {
+            command: command.into(),
+        },
+        answer: None,
+    }
+}
+
 fn keep(hunks: &[usize]) -> Decision {
     Decision::Amend {
         amendment: Amendment::Hunks {
@@ -182,12 +192,7 @@ async fn an_edited_command_is_asked_about_again_marked_and_runs_as_edited() {
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "touch edited".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("touch edited")),
             Box::new(|_| Decision::AllowOnce),
         ],
     )
@@ -227,12 +232,7 @@ async fn an_edit_that_turns_the_command_into_a_hard_deny_is_refused_and_the_prop
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "cat ~/.ssh/id_rsa".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("cat ~/.ssh/id_rsa")),
             Box::new(|_| Decision::AllowOnce),
         ],
     )
@@ -260,12 +260,7 @@ async fn an_empty_edited_command_is_refused_with_a_clear_message() {
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "   ".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("   ")),
             Box::new(|_| Decision::Deny { reason: None }),
         ],
     )
@@ -312,12 +307,7 @@ async fn a_code_for_the_original_answers_nothing_once_the_call_was_changed() {
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "touch edited".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("touch edited")),
             Box::new(|_| Decision::Deny { reason: None }),
         ],
     )
@@ -363,12 +353,7 @@ async fn the_audit_keeps_both_digests_what_was_changed_and_who_changed_it() {
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "touch edited".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("touch edited")),
             Box::new(|_| Decision::AllowOnce),
         ],
     )
@@ -542,12 +527,7 @@ async fn an_edited_command_that_no_longer_parses_is_refused_and_the_proposal_sta
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "echo \"unterminated".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("echo \"unterminated")),
             Box::new(|_| Decision::AllowOnce),
         ],
     )
@@ -572,12 +552,7 @@ async fn a_session_grant_given_with_an_edited_command_covers_the_edited_command_
     let asked = answering(
         &mut rig,
         vec![
-            Box::new(|_| Decision::Amend {
-                amendment: Amendment::Command {
-                    command: "touch edited".into(),
-                },
-                answer: None,
-            }),
+            Box::new(|_| edited("touch edited")),
             Box::new(|_| Decision::AllowSession { directory: false }),
             // Only `touch proposed` asks in the second step: the grant covers `touch edited`.
             Box::new(|request| {

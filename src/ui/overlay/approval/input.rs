@@ -131,6 +131,23 @@ pub const KEYS: &[Binding] = &[
     },
 ];
 
+/// What the modal's text boxes (a reason, a note, the command editor) share.
+const BOX_INTERRUPT: Binding = Binding {
+    keys: "Ctrl-C",
+    presses: &[(Press::Ctrl('c'), Action::Interrupt)],
+    does: "deny this and every queued request, and interrupt the turn",
+};
+const BOX_HELP: Binding = Binding {
+    keys: "F1",
+    presses: &[(key(KeyCode::F(1)), Action::Help)],
+    does: "the help, over the modal",
+};
+const BOX_DELETE_TO_LINE_START: Binding = Binding {
+    keys: "Ctrl-U",
+    presses: &[(ctrl('u'), Action::DeleteToLineStart)],
+    does: "delete to the start of the line",
+};
+
 /// The modal's keys while a reason for the model is typed (after `N`).
 pub const REASON_KEYS: &[Binding] = &[
     Binding {
@@ -143,21 +160,9 @@ pub const REASON_KEYS: &[Binding] = &[
         presses: &[(Press::AnyModifiers(KeyCode::Esc), Action::Close)],
         does: "back to the options (the reason is dropped)",
     },
-    Binding {
-        keys: "Ctrl-C",
-        presses: &[(Press::Ctrl('c'), Action::Interrupt)],
-        does: "deny this and every queued request, and interrupt the turn",
-    },
-    Binding {
-        keys: "F1",
-        presses: &[(key(KeyCode::F(1)), Action::Help)],
-        does: "the help, over the modal",
-    },
-    Binding {
-        keys: "Ctrl-U",
-        presses: &[(ctrl('u'), Action::DeleteToLineStart)],
-        does: "delete to the start of the line",
-    },
+    BOX_INTERRUPT,
+    BOX_HELP,
+    BOX_DELETE_TO_LINE_START,
     Binding {
         keys: "any other key",
         presses: &[(Press::Other, Action::Edit)],
@@ -185,21 +190,9 @@ pub const EDIT_KEYS: &[Binding] = &[
         presses: &[(Press::AnyModifiers(KeyCode::Esc), Action::Close)],
         does: "back to the options (the edit is dropped)",
     },
-    Binding {
-        keys: "Ctrl-C",
-        presses: &[(Press::Ctrl('c'), Action::Interrupt)],
-        does: "deny this and every queued request, and interrupt the turn",
-    },
-    Binding {
-        keys: "F1",
-        presses: &[(key(KeyCode::F(1)), Action::Help)],
-        does: "the help, over the modal",
-    },
-    Binding {
-        keys: "Ctrl-U",
-        presses: &[(ctrl('u'), Action::DeleteToLineStart)],
-        does: "delete to the start of the line",
-    },
+    BOX_INTERRUPT,
+    BOX_HELP,
+    BOX_DELETE_TO_LINE_START,
     Binding {
         keys: "any other key",
         presses: &[(Press::Other, Action::Edit)],
