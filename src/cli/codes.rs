@@ -85,7 +85,7 @@ fn changed_before(
     digest: &str,
     now: u64,
 ) -> Option<(String, crate::protocol::Amendment)> {
-    let rows = store.approvals_of_call(session, call_id).ok()?;
+    let rows = store.changed_approvals_of_call(session, call_id).ok()?;
     rows.iter().rev().find_map(|row| {
         if !row.signed || row.consumed() {
             return None;

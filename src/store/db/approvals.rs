@@ -248,17 +248,26 @@ impl Store {
             .pop())
     }
 
-    /// Every approval kept for call `call_id` of run `run_id`, oldest first.
-    pub fn approvals_of_call(
+    /// The approvals of call `call_id` of run `run_id` made for a call a person changed (their
+    /// summary names the call it was changed from), oldest first. Only those rows are read and
+    /// verified: a session's other approvals (a write's can hold megabytes) are not.
+    pub fn changed_approvals_of_call(
         &self,
         run_id: &str,
         call_id: &str,
     ) -> Result<Vec<ApprovalRow>, StoreError> {
-        Ok(self
-            .approvals_where("call_id = ?1 ORDER BY id", &call_id)?
-            .into_iter()
-            .filter(|row| row.run_id == run_id)
-            .collect())
+        let sql = format!(
+            "SELECT {} FROM approvals WHERE run_id = ?1 AND call_id = ?2 \
+             AND instr(summary, '\"amended\":') > 0 ORDER BY id",
+            Self::COLUMNS
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sqlite(e))?;
+        let rows = stmt
+            .query_map(params![run_id, call_id], Self::row)
+            .map_err(|e| self.sqlite(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.sqlite(e))?;
+        Ok(rows.into_iter().map(|r| self.checked(r)).collect())
     }
 
     pub fn approval_by_code(&self, code: &str) -> Result<Option<ApprovalRow>, StoreError> {
