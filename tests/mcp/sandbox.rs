@@ -199,9 +199,13 @@ fn without_landlock_a_server_is_not_started_unless_the_user_said_off() {
 
 /// Runs one call with `--approvals park`; the event that parked it.
 fn parked(w: &World, call: Value) -> Value {
+    parked_then(w, call, json!({"expect": ["any"]}))
+}
+
+/// `parked`, with `then` as the scenario's step after the call.
+fn parked_then(w: &World, call: Value, then: Value) -> Value {
     let scenario = w.path("scenario.json");
-    let text =
-        json!({"name": "mcp", "prompt": "go", "steps": [{"calls": [call]}, {"expect": ["any"]}]});
+    let text = json!({"name": "mcp", "prompt": "go", "steps": [{"calls": [call]}, then]});
     std::fs::write(&scenario, text.to_string()).unwrap();
     let ws = w.ws();
     let out = w.airlock(&[
@@ -300,27 +304,11 @@ fn a_filesystem_write_approved_with_some_hunks_writes_exactly_those() {
         .replace("line 10\n", "LINE 10\n")
         .replace("line 18\n", "LINE 18\n");
     std::fs::write(&notes, &old).unwrap();
-    let scenario = w.path("scenario.json");
-    let text = json!({"name": "mcp", "prompt": "go", "steps": [
-        {"calls": [{"tool": "fs__write_file", "args": {"path": notes, "content": new}}]},
-        {"say": "done", "expect": ["ok"], "expect_seen": ["hunk 2 dropped", "+LINE 10"]}
-    ]});
-    std::fs::write(&scenario, text.to_string()).unwrap();
-    let ws = w.ws();
-    let out = w.airlock(&[
-        "exec",
-        "--scenario",
-        scenario.to_str().unwrap(),
-        "--workspace",
-        ws.to_str().unwrap(),
-        "--approvals",
-        "park",
-    ]);
-    let parked: Value = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["event"] == "parked")
-        .unwrap_or_else(|| panic!("nothing parked: {}", String::from_utf8_lossy(&out.stderr)));
+    let parked = parked_then(
+        &w,
+        json!({"tool": "fs__write_file", "args": {"path": notes, "content": new}}),
+        json!({"say": "done", "expect": ["ok"], "expect_seen": ["hunk 2 dropped", "+LINE 10"]}),
+    );
     assert_eq!(
         parked["preview"]["whole_file"], true,
         "{}",
