@@ -3,6 +3,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
+use crate::protocol::Decision;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::approval::approver::{ApproverError, BoxFuture};

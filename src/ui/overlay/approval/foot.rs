@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::ApprovalOverlay;
-use super::input::{self, ApprovalChoice};
+use super::keys::{ApprovalChoice, offered};
 use crate::protocol::ApprovalRequest;
 use crate::protocol::GrantScope;
 use crate::protocol::Ruling;
@@ -247,11 +247,11 @@ fn options(
     lines
 }
 
-/// Each option's key and label at shortening `step`, in the footer's order (`input::offered`,
+/// Each option's key and label at shortening `step`, in the footer's order (`offered`,
 /// from the key table); the session options name their scope at every step.
 fn labels(app: &App, request: &ApprovalRequest, step: usize) -> Vec<(char, String)> {
     let mut pairs: Vec<(char, String)> = Vec::new();
-    for (key, choice) in input::offered() {
+    for (key, choice) in offered() {
         let (long, short) = choice.labels();
         let label = match choice {
             ApprovalChoice::AllowSession => match &request.session_scopes {

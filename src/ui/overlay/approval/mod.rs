@@ -1,6 +1,7 @@
 //! The approval modal: the requests waiting for a person, first-in first-out, with the front
 //! one on screen. This module owns the modal's state (queue, arming, scroll, what has been seen);
-//! `input` its key tables and what a key does, `layout` and `draw` how it is laid out and drawn,
+//! `keys` its key tables, `input` what a key does, `review` keeping or dropping hunks and
+//! changing a proposal before it is answered, `layout` and `draw` how it is laid out and drawn,
 //! `foot` its options line and hints, `queue` the rows naming the calls still to decide, `size`
 //! where it sits on the screen.
 //!
@@ -22,11 +23,13 @@ use tui_textarea::TextArea;
 mod draw;
 mod foot;
 mod input;
+mod keys;
 mod layout;
 mod queue;
+mod review;
 mod size;
 
-pub use input::{ApprovalChoice, EDIT_KEYS, KEYS, REASON_KEYS, offered};
+pub use keys::{ApprovalChoice, EDIT_KEYS, KEYS, REASON_KEYS, offered};
 pub(crate) use layout::{Modal, modal};
 pub(crate) use size::above;
 
