@@ -180,37 +180,27 @@ impl IssuedCode for StoredCode {
 /// The decision a stored answer stands for.
 fn stored_decision(state: &str, json: Option<&str>) -> Option<Decision> {
     let value: serde_json::Value = serde_json::from_str(json.unwrap_or("{}")).unwrap_or_default();
-    // Approved with a change (`airlock approve CODE --hunks` / `--command`): the change is made
-    // and judged again by the gate, then settled with the answer.
-    if state == "approved"
-        && let Some(amend) = value.get("amend")
-    {
-        let amendment = serde_json::from_value(amend.clone()).ok()?;
-        let answer = stored_decision(
-            state,
-            Some(&{
-                let mut plain = value.clone();
-                plain.as_object_mut()?.remove("amend");
-                plain.to_string()
-            }),
-        )?;
-        return Some(Decision::Amend {
-            amendment,
-            answer: Some(Box::new(answer)),
-        });
-    }
-    match state {
-        "approved" => Some(match (value["decision"].as_str(), value["note"].as_str()) {
+    let answer = match state {
+        "approved" => match (value["decision"].as_str(), value["note"].as_str()) {
             (Some("allow_session"), _) => Decision::AllowSession { directory: false },
             (_, Some(note)) => Decision::AllowNoted {
                 note: note.to_string(),
             },
             _ => Decision::AllowOnce,
-        }),
-        "denied" => Some(Decision::Deny {
+        },
+        "denied" => Decision::Deny {
             reason: value["reason"].as_str().map(str::to_string),
+        },
+        _ => return None,
+    };
+    // Approved with a change (`airlock approve CODE --hunks` / `--command`): the gate makes the
+    // change and judges it again, then settles it with the answer.
+    match value.get("amend") {
+        Some(amend) if state == "approved" => Some(Decision::Amend {
+            amendment: serde_json::from_value(amend.clone()).ok()?,
+            answer: Some(Box::new(answer)),
         }),
-        _ => None,
+        _ => Some(answer),
     }
 }
 

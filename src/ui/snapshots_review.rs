@@ -13,11 +13,7 @@ use crate::protocol::{AmendedCall, Amendment, ApprovalRequest, Decision, Op};
 /// A file change of three hunks (lines 2, 10 and 18 of twenty).
 fn three_hunks() -> ApprovalRequest {
     let mut request = edit_request();
-    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    let new = old
-        .replace("line 2\n", "LINE 2\n")
-        .replace("line 10\n", "LINE 10\n")
-        .replace("line 18\n", "LINE 18\n");
+    let (old, new) = crate::facts::diff::hunks::three_hunk_change();
     request.preview = Some(crate::facts::diff::unified("notes.txt", &old, &new));
     request
 }

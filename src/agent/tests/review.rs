@@ -3,19 +3,8 @@
 //! exactly that call, and the model is told what it proposed next to what ran.
 
 use super::*;
+use crate::facts::diff::hunks::three_hunk_change;
 use crate::protocol::{Amendment, ApprovalRequest};
-
-/// Twenty lines, and the same with lines 2, 10 and 18 changed: a diff of three hunks.
-fn twenty_lines() -> (String, String) {
-    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    let new: String = (1..=20)
-        .map(|i| match i {
-            2 | 10 | 18 => format!("LINE {i}\n"),
-            _ => format!("line {i}\n"),
-        })
-        .collect();
-    (old, new)
-}
 
 /// An answer given the request it answers.
 type Answer = Box<dyn FnMut(&ApprovalRequest) -> Decision + Send>;
@@ -68,7 +57,7 @@ fn keep(hunks: &[usize]) -> Decision {
 #[tokio::test]
 async fn a_three_hunk_write_with_hunk_2_dropped_writes_exactly_hunks_1_and_3_and_the_model_hears_of_hunk_2()
  {
-    let (old, new) = twenty_lines();
+    let (old, new) = three_hunk_change();
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
@@ -101,7 +90,7 @@ async fn a_three_hunk_write_with_hunk_2_dropped_writes_exactly_hunks_1_and_3_and
 
 #[tokio::test]
 async fn an_edit_file_call_can_be_reviewed_hunk_by_hunk_too() {
-    let (old, new) = twenty_lines();
+    let (old, new) = three_hunk_change();
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [{"tool": "edit_file", "args": {"path": "f.txt", "old": old, "new": new}}]},
@@ -117,7 +106,7 @@ async fn an_edit_file_call_can_be_reviewed_hunk_by_hunk_too() {
 
 #[tokio::test]
 async fn dropping_every_hunk_is_a_denial() {
-    let (old, new) = twenty_lines();
+    let (old, new) = three_hunk_change();
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
@@ -140,7 +129,7 @@ async fn dropping_every_hunk_is_a_denial() {
 
 #[tokio::test]
 async fn hunks_of_a_file_changed_since_the_diff_was_shown_are_refused_and_the_new_diff_is_shown() {
-    let (old, new) = twenty_lines();
+    let (old, new) = three_hunk_change();
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
@@ -386,7 +375,7 @@ async fn the_audit_keeps_both_digests_what_was_changed_and_who_changed_it() {
 
 #[tokio::test]
 async fn a_code_answer_with_kept_hunks_from_another_terminal_writes_only_those() {
-    let (old, new) = twenty_lines();
+    let (old, new) = three_hunk_change();
     let mut rig = rig_with_remote(
         json!({"name": "t", "steps": [
             {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},
@@ -427,7 +416,7 @@ async fn a_code_answer_with_kept_hunks_from_another_terminal_writes_only_those()
 
 #[tokio::test]
 async fn a_write_with_hunks_dropped_is_shown_on_its_run_as_it_is_written() {
-    let (old, new) = twenty_lines();
+    let (old, new) = three_hunk_change();
     let mut rig = rig(
         json!({"name": "t", "steps": [
             {"calls": [{"tool": "write_file", "args": {"path": "f.txt", "content": new}}]},

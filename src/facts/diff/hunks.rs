@@ -203,6 +203,18 @@ fn header_numbers(header: &str) -> Option<(usize, usize, usize)> {
     Some((old_start, old_len, new_len))
 }
 
+/// Twenty lines, and the same with lines 2, 10 and 18 changed: a change of three hunks, which
+/// the tests of every layer that reviews hunks share.
+#[cfg(test)]
+pub fn three_hunk_change() -> (String, String) {
+    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "LINE 2\n")
+        .replace("line 10\n", "LINE 10\n")
+        .replace("line 18\n", "LINE 18\n");
+    (old, new)
+}
+
 fn is_marker(line: Option<&&str>) -> bool {
     line.is_some_and(|l| l.starts_with(NO_NEWLINE))
 }
@@ -225,21 +237,9 @@ mod tests {
         }
     }
 
-    /// Twenty lines, with lines 2, 10 and 18 changed: three hunks.
-    fn three_hunks() -> (String, String) {
-        let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        let new: String = (1..=20)
-            .map(|i| match i {
-                2 | 10 | 18 => format!("LINE {i}\n"),
-                _ => format!("line {i}\n"),
-            })
-            .collect();
-        (old, new)
-    }
-
     #[test]
     fn a_three_hunk_change_with_hunk_2_dropped_keeps_exactly_hunks_1_and_3() {
-        let (old, new) = three_hunks();
+        let (old, new) = three_hunk_change();
         let text = shown(&old, &new);
         let hunks = parse(&text).unwrap();
         assert_eq!(hunks.len(), 3);
@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn every_hunk_says_where_it_is_shown_and_what_it_changes() {
-        let (old, new) = three_hunks();
+        let (old, new) = three_hunk_change();
         let text = shown(&old, &new);
         let hunks = parse(&text).unwrap();
         assert_eq!(hunks[1].header, "@@ -7,7 +7,7 @@");
@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn a_file_changed_since_the_diff_was_shown_is_refused_by_the_hunk_it_breaks() {
-        let (old, new) = three_hunks();
+        let (old, new) = three_hunk_change();
         let text = shown(&old, &new);
         let hunks = parse(&text).unwrap();
         let meanwhile = old.replace("line 9\n", "line nine\n");
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn a_hunk_that_does_not_exist_is_named() {
-        let (old, new) = three_hunks();
+        let (old, new) = three_hunk_change();
         let text = shown(&old, &new);
         let hunks = parse(&text).unwrap();
         assert_eq!(

@@ -155,11 +155,7 @@ fn seen_modal() -> (App, Instant) {
 /// A three-hunk file change, seen whole and armed, its second hunk current: the hunk keys work.
 fn hunks_modal() -> (App, Instant) {
     let mut request = edit_request();
-    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    let new = old
-        .replace("line 2\n", "LINE 2\n")
-        .replace("line 10\n", "LINE 10\n")
-        .replace("line 18\n", "LINE 18\n");
+    let (old, new) = crate::facts::diff::hunks::three_hunk_change();
     request.preview = Some(crate::facts::diff::unified("f.txt", &old, &new));
     let t0 = t0();
     let mut app = App::new(Status::default(), t0);
