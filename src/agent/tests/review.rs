@@ -328,6 +328,7 @@ async fn the_audit_keeps_both_digests_what_was_changed_and_who_changed_it() {
     let dir = tempfile::tempdir().unwrap();
     let audit =
         Arc::new(crate::approval::audit::AuditLog::open(&dir.path().join("audit"), "t").unwrap());
+    let log = audit.path().to_path_buf();
     let mut rig = rig_with(
         json!({"name": "t", "steps": [
             {"calls": [bash("touch proposed")]},
@@ -343,7 +344,12 @@ async fn the_audit_keeps_both_digests_what_was_changed_and_who_changed_it() {
         &mut rig,
         vec![
             Box::new(|_| edited("touch edited")),
-            Box::new(|_| Decision::AllowOnce),
+            // On record before the person is asked again.
+            Box::new(move |_| {
+                let kept = crate::approval::audit::read_records(&log).unwrap();
+                assert!(kept.iter().any(|r| r["kind"] == "amendment"), "{kept:?}");
+                Decision::AllowOnce
+            }),
         ],
     )
     .await;

@@ -153,6 +153,11 @@ impl Gate {
             );
             request.amended = standing.amended.clone();
             request.notice = notice;
+            // The change (and its request) is on record before the person is asked again.
+            if let Err(e) = self.flush_audit() {
+                let message = format!("denied: {e}; nothing runs without a record");
+                return self.refuse_standing(&standing, DecisionSource::Error, message, false);
+            }
         }
     }
 
