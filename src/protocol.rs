@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 pub use approval::{
-    AmendedCall, Amendment, ApprovalRequest, Decision, DecisionSource, FrozenCall, Preview,
-    SandboxLabel,
+    AgentLabel, AmendedCall, Amendment, ApprovalRequest, Decision, DecisionSource, FrozenCall,
+    Preview, SandboxLabel,
 };
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
@@ -240,6 +240,51 @@ pub enum AgentEvent {
     Audit { lines: Vec<String> },
     /// The agent task has ended after `Op::Shutdown`; no more events follow.
     ShutdownComplete,
+    /// A sub-agent started (a call of the `agent` tool, `call_id`, was approved): its events
+    /// follow as `Agent`, then one `AgentFinished`. Its final answer is that call's result.
+    AgentStarted {
+        agent: AgentLabel,
+        call_id: CallId,
+        /// 1 for a sub-agent of the session's agent, 2 for one of its sub-agents, ...
+        depth: usize,
+        /// The mode and sandbox profile its calls are judged under.
+        mode: String,
+        sandbox: Option<String>,
+    },
+    /// One event of a sub-agent (`agent` is its id): its text, its calls, its errors, in the
+    /// order it happened. Its approval requests come as `ApprovalRequested` like any other,
+    /// naming the agent in the request.
+    Agent {
+        agent: String,
+        #[serde(rename = "inner")]
+        event: Box<AgentEvent>,
+    },
+    /// A sub-agent's turn is over (it answered, failed or was cancelled).
+    AgentFinished {
+        agent: String,
+        status: AgentStatus,
+        /// Its final answer, or why it failed (one line, model text).
+        summary: String,
+    },
+}
+
+/// How a sub-agent ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl AgentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentStatus::Done => "done",
+            AgentStatus::Failed => "failed",
+            AgentStatus::Cancelled => "cancelled",
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

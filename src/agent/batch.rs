@@ -274,9 +274,13 @@ impl Agent {
         } in ready.drain(..)
         {
             let tools = self.tools.clone();
+            let spawner = self.spawner.clone();
             let preface = preface(&approved);
             running.spawn(async move {
-                let outcome = tools.execute(approved, token, sink.clone()).await;
+                let agents: &dyn crate::tools::agent::SubAgents = &*spawner;
+                let outcome = tools
+                    .execute_with(approved, token, sink.clone(), Some(agents))
+                    .await;
                 // Output a tool had paced goes out before the call is reported done, with the
                 // marker of a last line that was being cut (it ended without a newline).
                 sink.end();
@@ -311,6 +315,7 @@ impl Agent {
     /// can show, so a flood crosses the channel as a few kilobytes a read, not all of it.
     fn output_sink(&self, call_id: &str) -> OutputSink {
         let events = self.events.clone();
+        let tag = self.tag.clone();
         let call_id = call_id.to_string();
         OutputSink::new(move |stream, piece| {
             // A piece that carries neither text nor a count of lines left out says nothing: it
@@ -318,12 +323,15 @@ impl Agent {
             if piece.text.is_empty() && piece.skipped == 0 && piece.cut == 0 {
                 return;
             }
-            let _ = events.send(AgentEvent::ToolOutput {
-                call_id: call_id.clone(),
-                stream,
-                text: text_of(piece.text),
-                skipped: piece.skipped,
-            });
+            let _ = events.send(super::tagged(
+                tag.as_deref(),
+                AgentEvent::ToolOutput {
+                    call_id: call_id.clone(),
+                    stream,
+                    text: text_of(piece.text),
+                    skipped: piece.skipped,
+                },
+            ));
         })
     }
 

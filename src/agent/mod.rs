@@ -16,6 +16,7 @@ mod checkpoint;
 mod codes;
 mod decisions;
 mod ops;
+mod subagents;
 mod unread;
 
 use std::collections::HashMap;
@@ -43,6 +44,7 @@ pub use checkpoint::{
 };
 pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
+pub use subagents::{MAIN, SubAgentLimits};
 
 /// How a batch of calls ended.
 enum BatchEnd {
@@ -83,6 +85,8 @@ pub struct AgentConfig {
     pub remote: Option<Arc<dyn CodeBook>>,
     /// Keep the session durable as it moves (the cockpit's sessions).
     pub journal: Option<Arc<dyn Journal>>,
+    /// How deep sub-agents nest and how many run at once.
+    pub sub_agents: SubAgentLimits,
 }
 
 impl Default for AgentConfig {
@@ -92,6 +96,7 @@ impl Default for AgentConfig {
             checkpoints: None,
             remote: None,
             journal: None,
+            sub_agents: SubAgentLimits::default(),
         }
     }
 }
@@ -149,6 +154,17 @@ pub fn spawn_with(
         ChannelApprover::new(control.clone(), event_tx.clone()).with_remote(config.remote.clone()),
     );
     let gate = Arc::new(make_gate(approver));
+    let spawner = Arc::new(subagents::Spawner {
+        model: model.clone(),
+        tools: tools.clone(),
+        gate: gate.clone(),
+        events: event_tx.clone(),
+        control: control.clone(),
+        tree: subagents::Tree::new(config.sub_agents),
+        depth: 0,
+        id: MAIN.into(),
+        max_steps: config.max_steps,
+    });
     let agent = Agent {
         model,
         tools,
@@ -160,6 +176,8 @@ pub fn spawn_with(
         config,
         journal_failed: std::sync::atomic::AtomicBool::new(false),
         checkpoint_failed: std::sync::atomic::AtomicBool::new(false),
+        spawner,
+        tag: None,
     };
     let task = tokio::spawn(async move {
         let mut agent = agent;
@@ -237,6 +255,11 @@ struct Agent {
     journal_failed: std::sync::atomic::AtomicBool,
     /// The same for the checkpoint keeper.
     checkpoint_failed: std::sync::atomic::AtomicBool,
+    /// Starts this agent's sub-agents.
+    spawner: Arc<subagents::Spawner>,
+    /// A sub-agent's id: its events go out wrapped in `AgentEvent::Agent`, its call ids start
+    /// with it. `None` for the session's own agent.
+    tag: Option<String>,
 }
 
 /// How a turn begins: with the person's prompt, or going on with a checkpoint.
@@ -324,7 +347,7 @@ impl Agent {
     }
 
     fn emit(&self, event: AgentEvent) {
-        let _ = self.events.send(event);
+        let _ = self.events.send(tagged(self.tag.as_deref(), event));
     }
 
     async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
@@ -351,9 +374,10 @@ impl Agent {
             }
             let (delta_tx, mut delta_rx) = mpsc::unbounded_channel::<String>();
             let events = self.events.clone();
+            let tag = self.tag.clone();
             let forward = tokio::spawn(async move {
                 while let Some(text) = delta_rx.recv().await {
-                    let _ = events.send(AgentEvent::TextDelta { text });
+                    let _ = events.send(tagged(tag.as_deref(), AgentEvent::TextDelta { text }));
                 }
             });
             let reply = tokio::select! {
@@ -364,7 +388,7 @@ impl Agent {
                 }
             };
             let _ = forward.await;
-            let (text, calls, malformed) = match reply {
+            let (text, mut calls, malformed) = match reply {
                 Ok(reply) => (reply.text, reply.calls, reply.malformed),
                 Err(e) => {
                     return TurnOutcome::Failed {
@@ -372,6 +396,12 @@ impl Agent {
                     };
                 }
             };
+            // A sub-agent's calls are told apart from every other agent's by its id.
+            if let Some(tag) = &self.tag {
+                for call in &mut calls {
+                    call.id = format!("{tag}-{}", call.id);
+                }
+            }
             let asked = !calls.is_empty();
             // The calls are moved into the conversation, and the batch borrows them from there:
             // one copy of a 100 MB `write_file`, not one per holder.
@@ -596,6 +626,18 @@ impl Agent {
         *lock(&self.control.turn) = None;
         self.journal(&[], &[], 0, &[], true);
         self.emit(AgentEvent::TurnFinished { turn, outcome });
+    }
+}
+
+/// `event` as the driver gets it from the agent tagged `tag`: a sub-agent's wrapped in
+/// `AgentEvent::Agent`, the session's own agent's as it is.
+fn tagged(tag: Option<&str>, event: AgentEvent) -> AgentEvent {
+    match tag {
+        Some(agent) => AgentEvent::Agent {
+            agent: agent.to_string(),
+            event: Box::new(event),
+        },
+        None => event,
     }
 }
 

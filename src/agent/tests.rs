@@ -53,6 +53,10 @@ impl ModelClient for Recording {
         self.inner.restore(saved)
     }
 
+    fn sub_agent(&self, task: &str) -> Result<Option<Arc<dyn ModelClient>>, ModelError> {
+        self.inner.sub_agent(task)
+    }
+
     fn respond<'a>(
         &'a self,
         conversation: &'a [Message],
@@ -93,6 +97,8 @@ struct Extras {
     checkpoints: Option<Arc<dyn Checkpoints>>,
     /// The parked call's answer, when resuming a parked turn.
     answer: Option<ParkedAnswer>,
+    /// How deep sub-agents nest and how many run at once (the defaults when not set).
+    sub_agents: Option<SubAgentLimits>,
 }
 
 fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -> Rig {
@@ -175,6 +181,7 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
             }),
             journal: extras.journal,
             checkpoints: extras.checkpoints,
+            sub_agents: extras.sub_agents.unwrap_or_default(),
             ..AgentConfig::default()
         },
         resume.map(|checkpoint| Resume {
@@ -586,3 +593,4 @@ mod journal;
 mod malformed;
 mod notices;
 mod review;
+mod subagents;

@@ -511,7 +511,11 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                 write!(out, "{text}")?;
             }
         } else {
-            writeln!(out, "{}", serde_json::to_string(&event)?)?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&human::event_json(&event))?
+            )?;
         }
         out.flush()?;
         match &event {

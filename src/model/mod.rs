@@ -84,6 +84,14 @@ pub trait ModelClient: Send + Sync {
     /// Restores what `save` returned.
     fn restore(&self, _state: &serde_json::Value) {}
 
+    /// The model a sub-agent started for `task` talks to: `None` when this one can answer it
+    /// too (a real model keeps no state of its own: the conversation is its state); the
+    /// scripted model plays the scenario's script for that task. `Err` says why none can.
+    fn sub_agent(&self, task: &str) -> Result<Option<std::sync::Arc<dyn ModelClient>>, ModelError> {
+        let _ = task;
+        Ok(None)
+    }
+
     /// Answers the conversation so far. Text is streamed through `deltas` as it comes; the reply
     /// holds the whole text and only complete tool calls (a partial call never runs).
     fn respond<'a>(

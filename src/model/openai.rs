@@ -299,6 +299,6 @@ mod tests {
             messages[3],
             json!({"role": "tool", "tool_call_id": "c1", "content": "x"})
         );
-        assert_eq!(body["tools"].as_array().unwrap().len(), 6);
+        assert_eq!(body["tools"].as_array().unwrap().len(), 7);
     }
 }

@@ -26,6 +26,21 @@ pub struct Scenario {
     #[serde(default)]
     pub prompt: Option<String>,
     pub steps: Vec<Step>,
+    /// The scripts sub-agents play, by the task their `agent` call names: a sub-agent started
+    /// for a task plays its script from the start.
+    #[serde(default)]
+    pub agents: std::collections::BTreeMap<String, SubScript>,
+}
+
+/// What a sub-agent plays: its steps, and the scripts of the sub-agents it starts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubScript {
+    #[serde(default)]
+    pub description: String,
+    pub steps: Vec<Step>,
+    #[serde(default)]
+    pub agents: std::collections::BTreeMap<String, SubScript>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -143,19 +158,35 @@ impl Scenario {
                 "{origin} is not a valid scenario: {e} (see assets/README.md for the format)"
             ))
         })?;
-        for (i, step) in scenario.steps.iter().enumerate() {
-            for (j, call) in step.calls.iter().enumerate() {
-                if !call.args.is_object() {
-                    return Err(ModelError::Scenario(format!(
-                        "{origin}: step {} call {}: `args` must be an object",
-                        i + 1,
-                        j + 1
-                    )));
-                }
-            }
-        }
+        check_steps(&scenario.steps, &scenario.agents, origin, "")?;
         Ok(scenario)
     }
+}
+
+/// Every call's `args` is an object, in the steps and in every sub-agent's script; `within`
+/// names the script (`agent "tests": `) in the error.
+fn check_steps(
+    steps: &[Step],
+    agents: &std::collections::BTreeMap<String, SubScript>,
+    origin: &str,
+    within: &str,
+) -> Result<(), ModelError> {
+    for (i, step) in steps.iter().enumerate() {
+        for (j, call) in step.calls.iter().enumerate() {
+            if !call.args.is_object() {
+                return Err(ModelError::Scenario(format!(
+                    "{origin}: {within}step {} call {}: `args` must be an object",
+                    i + 1,
+                    j + 1
+                )));
+            }
+        }
+    }
+    for (task, script) in agents {
+        let within = format!("{within}agent {task:?}: ");
+        check_steps(&script.steps, &script.agents, origin, &within)?;
+    }
+    Ok(())
 }
 
 pub struct ScriptedModel {
@@ -255,6 +286,33 @@ impl ModelClient for ScriptedModel {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.next_step = saved["next_step"].as_u64().unwrap_or(0) as usize;
         state.next_id = saved["next_id"].as_u64().unwrap_or(0) as usize;
+    }
+
+    fn sub_agent(&self, task: &str) -> Result<Option<std::sync::Arc<dyn ModelClient>>, ModelError> {
+        let Some(script) = self.scenario.agents.get(task) else {
+            let known: Vec<_> = self
+                .scenario
+                .agents
+                .keys()
+                .map(|k| format!("{k:?}"))
+                .collect();
+            return Err(ModelError::Scenario(format!(
+                "scenario `{}` has no script for a sub-agent with the task {task:?} (it has: {})",
+                self.scenario.name,
+                if known.is_empty() {
+                    "none; add one under `agents`".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        };
+        Ok(Some(std::sync::Arc::new(ScriptedModel::new(Scenario {
+            name: format!("{} / {task}", self.scenario.name),
+            description: script.description.clone(),
+            prompt: None,
+            steps: script.steps.clone(),
+            agents: script.agents.clone(),
+        }))))
     }
 
     fn respond<'a>(

@@ -41,6 +41,19 @@ pub struct ApprovalRequest {
     /// Why the last change a person made to this proposal was refused: the proposal is as it
     /// was, and still waits for an answer.
     pub notice: Option<String>,
+    /// The sub-agent that asks (`None`: the session's own agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentLabel>,
+}
+
+/// A sub-agent as a person is shown it: its id in the session (`a1`, `a2`, ...), the agent
+/// that started it, and its one-line task (model text: shown through `visible_line`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentLabel {
+    pub id: String,
+    /// `main` for the session's own agent, else a sub-agent's id.
+    pub parent: String,
+    pub task: String,
 }
 
 /// A change a person makes to a proposal before answering it.

@@ -105,6 +105,9 @@ pub enum ReasonCode {
     Unsandboxed,
     /// A terminal device is read or written (`/dev/tty`, `/dev/pts/*`, `/dev/console`).
     TouchesTerminal,
+    /// A sub-agent would get (or a sub-agent's call asks for) a wider mode or sandbox than the
+    /// agent that starts it has.
+    WiderThanParent,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -95,6 +95,12 @@ impl Profile {
         }
     }
 
+    /// Whether it lets a command do more than `other` does (`ALL` is in that order).
+    pub fn wider_than(self, other: Profile) -> bool {
+        let breadth = |p| Profile::ALL.iter().position(|q| *q == p);
+        breadth(self) > breadth(other)
+    }
+
     pub fn writes_workspace(self) -> bool {
         !matches!(self, Profile::ReadOnly)
     }

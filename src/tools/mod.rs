@@ -12,6 +12,7 @@
 //! `sandbox` and `mcp`; must never import `agent`, `model`, `store`, `config`, `ui`, `cli` or
 //! `demo`.
 
+pub mod agent;
 pub mod bash;
 pub mod files;
 mod mcp;
@@ -94,6 +95,17 @@ impl ToolRegistry {
         cancel: CancellationToken,
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
+        self.execute_with(approved, cancel, sink, None).await
+    }
+
+    /// [`ToolRegistry::execute`], from an agent's turn that can start sub-agents (`agents`).
+    pub async fn execute_with(
+        &self,
+        approved: Approved,
+        cancel: CancellationToken,
+        sink: OutputSink,
+        agents: Option<&dyn agent::SubAgents>,
+    ) -> Result<ToolOutcome, ToolError> {
         // Nothing runs before the decision that allowed it is durable in the audit log.
         approved.recorded().await.map_err(ToolError::Failed)?;
         let args = approved
@@ -108,6 +120,7 @@ impl ToolRegistry {
             args,
             cancel,
             sink,
+            agents,
         })
         .await
     }

@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::tool::{ArgText, Tool, descriptor};
-use super::{bash, files};
+use super::{agent, bash, files};
 use crate::facts::catalog::ToolCatalog;
 
 /// Every built-in tool.
@@ -21,6 +21,7 @@ pub static BUILTIN: &[&dyn Tool] = &[
     &files::write_file::WriteFile,
     &files::edit_file::EditFile,
     &bash::tool::Bash,
+    &agent::SpawnAgent,
 ];
 
 /// The built-in tool of this name.

@@ -154,6 +154,8 @@ pub struct ToolRun<'a> {
     pub args: Value,
     pub cancel: CancellationToken,
     pub sink: OutputSink,
+    /// Who starts sub-agents for an `agent` call (`None` outside an agent's turn).
+    pub agents: Option<&'a dyn super::agent::SubAgents>,
 }
 
 impl ToolRun<'_> {

@@ -451,6 +451,7 @@ mod tests {
             sandbox: None,
             amended: None,
             notice: None,
+            agent: None,
         }
     }
 

@@ -64,10 +64,7 @@ impl Gate {
             tool: standing.call.tool.clone(),
             args: made.args,
         };
-        let frozen_args = self
-            .policy
-            .with_profile(&call.tool, &call.args)
-            .into_owned();
+        let frozen_args = self.fill_profile(&call.tool, &call.args).into_owned();
         let frozen = FrozenCall::freeze(&call.tool, &frozen_args);
         let args = if comes_back_exactly(&frozen_args) {
             frozen_args.clone()
@@ -76,7 +73,7 @@ impl Gate {
                 .verified_args()
                 .map_err(|e| NotChanged(format!("the changed call cannot be frozen: {e}")))?
         };
-        let verdict = self.policy.assess(&call.tool, &args).verdict;
+        let verdict = self.assess(&call.tool, &args).verdict;
         let judged = Judged {
             path: judged_path(&verdict),
             mcp_definition: judged_definition(&verdict),
@@ -92,7 +89,10 @@ impl Gate {
             Some(earlier) => earlier.original_digest.clone(),
             None => standing.digest.clone(),
         };
-        let _ = self.stage("request", record::request(&call, &frozen, &verdict));
+        let _ = self.stage(
+            "request",
+            record::request(&call, &frozen, &verdict, self.agent.as_ref()),
+        );
         let _ = self.stage(
             "amendment",
             json!({

@@ -37,12 +37,12 @@ impl Gate {
     pub fn forecast(&self, call: &ToolCall) -> (bool, Option<crate::protocol::SandboxLabel>) {
         // The arguments as the model sent them: the same value `check` reads back from their
         // frozen text, without hashing a large file's content twice.
-        let verdict = self.policy.assess(&call.tool, &call.args).verdict;
+        let verdict = self.assess(&call.tool, &call.args).verdict;
         let sandbox = self
             .policy
             .runs_commands(&call.tool)
             .then(|| {
-                let args = self.policy.with_profile(&call.tool, &call.args);
+                let args = self.fill_profile(&call.tool, &call.args);
                 crate::sandbox::label_of(&args, &verdict)
             })
             .flatten();
@@ -60,7 +60,7 @@ impl Gate {
                     &self.workspace(),
                     &crate::sandbox::grant_tool(
                         &call.tool,
-                        &self.policy.with_profile(&call.tool, &call.args),
+                        &self.fill_profile(&call.tool, &call.args),
                     ),
                     &subjects,
                     (self.clock)(),

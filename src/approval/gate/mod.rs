@@ -34,13 +34,14 @@ use crate::approval::approver::{Approver, Previewer};
 use crate::approval::audit::AuditLog;
 use crate::approval::frozen::FrozenError;
 use crate::approval::grants::GrantStore;
-use crate::approval::policy::Policy;
+use crate::approval::policy::{Limits, Policy};
 
 pub use judged::{Judged, judged_definition, judged_path, shown as shown_path};
 pub use settle::ParkedDecision;
 
 use crate::clock::Millis;
 use crate::clock::now_ms;
+use crate::protocol::AgentLabel;
 use crate::protocol::AmendedCall;
 use crate::protocol::ApprovalRequest;
 use crate::protocol::FrozenCall;
@@ -169,6 +170,7 @@ pub fn system_clock() -> Clock {
     Arc::new(now_ms)
 }
 
+#[derive(Clone)]
 pub struct GateConfig {
     pub session: String,
     /// How long a human has to answer; `None` waits until cancelled.
@@ -188,6 +190,10 @@ pub struct Gate {
     clock: Clock,
     previewer: Option<Arc<dyn Previewer>>,
     grant_log: Option<GrantLog>,
+    /// For a sub-agent's view of the gate: the agent its requests name, and the mode and
+    /// sandbox its calls are judged under (see [`Gate::for_agent`]).
+    agent: Option<AgentLabel>,
+    limits: Option<Limits>,
 }
 
 /// Called with a session's live grants whenever they change, to keep them beyond this process.
@@ -210,7 +216,75 @@ impl Gate {
             clock: system_clock(),
             previewer: None,
             grant_log: None,
+            agent: None,
+            limits: None,
         }
+    }
+
+    /// The gate as a sub-agent passes it: the same rules, session grants, audit log and
+    /// approver (so its requests join the one queue), its calls judged under `limits`, and
+    /// every request and record naming `agent`. `Err` says why, when `limits` would let the
+    /// sub-agent do more than the agent starting it (the gate refused such a spawn already;
+    /// this holds even if it did not).
+    pub fn for_agent(&self, agent: AgentLabel, limits: Limits) -> Result<Gate, String> {
+        let parent_mode = self.policy.mode_within(self.limits.as_ref());
+        if limits.mode.strictness() < parent_mode.strictness() {
+            return Err(format!(
+                "a sub-agent cannot run in a wider mode than the agent starting it: `{}` lets more through than `{}`",
+                limits.mode.as_str(),
+                parent_mode.as_str()
+            ));
+        }
+        let parent_profile = self.policy.profile_within(self.limits.as_ref());
+        let profile = limits.profile.or(parent_profile);
+        if let (Some(asked), Some(parent)) = (profile, parent_profile)
+            && asked.wider_than(parent)
+        {
+            return Err(format!(
+                "a sub-agent cannot run in a wider sandbox than the agent starting it: `{}` lets more through than `{}`",
+                asked.as_str(),
+                parent.as_str()
+            ));
+        }
+        Ok(Gate {
+            policy: self.policy.clone(),
+            grants: self.grants.clone(),
+            approver: self.approver.clone(),
+            audit: self.audit.clone(),
+            config: self.config.clone(),
+            clock: self.clock.clone(),
+            previewer: self.previewer.clone(),
+            grant_log: self.grant_log.clone(),
+            agent: Some(agent),
+            limits: Some(Limits {
+                mode: limits.mode,
+                profile,
+            }),
+        })
+    }
+
+    /// The sub-agent this view of the gate judges for (`None`: the session's own agent).
+    pub fn agent(&self) -> Option<&AgentLabel> {
+        self.agent.as_ref()
+    }
+
+    /// The mode and sandbox this gate's calls are judged under.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            mode: self.policy.mode_within(self.limits.as_ref()),
+            profile: self.policy.profile_within(self.limits.as_ref()),
+        }
+    }
+
+    /// Judges a call under this gate's limits.
+    fn assess(&self, tool: &str, args: &Value) -> crate::approval::policy::Assessment {
+        self.policy.assess_within(tool, args, self.limits.as_ref())
+    }
+
+    /// A call's arguments with the sandbox profile it will run under written in.
+    fn fill_profile<'a>(&self, tool: &str, args: &'a Value) -> std::borrow::Cow<'a, Value> {
+        self.policy
+            .with_profile_within(tool, args, self.limits.as_ref())
     }
 
     pub fn with_grant_log(mut self, log: GrantLog) -> Gate {
@@ -353,7 +427,7 @@ impl Gate {
         }
         // A `bash` call is frozen with the sandbox profile it will run under, so the profile is
         // part of what the human approves, of the digest, and of a parked call.
-        let frozen_args = self.policy.with_profile(&call.tool, &call.args);
+        let frozen_args = self.fill_profile(&call.tool, &call.args);
         let frozen = FrozenCall::freeze(&call.tool, &frozen_args);
         // The policy judges the call that will run: the frozen text parsed back. That is the
         // value just frozen whenever it holds no float (strings, integers, booleans and null come
@@ -376,12 +450,15 @@ impl Gate {
             };
             &parsed
         };
-        let verdict = self.policy.assess(&call.tool, args).verdict;
+        let verdict = self.assess(&call.tool, args).verdict;
         let judged = Judged {
             path: judged_path(&verdict),
             mcp_definition: judged_definition(&verdict),
         };
-        if let Err(e) = self.stage("request", record::request(call, &frozen, &verdict)) {
+        if let Err(e) = self.stage(
+            "request",
+            record::request(call, &frozen, &verdict, self.agent.as_ref()),
+        ) {
             return self.refuse(
                 call,
                 &frozen.digest,

@@ -14,7 +14,12 @@ use crate::protocol::Verdict;
 pub const RECORDED_ARGS_BYTES: usize = 64 * 1024;
 
 /// The `request` record of `call`, frozen as `frozen` and judged `verdict`.
-pub(super) fn request(call: &ToolCall, frozen: &FrozenCall, verdict: &Verdict) -> Value {
+pub(super) fn request(
+    call: &ToolCall,
+    frozen: &FrozenCall,
+    verdict: &Verdict,
+    agent: Option<&crate::protocol::AgentLabel>,
+) -> Value {
     let (args, left_out) = bounded(&frozen.canonical, RECORDED_ARGS_BYTES);
     let mut record = json!({
         "call_id": call.id,
@@ -25,6 +30,9 @@ pub(super) fn request(call: &ToolCall, frozen: &FrozenCall, verdict: &Verdict) -
         "risk": verdict.risk,
         "reasons": verdict.reason_lines(),
     });
+    if let Some(agent) = agent {
+        record["agent"] = json!({"id": agent.id, "parent": agent.parent, "task": agent.task});
+    }
     if left_out > 0 {
         record["args_left_out"] = json!({
             "bytes": left_out,
@@ -75,7 +83,7 @@ mod tests {
             args: json!({"path": "a.txt", "content": "hi\n"}),
         };
         let frozen = FrozenCall::freeze(&call.tool, &call.args);
-        let record = request(&call, &frozen, &verdict());
+        let record = request(&call, &frozen, &verdict(), None);
         assert_eq!(record["args"], frozen.canonical.as_str());
         assert_eq!(record["digest"], frozen.digest.as_str());
         assert!(record.get("args_left_out").is_none(), "{record}");
@@ -90,7 +98,7 @@ mod tests {
             args: json!({"path": "big.txt", "content": content}),
         };
         let frozen = FrozenCall::freeze(&call.tool, &call.args);
-        let record = request(&call, &frozen, &verdict());
+        let record = request(&call, &frozen, &verdict(), None);
         let kept = record["args"].as_str().unwrap();
         // Cut at a character: `é` is two bytes, and the text starts with `{"content":"`.
         assert!(kept.len() <= RECORDED_ARGS_BYTES && kept.len() > RECORDED_ARGS_BYTES - 2);

@@ -73,7 +73,7 @@ impl Gate {
             // Allowed for the session: the same scopes the modal would have offered.
             let mut granted = Vec::new();
             if session_grant {
-                let verdict = self.policy.assess(&frozen.tool, &args).verdict;
+                let verdict = self.assess(&frozen.tool, &args).verdict;
                 let now = (self.clock)();
                 for scope in verdict.session_scopes().unwrap_or_default() {
                     let grant = self.grants.add(
@@ -144,7 +144,7 @@ impl Gate {
         (amendment, shown): (Amendment, Option<Preview>),
         session_grant: bool,
     ) -> GateOutcome {
-        let verdict = self.policy.assess(&frozen.tool, &args).verdict;
+        let verdict = self.assess(&frozen.tool, &args).verdict;
         let proposed = ToolCall {
             args: args.clone(),
             ..call

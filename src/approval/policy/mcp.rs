@@ -25,7 +25,12 @@ use crate::protocol::Ruling;
 use crate::protocol::Subject;
 
 /// The assessment of an MCP call, or `None` when `tool` is not an MCP tool's name.
-pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assessment> {
+pub(super) fn assess(
+    policy: &Policy,
+    tool: &str,
+    args: &Value,
+    mode: super::Mode,
+) -> Option<Assessment> {
     let catalog = policy.mcp.as_ref()?;
     if !tool.contains("__") {
         return None;
@@ -46,7 +51,7 @@ pub(super) fn assess(policy: &Policy, tool: &str, args: &Value) -> Option<Assess
             message,
         ));
     }
-    Some(judge(policy, tool, &found, args))
+    Some(judge(policy, tool, &found, args, mode))
 }
 
 /// Why `tool` (`SERVER__TOOL`) is not offered, from where its server stands.
@@ -89,7 +94,13 @@ fn whole(tool: &str, ruling: Ruling, code: ReasonCode, message: String) -> Asses
     }
 }
 
-fn judge(policy: &Policy, tool: &str, found: &McpTool, args: &Value) -> Assessment {
+fn judge(
+    policy: &Policy,
+    tool: &str,
+    found: &McpTool,
+    args: &Value,
+    mode: super::Mode,
+) -> Assessment {
     let risk = found.risk();
     let name = found.rule_name();
     let ruling = if risk == Risk::Safe {
@@ -127,7 +138,7 @@ fn judge(policy: &Policy, tool: &str, found: &McpTool, args: &Value) -> Assessme
         ),
     )];
     apply_rules(policy, found, args, &mut parts[0], &mut reasons);
-    policy.apply_mode(tool, &mut parts, &mut reasons);
+    policy.apply_mode(tool, mode, &mut parts, &mut reasons);
     if let Some(why) = &found.changed {
         let part = &mut parts[0];
         part.ruling = part.ruling.max(Ruling::Ask);

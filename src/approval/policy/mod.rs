@@ -58,6 +58,22 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// How much it holds back, from auto-edit (least) to read-only (most): a sub-agent's mode
+    /// holds back at least as much as its parent's.
+    pub fn strictness(self) -> u8 {
+        match self {
+            Mode::AutoEdit => 0,
+            Mode::Default => 1,
+            Mode::ReadOnly => 2,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Mode> {
+        [Mode::Default, Mode::AutoEdit, Mode::ReadOnly]
+            .into_iter()
+            .find(|m| m.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Default => "default",
@@ -66,6 +82,19 @@ impl Mode {
         }
     }
 }
+
+/// What a sub-agent's calls are judged under: a mode and a sandbox profile no wider than its
+/// parent's (see `gate::Gate::for_agent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub mode: Mode,
+    /// The profile its commands run under when they name none, and the widest they may name.
+    pub profile: Option<crate::sandbox::Profile>,
+}
+
+/// The tool that starts a sub-agent (`tools::agent`): judged here on the mode and sandbox it
+/// asks for, never wider than the caller's.
+pub const AGENT_TOOL: &str = "agent";
 
 /// An edit or write deleting more lines than this asks even in auto-edit mode.
 pub const LARGE_DELETION_LINES: usize = 200;
@@ -158,14 +187,68 @@ impl Policy {
     }
 
     pub fn assess(&self, tool: &str, args: &Value) -> Assessment {
-        if let Some(assessment) = mcp::assess(self, tool, args) {
+        self.assess_within(tool, args, None)
+    }
+
+    /// The mode a call is judged under: a sub-agent's, or the session's.
+    pub fn mode_within(&self, limits: Option<&Limits>) -> Mode {
+        limits.map_or(self.mode, |l| l.mode)
+    }
+
+    /// The profile a command that names none runs under: a sub-agent's, or the session's.
+    pub fn profile_within(&self, limits: Option<&Limits>) -> Option<crate::sandbox::Profile> {
+        limits
+            .and_then(|l| l.profile)
+            .or(self.sandbox.as_ref().map(|s| s.default))
+    }
+
+    /// [`Policy::with_profile`] for a call of an agent judged under `limits`.
+    pub fn with_profile_within<'a>(
+        &self,
+        tool: &str,
+        args: &'a Value,
+        limits: Option<&Limits>,
+    ) -> Cow<'a, Value> {
+        match (limits.and_then(|l| l.profile), self.sandbox.is_some()) {
+            (Some(profile), true) if self.runs_commands(tool) => {
+                Cow::Owned(crate::sandbox::with_profile(tool, args, profile))
+            }
+            _ => self.with_profile(tool, args),
+        }
+    }
+
+    /// Judges a call as [`Policy::assess`] does, for an agent held to `limits` (a sub-agent):
+    /// its mode, and its sandbox profile as the default and the widest a command may name.
+    pub fn assess_within(&self, tool: &str, args: &Value, limits: Option<&Limits>) -> Assessment {
+        if let Some(assessment) = mcp::assess(self, tool, args, self.mode_within(limits)) {
             return assessment;
         }
         let (facts, mut parts, mut reasons) = self.facts_and_reasons(tool, args);
+        if tool == AGENT_TOOL {
+            self.judge_spawn(args, limits, &mut parts, &mut reasons);
+        }
         let mut running = None;
         if let (Some(sandbox), Facts::Bash { .. }) = (&self.sandbox, &facts) {
-            match sandbox.profile_of(args) {
+            let asked = crate::sandbox::profile_arg(args).map(|named| {
+                named.unwrap_or(limits.and_then(|l| l.profile).unwrap_or(sandbox.default))
+            });
+            match asked {
                 Ok(profile) => {
+                    if let Some(widest) = limits.and_then(|l| l.profile)
+                        && profile.wider_than(widest)
+                    {
+                        refuse_part(
+                            &mut parts,
+                            &mut reasons,
+                            "sandbox",
+                            ReasonCode::WiderThanParent,
+                            format!(
+                                "this sub-agent runs under sandbox `{}`; its commands cannot ask for the wider `{}`",
+                                widest.as_str(),
+                                profile.as_str()
+                            ),
+                        );
+                    }
                     running = Some(sandboxing::apply(
                         sandbox,
                         profile,
@@ -173,28 +256,17 @@ impl Policy {
                         &mut reasons,
                     ));
                 }
-                Err(message) => {
-                    let index = parts.len();
-                    parts.push(Part {
-                        kind: PartKind::Call,
-                        label: "sandbox".into(),
-                        span: None,
-                        ruling: Ruling::Deny,
-                        risk: Risk::Dangerous,
-                        subject: None,
-                        scope: None,
-                    });
-                    reasons.push(Reason::policy(
-                        Ruling::Deny,
-                        ReasonCode::InvalidArguments,
-                        Some(index),
-                        message,
-                    ));
-                }
+                Err(message) => refuse_part(
+                    &mut parts,
+                    &mut reasons,
+                    "sandbox",
+                    ReasonCode::InvalidArguments,
+                    message,
+                ),
             }
         }
         self.apply_rules(tool, &facts, &mut parts, &mut reasons);
-        self.apply_mode(tool, &mut parts, &mut reasons);
+        self.apply_mode(tool, self.mode_within(limits), &mut parts, &mut reasons);
         let mut verdict = decide(parts, reasons);
         if let Some(running) = running {
             sandboxing::finish(running, &mut verdict);
@@ -345,11 +417,12 @@ impl Policy {
         }
     }
 
-    fn apply_mode(&self, tool: &str, parts: &mut [Part], reasons: &mut Vec<Reason>) {
+    fn apply_mode(&self, tool: &str, mode: Mode, parts: &mut [Part], reasons: &mut Vec<Reason>) {
+        let ruling_mode = mode;
         let mode = ReasonSource::Mode {
-            mode: self.mode.as_str().into(),
+            mode: ruling_mode.as_str().into(),
         };
-        match self.mode {
+        match ruling_mode {
             Mode::Default => {}
             Mode::ReadOnly => {
                 for (index, part) in parts.iter_mut().enumerate() {
@@ -394,6 +467,101 @@ impl Policy {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A part of the call that is refused whole (a profile that is no profile, a wider one than
+/// a sub-agent may have), with its reason.
+fn refuse_part(
+    parts: &mut Vec<Part>,
+    reasons: &mut Vec<Reason>,
+    label: &str,
+    code: ReasonCode,
+    message: String,
+) {
+    let index = parts.len();
+    parts.push(Part {
+        kind: PartKind::Call,
+        label: label.into(),
+        span: None,
+        ruling: Ruling::Deny,
+        risk: Risk::Dangerous,
+        subject: None,
+        scope: None,
+    });
+    reasons.push(Reason::policy(Ruling::Deny, code, Some(index), message));
+}
+
+impl Policy {
+    /// A call of the `agent` tool: the mode and sandbox it asks for its sub-agent must be ones
+    /// this policy knows, and hold back at least as much as the caller's (the session's agent,
+    /// or a sub-agent held to `limits`). Anything else refuses the call, with the reason.
+    fn judge_spawn(
+        &self,
+        args: &Value,
+        limits: Option<&Limits>,
+        parts: &mut Vec<Part>,
+        reasons: &mut Vec<Reason>,
+    ) {
+        let caller = self.mode_within(limits);
+        match args.get("mode") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => match Mode::parse(text) {
+                Some(mode) if mode.strictness() < caller.strictness() => refuse_part(
+                    parts,
+                    reasons,
+                    "mode",
+                    ReasonCode::WiderThanParent,
+                    format!(
+                        "a sub-agent cannot run in a wider mode than the agent starting it: `{}` lets more through than `{}`",
+                        mode.as_str(),
+                        caller.as_str()
+                    ),
+                ),
+                Some(_) => {}
+                None => refuse_part(
+                    parts,
+                    reasons,
+                    "mode",
+                    ReasonCode::InvalidArguments,
+                    format!(
+                        "`mode` must be one of default, auto-edit, read-only, got {:?}",
+                        crate::visible::visible_line(text)
+                    ),
+                ),
+            },
+            Some(other) => refuse_part(
+                parts,
+                reasons,
+                "mode",
+                ReasonCode::InvalidArguments,
+                format!("`mode` must be a string, got {other}"),
+            ),
+        }
+        match (
+            crate::sandbox::profile_arg(args),
+            self.profile_within(limits),
+        ) {
+            (Err(message), _) => refuse_part(
+                parts,
+                reasons,
+                "sandbox",
+                ReasonCode::InvalidArguments,
+                message,
+            ),
+            (Ok(Some(asked)), Some(caller)) if asked.wider_than(caller) => refuse_part(
+                parts,
+                reasons,
+                "sandbox",
+                ReasonCode::WiderThanParent,
+                format!(
+                    "a sub-agent cannot run in a wider sandbox than the agent starting it: `{}` lets more through than `{}`",
+                    asked.as_str(),
+                    caller.as_str()
+                ),
+            ),
+            _ => {}
         }
     }
 }

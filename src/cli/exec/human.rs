@@ -5,9 +5,55 @@
 use crate::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::visible::{visible, visible_line};
 
+/// One event as `exec` prints it in JSON: the event's own fields, and `agent`, the agent it
+/// belongs to (`main`, or a sub-agent's id).
+pub fn event_json(event: &AgentEvent) -> serde_json::Value {
+    let (agent, event) = match event {
+        AgentEvent::Agent { agent, event } => (agent.as_str(), &**event),
+        event => (crate::agent::MAIN, event),
+    };
+    let mut value = serde_json::to_value(event).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("agent".into(), agent.into());
+    }
+    value
+}
+
 /// One event as a person would want to read it, or nothing for events that add no news.
 pub fn human_line(event: &AgentEvent) -> Option<String> {
     Some(match event {
+        AgentEvent::Agent { agent, event } => {
+            // A sub-agent's lines are its own: each starts with its id.
+            let inner = human_line(event)?;
+            let id = visible_line(agent);
+            return Some(prefixed(&inner, &format!("[{id}] ")));
+        }
+        AgentEvent::AgentStarted {
+            agent,
+            mode,
+            sandbox,
+            ..
+        } => format!(
+            "\n⧉ {} started by {}: {} (mode {}{})",
+            visible_line(&agent.id),
+            visible_line(&agent.parent),
+            visible_line(&agent.task),
+            visible_line(mode),
+            sandbox
+                .as_ref()
+                .map(|s| format!(", sandbox {}", visible_line(s)))
+                .unwrap_or_default()
+        ),
+        AgentEvent::AgentFinished {
+            agent,
+            status,
+            summary,
+        } => format!(
+            "\n⧉ {} {}: {}",
+            visible_line(agent),
+            status.as_str(),
+            visible_line(summary)
+        ),
         AgentEvent::TurnStarted { prompt, .. } => format!("\n> {}\n", visible(prompt)),
         AgentEvent::TextDelta { text } => return Some(visible(text)),
         AgentEvent::Restored { session } => {
@@ -31,7 +77,12 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
             )
         }
         AgentEvent::ApprovalRequested { request } => format!(
-            "\n? {} {} asks: {}",
+            "\n? {}{} {} asks: {}",
+            request
+                .agent
+                .as_ref()
+                .map(|a| format!("[{}] ", visible_line(&a.id)))
+                .unwrap_or_default(),
             visible_line(&request.call_id),
             visible_line(&request.tool),
             visible_line(&request.verdict.reason_lines().join("; "))
@@ -107,6 +158,23 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
             return None;
         }
     })
+}
+
+/// `text` with `prefix` at the start of each of its lines (after their leading newlines).
+fn prefixed(text: &str, prefix: &str) -> String {
+    let mut out = String::with_capacity(text.len() + prefix.len());
+    let mut at_start = true;
+    for c in text.chars() {
+        if at_start && c != '\n' {
+            out.push_str(prefix);
+            at_start = false;
+        }
+        out.push(c);
+        if c == '\n' {
+            at_start = true;
+        }
+    }
+    out
 }
 
 /// A parked call as a person reads it: what waits, and the commands that answer it.

@@ -9,8 +9,46 @@ impl App {
     /// Applies one agent event. Returns ops to send: the grant list again, when a session grant
     /// may have been stored or used up since it was last asked for.
     pub fn on_agent_event(&mut self, event: AgentEvent) -> Vec<Op> {
+        match event {
+            AgentEvent::Agent { agent, event } => self.sub_agent_event(agent, *event),
+            AgentEvent::AgentStarted {
+                agent,
+                call_id,
+                depth,
+                mode,
+                sandbox,
+            } => {
+                self.agent_started(agent, call_id, depth, (mode, sandbox));
+                Vec::new()
+            }
+            AgentEvent::AgentFinished {
+                agent,
+                status,
+                summary,
+            } => {
+                self.agent_finished(&agent, status, summary);
+                Vec::new()
+            }
+            // A sub-agent's request shows in its own conversation (and the one queue).
+            AgentEvent::ApprovalRequested { request } => {
+                let of = request
+                    .agent
+                    .as_ref()
+                    .and_then(|a| self.agents.list.iter().position(|v| v.label.id == a.id));
+                let event = AgentEvent::ApprovalRequested { request };
+                self.with_conversation(of, |app| app.apply_event(event))
+            }
+            event => self.with_conversation(None, |app| app.apply_event(event)),
+        }
+    }
+
+    /// Applies one event to the conversation in `entries` (see `agents`).
+    pub(super) fn apply_event(&mut self, event: AgentEvent) -> Vec<Op> {
         let mut ops = Vec::new();
         match event {
+            event @ (AgentEvent::Agent { .. }
+            | AgentEvent::AgentStarted { .. }
+            | AgentEvent::AgentFinished { .. }) => return self.on_agent_event(event),
             AgentEvent::TurnStarted { prompt, .. } => self.turn_started(prompt),
             AgentEvent::TextDelta { text } => match self.entries.last_mut() {
                 Some(Entry::Assistant(s)) => s.push_str(&text),

@@ -14,6 +14,7 @@ use crate::output::BoundedOutput;
 use crate::protocol::{AgentEvent, GrantSummary, Op, TurnOutcome};
 use crate::protocol::{SandboxLabel, Stream, ToolStatus};
 
+mod agents;
 mod batch;
 mod events;
 mod ids;
@@ -23,6 +24,7 @@ mod restore;
 
 pub use super::overlay::approval::ARM_DELAY;
 pub use super::overlay::{ApprovalOverlay, Overlay};
+pub use agents::{AgentState, AgentView, Agents};
 pub use batch::{Batch, Place};
 pub use ids::ShortIds;
 pub use refused::SandboxNote;
@@ -97,6 +99,8 @@ pub struct Run {
     pub sandbox: Option<SandboxLabel>,
     /// What the sandbox refused, when its note is in the run's output.
     pub refused: Option<SandboxNote>,
+    /// The sub-agent that ran it (`None`: the session's own agent).
+    pub agent: Option<String>,
 }
 
 impl Run {
@@ -116,6 +120,7 @@ impl Run {
             diff: None,
             sandbox: None,
             refused: None,
+            agent: None,
         }
     }
 
@@ -198,6 +203,8 @@ pub struct App {
     /// Calls answered with a session grant that have not started or been refused yet: the
     /// grant list is asked for again when each settles (the gate stores the grant then).
     pub granting: Vec<String>,
+    /// The session's sub-agents, and whose conversation is on screen.
+    pub agents: Agents,
     /// A `Ctrl-C` on an empty, idle prompt: until then a second one quits.
     pub quit_armed_until: Option<Instant>,
     /// A proposal's text to open in the person's editor (`e` on a file change): the loop
@@ -251,6 +258,7 @@ impl App {
             ids: ShortIds::default(),
             asked: HashMap::new(),
             granting: Vec::new(),
+            agents: Agents::default(),
             quit_armed_until: None,
         }
     }

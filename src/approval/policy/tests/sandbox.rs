@@ -125,3 +125,85 @@ fn a_sandbox_argument_that_is_not_a_profile_is_denied() {
     assert_eq!(v.ruling, Ruling::Deny);
     assert!(v.reason_lines()[0].contains("`sandbox` must be one of"));
 }
+
+/// A sub-agent held to the read-only profile and the read-only mode.
+fn read_only_agent() -> crate::approval::policy::Limits {
+    crate::approval::policy::Limits {
+        mode: crate::approval::policy::Mode::ReadOnly,
+        profile: Some(Profile::ReadOnly),
+    }
+}
+
+#[test]
+fn a_sub_agent_command_runs_under_its_own_profile_and_cannot_name_a_wider_one() {
+    let w = sandboxed(world(), landlock());
+    let limits = read_only_agent();
+    let args = json!({"command": "ls"});
+    let filled = w.policy.with_profile_within("bash", &args, Some(&limits));
+    assert_eq!(filled["sandbox"], "read-only");
+    for wider in ["workspace-write", "network", "off"] {
+        let v = w
+            .policy
+            .assess_within(
+                "bash",
+                &json!({"command": "ls", "sandbox": wider}),
+                Some(&limits),
+            )
+            .verdict;
+        assert_eq!(v.ruling, Ruling::Deny, "{wider}");
+        assert!(
+            v.reasons
+                .iter()
+                .any(|r| r.code == crate::protocol::ReasonCode::WiderThanParent
+                    && r.message.contains(wider)),
+            "{:?}",
+            v.reason_lines()
+        );
+    }
+    // The same command under the session's own limits is judged as always.
+    let v = call(&w, "ls", Some("workspace-write"));
+    assert_eq!(v.ruling, Ruling::Allow);
+}
+
+#[test]
+fn an_agent_call_is_allowed_narrower_and_refused_wider_than_its_caller() {
+    let w = sandboxed(world(), landlock());
+    let spawn = |extra: serde_json::Value, limits: Option<&crate::approval::policy::Limits>| {
+        let mut args = json!({"task": "t", "prompt": "p"});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        w.policy.assess_within("agent", &args, limits).verdict
+    };
+    assert_eq!(spawn(json!({}), None).ruling, Ruling::Allow);
+    assert_eq!(
+        spawn(json!({"mode": "read-only", "sandbox": "read-only"}), None).ruling,
+        Ruling::Allow
+    );
+    for (extra, why) in [
+        (json!({"mode": "auto-edit"}), "wider mode"),
+        (json!({"sandbox": "network"}), "wider sandbox"),
+        (json!({"sandbox": "off"}), "wider sandbox"),
+        (json!({"mode": "yolo"}), "`mode` must be one of"),
+        (json!({"sandbox": 3}), "`sandbox` must be a string"),
+    ] {
+        let v = spawn(extra.clone(), None);
+        assert_eq!(v.ruling, Ruling::Deny, "{extra}");
+        assert!(
+            v.reason_lines().iter().any(|l| l.contains(why)),
+            "{extra}: {:?}",
+            v.reason_lines()
+        );
+    }
+    // A read-only sub-agent cannot start one in the default mode or a writing sandbox.
+    let limits = read_only_agent();
+    assert_eq!(spawn(json!({}), Some(&limits)).ruling, Ruling::Allow);
+    assert_eq!(
+        spawn(json!({"mode": "default"}), Some(&limits)).ruling,
+        Ruling::Deny
+    );
+    assert_eq!(
+        spawn(json!({"sandbox": "workspace-write"}), Some(&limits)).ruling,
+        Ruling::Deny
+    );
+}

@@ -133,6 +133,11 @@ impl ApprovalOverlay {
         };
     }
 
+    /// The requests waiting, the front one first.
+    pub fn requests(&self) -> impl Iterator<Item = &ApprovalRequest> {
+        self.queue.iter()
+    }
+
     /// Removes requests the agent settled itself; a new front starts unseen.
     pub(crate) fn retain(&mut self, keep: impl Fn(&ApprovalRequest) -> bool) {
         let front = self.queue.front().map(|r| r.call_id.clone());

@@ -1,0 +1,292 @@
+//! Sub-agents: an `agent` call the gate approved starts another `Agent` on the same task tree.
+//! It has its own conversation and turn loop, runs while its caller goes on, and passes the
+//! same gate (a view of it that names the sub-agent and holds it to a mode and sandbox no wider
+//! than its caller's), so its requests join the one queue. Its events reach the driver wrapped
+//! as `AgentEvent::Agent`; its call ids are its own id and the model's (`a1-call_0`), so no two
+//! agents' calls share an id in the queue, the running set or the results pane. Its final
+//! answer is the `agent` call's result; cancelling that call (or the turn) cancels it and
+//! every sub-agent it started.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentConfig, Control};
+use crate::approval::gate::Gate;
+use crate::approval::policy::Limits;
+use crate::model::{Message, ModelClient};
+use crate::output::{OutputSink, ToolError, ToolOutcome};
+use crate::protocol::{AgentEvent, AgentLabel, AgentStatus, Stream, ToolStatus, TurnOutcome};
+use crate::tools::ToolRegistry;
+use crate::tools::agent::{Spawn, SubAgents};
+use crate::tools::tool::ToolFuture;
+
+/// The session's own agent, as a sub-agent's parent is named.
+pub const MAIN: &str = "main";
+
+/// How far a tree of agents may grow (`[agents]` in the configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubAgentLimits {
+    /// How deep sub-agents nest: 1 lets the session's agent start sub-agents that start none.
+    pub max_depth: usize,
+    /// How many sub-agents run at once, in the whole tree.
+    pub max_running: usize,
+}
+
+impl Default for SubAgentLimits {
+    fn default() -> Self {
+        SubAgentLimits {
+            max_depth: 2,
+            max_running: 8,
+        }
+    }
+}
+
+/// What every agent of one session's tree shares: the limits, and the counts they limit.
+#[derive(Default)]
+pub(super) struct Tree {
+    limits: SubAgentLimits,
+    started: AtomicUsize,
+    running: AtomicUsize,
+}
+
+impl Tree {
+    pub(super) fn new(limits: SubAgentLimits) -> Arc<Tree> {
+        Arc::new(Tree {
+            limits,
+            ..Tree::default()
+        })
+    }
+}
+
+/// One sub-agent counted as running until this is dropped.
+struct Running(Arc<Tree>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What an agent starts its sub-agents with: its model, tools and gate, the driver's channel,
+/// the shared control (answers, running calls), and where it stands in the tree.
+pub(super) struct Spawner {
+    pub(super) model: Arc<dyn ModelClient>,
+    pub(super) tools: Arc<ToolRegistry>,
+    pub(super) gate: Arc<Gate>,
+    pub(super) events: mpsc::UnboundedSender<AgentEvent>,
+    pub(super) control: Arc<Control>,
+    pub(super) tree: Arc<Tree>,
+    /// Of the agent that owns this spawner: 0 for the session's agent.
+    pub(super) depth: usize,
+    /// Its id: [`MAIN`] or a sub-agent's.
+    pub(super) id: String,
+    pub(super) max_steps: usize,
+}
+
+impl Spawner {
+    /// Counts one more sub-agent of this agent, or says which limit it would pass.
+    fn admit(&self) -> Result<Running, String> {
+        let limits = self.tree.limits;
+        if self.depth + 1 > limits.max_depth {
+            return Err(format!(
+                "sub-agents nest at most {} deep (`[agents] max_depth` in the configuration) and \
+                 this one would be {} deep, so it was not started; do this task yourself",
+                limits.max_depth,
+                self.depth + 1
+            ));
+        }
+        let before = self.tree.running.fetch_add(1, Ordering::SeqCst);
+        let running = Running(self.tree.clone());
+        if before >= limits.max_running {
+            return Err(format!(
+                "at most {} sub-agents run at once (`[agents] max_running` in the \
+                 configuration) and {before} are running, so this one was not started; wait \
+                 for one to finish, or do this task yourself",
+                limits.max_running
+            ));
+        }
+        Ok(running)
+    }
+
+    async fn start(
+        &self,
+        spawn: Spawn,
+        call_id: &str,
+        cancel: CancellationToken,
+        sink: OutputSink,
+    ) -> Result<ToolOutcome, ToolError> {
+        let _running = self.admit().map_err(ToolError::Failed)?;
+        let number = self.tree.started.fetch_add(1, Ordering::SeqCst) + 1;
+        let label = AgentLabel {
+            id: format!("a{number}"),
+            parent: self.id.clone(),
+            task: spawn.task.clone(),
+        };
+        let caller = self.gate.limits();
+        let limits = Limits {
+            mode: spawn.mode.unwrap_or(caller.mode),
+            profile: spawn.sandbox.or(caller.profile),
+        };
+        let gate = self
+            .gate
+            .for_agent(label.clone(), limits)
+            .map_err(ToolError::Failed)?;
+        let model = match self.model.sub_agent(&spawn.task) {
+            Ok(Some(model)) => model,
+            Ok(None) => self.model.clone(),
+            Err(e) => {
+                return Err(ToolError::Failed(format!(
+                    "the sub-agent could not be started: {e}"
+                )));
+            }
+        };
+        let limits = gate.limits();
+        let _ = self.events.send(AgentEvent::AgentStarted {
+            agent: label.clone(),
+            call_id: call_id.to_string(),
+            depth: self.depth + 1,
+            mode: limits.mode.as_str().to_string(),
+            sandbox: limits.profile.map(|p| p.as_str().to_string()),
+        });
+        let gate = Arc::new(gate);
+        let spawner = Spawner {
+            model: model.clone(),
+            tools: self.tools.clone(),
+            gate: gate.clone(),
+            events: self.events.clone(),
+            control: self.control.clone(),
+            tree: self.tree.clone(),
+            depth: self.depth + 1,
+            id: label.id.clone(),
+            max_steps: self.max_steps,
+        };
+        let mut agent = Agent {
+            model,
+            tools: self.tools.clone(),
+            gate,
+            events: self.events.clone(),
+            control: self.control.clone(),
+            conversation: Vec::new(),
+            turn: 0,
+            config: AgentConfig {
+                max_steps: self.max_steps,
+                ..AgentConfig::default()
+            },
+            journal_failed: Default::default(),
+            checkpoint_failed: Default::default(),
+            spawner: Arc::new(spawner),
+            tag: Some(label.id.clone()),
+        };
+        let outcome = agent.sub_turn(spawn.prompt, &cancel).await;
+        let answer = last_answer(&agent.conversation);
+        let (status, summary, result) = match outcome {
+            TurnOutcome::Completed => (
+                AgentStatus::Done,
+                answer.clone(),
+                ToolOutcome::text(if answer.is_empty() {
+                    "(the sub-agent finished without a final answer)".into()
+                } else {
+                    answer
+                }),
+            ),
+            TurnOutcome::Interrupted => {
+                let said = "the sub-agent was cancelled before it finished".to_string();
+                (
+                    AgentStatus::Cancelled,
+                    said.clone(),
+                    ended(ToolStatus::Cancelled, said, &answer),
+                )
+            }
+            other => {
+                let why = match other {
+                    TurnOutcome::StepLimit => format!(
+                        "the sub-agent stopped at its step limit ({} model answers) without a \
+                         final answer",
+                        self.max_steps
+                    ),
+                    TurnOutcome::Failed { message } => format!("the sub-agent failed: {message}"),
+                    TurnOutcome::Parked { request, .. } => format!(
+                        "the sub-agent's call {} needs a person and none is here; nothing of it ran",
+                        request.call_id
+                    ),
+                    _ => "the sub-agent ended".into(),
+                };
+                (
+                    AgentStatus::Failed,
+                    why.clone(),
+                    ended(ToolStatus::Failed, why, &answer),
+                )
+            }
+        };
+        sink.send(Stream::Stdout, result.content.as_bytes());
+        let _ = self.events.send(AgentEvent::AgentFinished {
+            agent: label.id,
+            status,
+            summary: first_line(&summary),
+        });
+        Ok(result)
+    }
+}
+
+impl SubAgents for Spawner {
+    fn run<'a>(
+        &'a self,
+        spawn: Spawn,
+        call_id: &'a str,
+        cancel: CancellationToken,
+        sink: OutputSink,
+    ) -> ToolFuture<'a> {
+        Box::pin(self.start(spawn, call_id, cancel, sink))
+    }
+}
+
+impl Agent {
+    /// A sub-agent's one turn: its prompt, then model steps until it answers without calls.
+    async fn sub_turn(&mut self, prompt: String, cancel: &CancellationToken) -> TurnOutcome {
+        self.turn = 1;
+        self.emit(AgentEvent::TurnStarted {
+            turn: 1,
+            prompt: prompt.clone(),
+        });
+        self.conversation.push(Message::User { text: prompt });
+        let outcome = self.turn_steps(cancel).await;
+        self.emit(AgentEvent::TurnFinished {
+            turn: 1,
+            outcome: outcome.clone(),
+        });
+        outcome
+    }
+}
+
+/// A result that says how the sub-agent ended, with what it had said last.
+fn ended(status: ToolStatus, why: String, answer: &str) -> ToolOutcome {
+    let content = if answer.is_empty() {
+        why
+    } else {
+        format!("{why}. Its last words:\n{answer}")
+    };
+    ToolOutcome {
+        status,
+        ..ToolOutcome::text(content)
+    }
+}
+
+/// The text of the conversation's last model answer.
+fn last_answer(conversation: &[Message]) -> String {
+    conversation
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { text, .. } => Some(text.trim().to_string()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    crate::tools::agent::one_line(line)
+}
