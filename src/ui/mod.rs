@@ -15,6 +15,7 @@ mod editor;
 pub mod keys;
 #[cfg(test)]
 mod loop_tests;
+pub mod notify;
 pub mod output;
 pub mod overlay;
 pub mod preview;
