@@ -268,6 +268,9 @@ pub enum AgentEvent {
     },
 }
 
+/// The session's own agent, as a sub-agent's parent and an event's agent are named.
+pub const MAIN_AGENT: &str = "main";
+
 /// How a sub-agent ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

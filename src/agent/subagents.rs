@@ -24,7 +24,7 @@ use crate::tools::agent::{Spawn, SubAgents};
 use crate::tools::tool::ToolFuture;
 
 /// The session's own agent, as a sub-agent's parent is named.
-pub const MAIN: &str = "main";
+pub const MAIN: &str = crate::protocol::MAIN_AGENT;
 
 /// How far a tree of agents may grow (`[agents]` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,6 +97,7 @@ enum Window {
     Approval,
     Help,
     Grants,
+    Agents,
     Audit,
     ConfirmQuit,
 }
@@ -107,6 +108,7 @@ impl Window {
             Overlay::Approval(_) => Window::Approval,
             Overlay::Help(_) => Window::Help,
             Overlay::Grants(_) => Window::Grants,
+            Overlay::Agents(_) => Window::Agents,
             Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
@@ -118,6 +120,7 @@ impl Window {
             Window::Approval => "wants to run",
             Window::Help => "every key, mouse too",
             Window::Grants => "session grants (d revokes",
+            Window::Agents => "agents (Enter shows one",
             Window::Audit => "audit: this session's decisions",
             Window::ConfirmQuit => "quit?",
         }

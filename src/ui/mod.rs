@@ -25,6 +25,8 @@ mod screen_snapshots;
 #[cfg(test)]
 mod snapshots;
 #[cfg(test)]
+mod snapshots_agents;
+#[cfg(test)]
 mod snapshots_layout;
 #[cfg(test)]
 mod snapshots_mcp;

@@ -187,6 +187,10 @@ impl App {
     pub fn cycle_agent(&mut self, forward: bool) {
         let count = self.agents.list.len() + 1;
         if count == 1 {
+            self.entries.push(Entry::Notice(
+                "no sub-agents yet: this is the session's agent (the model starts one with the `agent` tool)"
+                    .into(),
+            ));
             return;
         }
         let at = self.agents.viewing.map_or(0, |i| i + 1);
@@ -221,6 +225,32 @@ impl App {
             .flat_map(|a| a.requests())
             .filter(|r| r.agent.as_ref().map(|l| l.id.as_str()) == agent)
             .count()
+    }
+
+    /// Whether the results pane shows run `index`: every run, or with the filter on (`a`),
+    /// only the runs of the agent it was turned on for.
+    pub fn run_shown(&self, index: usize) -> bool {
+        match (&self.run_filter, self.runs.get(index)) {
+            (None, Some(_)) => true,
+            (Some(agent), Some(run)) => {
+                run.agent.as_deref().unwrap_or(crate::protocol::MAIN_AGENT) == agent
+            }
+            (_, None) => false,
+        }
+    }
+
+    /// Turns the results pane's filter on for the agent on screen, or off.
+    pub fn toggle_run_filter(&mut self) {
+        self.run_filter = match self.run_filter {
+            Some(_) => None,
+            None => Some(match self.agents.viewing {
+                Some(i) => self.agents.list[i].label.id.clone(),
+                None => crate::protocol::MAIN_AGENT.to_string(),
+            }),
+        };
+        if let Some(last) = (0..self.runs.len()).rev().find(|i| self.run_shown(*i)) {
+            self.selected_run = last;
+        }
     }
 
     /// The name of the conversation on screen: `main` or a sub-agent's id and task.

@@ -51,6 +51,11 @@ impl App {
             Action::Grants => return self.open_grants(),
             Action::Help => self.open_help(),
             Action::Audit => return self.open_audit(),
+            Action::Agents => self
+                .overlays
+                .push(Overlay::Agents(crate::ui::overlay::AgentsOverlay::default())),
+            Action::NextAgent => self.cycle_agent(true),
+            Action::PrevAgent => self.cycle_agent(false),
             _ => {}
         }
         Vec::new()
@@ -112,6 +117,7 @@ impl App {
             now: self.now,
             screen: self.screen,
             grants: &self.grants,
+            agents: &self.agents,
         };
         let Some(top) = self.overlays.last_mut() else {
             return Vec::new();
@@ -137,6 +143,7 @@ impl App {
                     .overlays
                     .push(Overlay::Help(HelpOverlay::at(place, self.screen))),
                 Effect::Notice(text) => self.entries.push(Entry::Notice(text)),
+                Effect::ViewAgent(agent) => self.view_agent(agent),
                 Effect::Parked { call_id, text } => {
                     let shown = self.ids.note(&call_id);
                     self.entries
@@ -215,11 +222,15 @@ impl App {
             Some(Action::Close) => self.focus = Focus::Prompt,
             Some(Action::Down(_)) => {
                 self.follow = false;
-                self.selected_run = (self.selected_run + 1).min(count.saturating_sub(1));
+                if let Some(next) = (self.selected_run + 1..count).find(|i| self.run_shown(*i)) {
+                    self.selected_run = next;
+                }
             }
             Some(Action::Up(_)) => {
                 self.follow = false;
-                self.selected_run = self.selected_run.saturating_sub(1);
+                if let Some(before) = (0..self.selected_run).rev().find(|i| self.run_shown(*i)) {
+                    self.selected_run = before;
+                }
             }
             Some(Action::Expand) => self.expanded = !self.expanded,
             Some(Action::Follow) => {
@@ -240,6 +251,7 @@ impl App {
             }
             Some(Action::Grants) => return self.open_grants(),
             Some(Action::Audit) => return self.open_audit(),
+            Some(Action::FilterRuns) => self.toggle_run_filter(),
             Some(Action::Help) => self.open_help(),
             Some(Action::Quit) => return self.request_quit(),
             _ => {}
@@ -260,6 +272,7 @@ impl App {
             now: self.now,
             screen: self.screen,
             grants: &self.grants,
+            agents: &self.agents,
         };
         match self.overlays.last_mut() {
             Some(top) => top.on_wheel(up, &cx),

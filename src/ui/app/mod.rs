@@ -205,6 +205,8 @@ pub struct App {
     pub granting: Vec<String>,
     /// The session's sub-agents, and whose conversation is on screen.
     pub agents: Agents,
+    /// The results pane shows only this agent's runs (`main` or a sub-agent's id), when set.
+    pub run_filter: Option<String>,
     /// A `Ctrl-C` on an empty, idle prompt: until then a second one quits.
     pub quit_armed_until: Option<Instant>,
     /// A proposal's text to open in the person's editor (`e` on a file change): the loop
@@ -259,6 +261,7 @@ impl App {
             asked: HashMap::new(),
             granting: Vec::new(),
             agents: Agents::default(),
+            run_filter: None,
             quit_armed_until: None,
         }
     }

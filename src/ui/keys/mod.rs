@@ -28,11 +28,13 @@ pub enum Place {
     Grants,
     Audit,
     ConfirmQuit,
+    /// The agent list (F3).
+    Agents,
 }
 
 impl Place {
     /// The order the help lists them in.
-    pub const ALL: [Place; 11] = [
+    pub const ALL: [Place; 12] = [
         Place::Prompt,
         Place::Anywhere,
         Place::Conversation,
@@ -42,6 +44,7 @@ impl Place {
         Place::EditCommand,
         Place::Help,
         Place::Grants,
+        Place::Agents,
         Place::Audit,
         Place::ConfirmQuit,
     ];
@@ -59,6 +62,7 @@ impl Place {
             Place::Grants => "session grants",
             Place::Audit => "audit trail",
             Place::ConfirmQuit => "quit?",
+            Place::Agents => "agents (F3)",
         }
     }
 }
@@ -115,6 +119,15 @@ pub enum Action {
     ToggleHunk,
     /// Opens the proposal to edit it (a command, inline).
     EditProposal,
+    /// Opens the agent list.
+    Agents,
+    /// Shows the selected agent's conversation.
+    ViewAgent,
+    /// Shows the next (or previous) agent's conversation.
+    NextAgent,
+    PrevAgent,
+    /// Shows only the runs of the agent on screen (again: every run).
+    FilterRuns,
 }
 
 /// One row of a table: what a person presses (as shown, and each press with its action) and
@@ -156,6 +169,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Grants => crate::ui::overlay::grants::KEYS,
         Place::Audit => crate::ui::overlay::audit::KEYS,
         Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
+        Place::Agents => crate::ui::overlay::agents::KEYS,
     }
 }
 

@@ -73,6 +73,19 @@ pub const ANYWHERE: &[Binding] = &[
         presses: &[(key(KeyCode::F(2)), Action::Audit)],
         does: "this session's decisions and who made them",
     },
+    Binding {
+        keys: "F3",
+        presses: &[(key(KeyCode::F(3)), Action::Agents)],
+        does: "the agents: the session's own and its sub-agents, with their state",
+    },
+    Binding {
+        keys: "Alt-→ / Alt-←",
+        presses: &[
+            (Press::Key(KeyCode::Right, ALT), Action::NextAgent),
+            (Press::Key(KeyCode::Left, ALT), Action::PrevAgent),
+        ],
+        does: "show the next / previous agent's conversation",
+    },
 ];
 
 /// Scrolling the conversation, from either pane (no window open).
@@ -129,6 +142,11 @@ pub const RESULTS: &[Binding] = &[
         keys: "x",
         presses: &[(plain('x'), Action::CancelRun)],
         does: "cancel the selected run (kills its process group)",
+    },
+    Binding {
+        keys: "a",
+        presses: &[(plain('a'), Action::FilterRuns)],
+        does: "only the runs of the agent on screen (again: every run)",
     },
     Binding {
         keys: "g",

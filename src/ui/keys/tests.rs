@@ -60,10 +60,11 @@ fn every_place_is_in_the_help_once() {
         Place::ConfirmQuit => 8,
         Place::Reason => 9,
         Place::EditCommand => 10,
+        Place::Agents => 11,
     };
     let mut listed: Vec<usize> = Place::ALL.iter().map(|p| number(*p)).collect();
     listed.sort();
-    assert_eq!(listed, (0..=10).collect::<Vec<_>>());
+    assert_eq!(listed, (0..=11).collect::<Vec<_>>());
 }
 
 #[test]

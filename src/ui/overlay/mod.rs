@@ -16,12 +16,14 @@ use crossterm::event::KeyEvent;
 use crate::protocol::{GrantSummary, Op};
 use crate::ui::keys::{self, Place};
 
+pub mod agents;
 pub mod approval;
 pub mod audit;
 pub mod confirm_quit;
 pub mod grants;
 pub mod help;
 
+pub use agents::AgentsOverlay;
 pub use approval::ApprovalOverlay;
 pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
@@ -31,6 +33,7 @@ pub use help::HelpOverlay;
 /// A window on the stack.
 #[derive(Debug)]
 pub enum Overlay {
+    Agents(AgentsOverlay),
     Approval(Box<ApprovalOverlay>),
     Help(HelpOverlay),
     Grants(GrantsOverlay),
@@ -46,6 +49,8 @@ pub struct Context<'a> {
     pub screen: (u16, u16),
     /// The session's grants as the agent last sent them.
     pub grants: &'a [GrantSummary],
+    /// The session's sub-agents.
+    pub agents: &'a crate::ui::app::Agents,
 }
 
 /// What a key on a window asks of the app, beyond the window's own state.
@@ -71,6 +76,8 @@ pub enum Effect {
     Quit,
     /// Open a proposal's text in the person's editor (the loop suspends the screen).
     Edit(crate::ui::app::EditorJob),
+    /// Show this agent's conversation (`None`: the session's own).
+    ViewAgent(Option<usize>),
 }
 
 impl Outcome {
@@ -104,6 +111,7 @@ impl Overlay {
             Overlay::Approval(o) => o.on_key(key, cx.now),
             Overlay::Help(o) => o.on_key(&key, cx.screen),
             Overlay::Grants(o) => o.on_key(&key, cx.grants),
+            Overlay::Agents(o) => o.on_key(&key, cx.agents),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
         }
@@ -114,7 +122,10 @@ impl Overlay {
         match self {
             Overlay::Approval(a) => a.scroll_rows(keys::wheel_rows(Place::Approval, up)),
             Overlay::Help(o) => o.on_wheel(up, cx.screen),
-            Overlay::Grants(_) | Overlay::Audit(_) | Overlay::ConfirmQuit(_) => {}
+            Overlay::Grants(_)
+            | Overlay::Agents(_)
+            | Overlay::Audit(_)
+            | Overlay::ConfirmQuit(_) => {}
         }
     }
 }

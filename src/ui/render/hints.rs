@@ -107,6 +107,14 @@ pub(super) fn hints(app: &App) -> Vec<Hint> {
             hint(KEPT, key(Place::Grants, Action::Close), "close"),
             hint(3, key(Place::Grants, Action::Help), "help"),
         ],
+        Some(Overlay::Agents(_)) => vec![
+            (!app.agents.list.is_empty())
+                .then(|| "j k".to_string())
+                .and_then(|k| hint(2, Some(k), "select")),
+            hint(1, key(Place::Agents, Action::ViewAgent), "show"),
+            hint(KEPT, key(Place::Agents, Action::Close), "close"),
+            hint(3, key(Place::Agents, Action::Help), "help"),
+        ],
         Some(Overlay::Audit(_)) => vec![
             hint(2, Some("↑↓".into()), "older / newer"),
             hint(KEPT, key(Place::Audit, Action::Close), "close"),

@@ -105,6 +105,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             }
             Overlay::Help(o) => o.render(frame),
             Overlay::Grants(o) => o.render(app, frame),
+            Overlay::Agents(o) => o.render(app, frame),
             Overlay::Audit(o) => o.render(app, frame),
             Overlay::ConfirmQuit(o) => o.render(app, frame),
         }
@@ -132,7 +133,13 @@ fn beside_modal(areas: &Areas, modal: Rect) -> (Option<Rect>, Option<Rect>) {
 }
 
 fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
-    let probe = pane_block("conversation", false);
+    // With sub-agents, the title says whose conversation this is.
+    let title = match app.viewing_name() {
+        Some(name) => format!("conversation · {}", visible_line(&name)),
+        None if !app.agents.list.is_empty() => "conversation · main".to_string(),
+        None => "conversation".to_string(),
+    };
+    let probe = pane_block(&title, false);
     let inner = probe.inner(area);
     let window = conversation::window(
         &app.entries,
@@ -144,6 +151,14 @@ fn render_conversation(app: &App, frame: &mut Frame, area: Rect) {
         probe.title_bottom(Line::styled(
             " ↓ more below · Shift-End: latest ",
             Style::default().fg(Color::Yellow),
+        ))
+    } else if !app.agents.list.is_empty() {
+        use crate::ui::keys::{self, Action, Place};
+        let next = keys::key_for(Place::Anywhere, Action::NextAgent).unwrap_or_default();
+        let list = keys::key_for(Place::Anywhere, Action::Agents).unwrap_or_default();
+        probe.title_bottom(Line::styled(
+            format!(" {next}: next agent · {list}: agents "),
+            dim(),
         ))
     } else {
         probe
@@ -166,12 +181,15 @@ fn elapsed(app: &App, started: Instant, ended: Option<Instant>) -> String {
 
 fn render_results(app: &App, frame: &mut Frame, area: Rect) {
     let focused = app.focus == Focus::Results && app.overlays.is_empty();
-    let title = if app.follow {
-        "results · following"
+    let mut title = if app.follow {
+        "results · following".to_string()
     } else {
-        "results"
+        "results".to_string()
     };
-    let block = pane_block(title, focused);
+    if let Some(agent) = &app.run_filter {
+        title.push_str(&format!(" · {} only", visible_line(agent)));
+    }
+    let block = pane_block(&title, focused);
     let inner = block.inner(area);
     let body = results::body(app, inner.width as usize, inner.height as usize, focused);
     let block = match body.hint {
@@ -200,6 +218,7 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         grants: app.grants.len(),
         // The batch's count, like the modal's "2 of 5": the questions still to come count too.
         pending: app.waiting_calls(),
+        by_agent: by_agent(app),
         working: app.turn_running,
         hints: hints::hints(app),
     };
@@ -214,8 +233,39 @@ struct StatusLine {
     workspace: String,
     grants: usize,
     pending: usize,
+    /// Requests waiting per agent, once a sub-agent's request is in the queue.
+    by_agent: String,
     working: bool,
     hints: Vec<hints::Hint>,
+}
+
+/// `main 1, a1 2`: the requests in the queue per agent, when a sub-agent's is among them.
+fn by_agent(app: &App) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    let requests = app.overlays.iter().flat_map(|o| match o {
+        Overlay::Approval(a) => a.queue.iter().collect::<Vec<_>>(),
+        _ => Vec::new(),
+    });
+    for r in requests {
+        let agent = r
+            .agent
+            .as_ref()
+            .map_or(crate::protocol::MAIN_AGENT.to_string(), |a| {
+                visible_line(&a.id)
+            });
+        match counts.iter_mut().find(|(a, _)| *a == agent) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((agent, 1)),
+        }
+    }
+    if counts.iter().all(|(a, _)| a == crate::protocol::MAIN_AGENT) {
+        return String::new();
+    }
+    counts
+        .iter()
+        .map(|(a, n)| format!("{a} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl StatusLine {
@@ -229,29 +279,37 @@ impl StatusLine {
         let kept = hints::kept_width(&self.hints);
         // Ever shorter labels, tried in order until the parts that matter fit with some path.
         let ladder = [
-            (true, true, true),
-            (true, false, true),
-            (false, false, true),
-            (false, false, false),
+            (true, true, true, true),
+            (true, false, true, true),
+            (false, false, true, true),
+            (false, false, false, true),
+            (false, false, false, false),
         ];
-        let parts = |(mode_label, long_pending, zero_grants): (bool, bool, bool)| {
-            let mode = if mode_label {
-                format!(" mode {} ", self.mode)
-            } else {
-                format!(" {} ", self.mode)
+        let parts =
+            |(mode_label, long_pending, zero_grants, per_agent): (bool, bool, bool, bool)| {
+                let mode = if mode_label {
+                    format!(" mode {} ", self.mode)
+                } else {
+                    format!(" {} ", self.mode)
+                };
+                let grants = if self.grants > 0 || zero_grants {
+                    format!("· grants {} ", self.grants)
+                } else {
+                    String::new()
+                };
+                // Once sub-agents ask, the count says whose requests wait.
+                let per = if per_agent && !self.by_agent.is_empty() {
+                    format!("({}) ", self.by_agent)
+                } else {
+                    String::new()
+                };
+                let pending = match (self.pending, long_pending) {
+                    (0, _) => String::new(),
+                    (n, true) => format!("· {n} waiting for approval {per}"),
+                    (n, false) => format!("· {n} waiting {per}"),
+                };
+                (mode, grants, pending)
             };
-            let grants = if self.grants > 0 || zero_grants {
-                format!("· grants {} ", self.grants)
-            } else {
-                String::new()
-            };
-            let pending = match (self.pending, long_pending) {
-                (0, _) => String::new(),
-                (n, true) => format!("· {n} waiting for approval "),
-                (n, false) => format!("· {n} waiting "),
-            };
-            (mode, grants, pending)
-        };
         let path_least = (len(&self.workspace) + 3).min(12);
         let fits = |(mode, grants, pending): &(String, String, String)| {
             len(&model) + len(mode) + len(grants) + len(pending) + len(working) + kept + path_least
@@ -402,6 +460,7 @@ mod tests {
             workspace: "/tmp/airlock-demo/exec-1796104174000-18445".into(),
             grants: 0,
             pending,
+            by_agent: String::new(),
             working: true,
             hints: vec![
                 hint("y allow once", 1),

@@ -96,29 +96,35 @@ pub(super) fn body(app: &App, width: usize, height: usize, focused: bool) -> Bod
 /// output fit, the last of them (the selected one, or the newest) a short summary; the newer
 /// ones too when every older one fits.
 fn shown_runs(app: &App, width: usize, height: usize) -> Vec<(usize, usize)> {
-    let count = app.runs.len();
-    let least = |i: usize| 1 + output_rows(app, i, width).min(LEAST_ROWS);
+    // The runs the filter lets through (every run without one), by their index in `runs`.
+    let visible: Vec<usize> = (0..app.runs.len()).filter(|i| app.run_shown(*i)).collect();
+    let count = visible.len();
+    if count == 0 {
+        return Vec::new();
+    }
+    let least = |at: usize| 1 + output_rows(app, visible[at], width).min(LEAST_ROWS);
     let end = if app.follow {
         count
     } else {
-        (app.selected_run + 1).min(count)
+        visible.partition_point(|i| *i <= app.selected_run).max(1)
     };
     // The run the window ends at gets its short summary first; a lone run taller than the pane
     // keeps its header (its rows end at the pane's height).
     let anchor = end - 1;
-    let first = (1 + output_rows(app, anchor, width).min(SHORT_SUMMARY_ROWS)).min(height.max(1));
-    let mut shown = vec![(anchor, first)];
+    let first =
+        (1 + output_rows(app, visible[anchor], width).min(SHORT_SUMMARY_ROWS)).min(height.max(1));
+    let mut shown = vec![(visible[anchor], first)];
     let mut used = first;
     let mut start = anchor;
     while start > 0 && used + least(start - 1) <= height {
         start -= 1;
         used += least(start);
-        shown.insert(0, (start, least(start)));
+        shown.insert(0, (visible[start], least(start)));
     }
     let mut end = end;
     while start == 0 && end < count && used + least(end) <= height {
         used += least(end);
-        shown.push((end, least(end)));
+        shown.push((visible[end], least(end)));
         end += 1;
     }
     shown
@@ -254,7 +260,10 @@ fn run_header(app: &App, run: &Run, marked: bool, selected: bool, width: usize) 
         &format!(
             "{marker}{icon} {} {}",
             visible_line(&run.short_id),
-            visible_line(&run.title)
+            match &run.agent {
+                Some(agent) => format!("[{}] {}", visible_line(agent), visible_line(&run.title)),
+                None => visible_line(&run.title),
+            }
         ),
         &times,
         &tail,

@@ -37,10 +37,15 @@ impl ApprovalOverlay {
             Some(place) => (place.index, place.total),
             None => (overlay.answered + 1, overlay.answered + overlay.queue.len()),
         };
-        let title = if total > 1 {
-            format!(" approval {index} of {total} ")
-        } else {
-            " approval ".to_string()
+        // Once sub-agents ask, the queue is shared: where this one stands in all of it.
+        let shared = overlay.queue.iter().any(|r| r.agent.is_some());
+        let title = match (shared, total > 1) {
+            (true, _) if overlay.queue.len() > 1 => {
+                format!(" approval · 1 of {} waiting ", overlay.queue.len())
+            }
+            (true, _) => " approval · the only one waiting ".to_string(),
+            (false, true) => format!(" approval {index} of {total} "),
+            (false, false) => " approval ".to_string(),
         };
         let mut block = Block::default()
             .borders(Borders::ALL)
@@ -101,7 +106,27 @@ pub(super) fn title_line(request: &ApprovalRequest, shown_id: &str) -> Line<'sta
         Risk::Mutating => (" MUTATING ", Color::Yellow),
         Risk::Dangerous => (" DANGEROUS ", Color::Red),
     };
+    // A sub-agent's request names it and its task first: which agent asks is part of what
+    // is decided.
+    let (agent, task) = match &request.agent {
+        Some(a) => (
+            Span::styled(
+                format!("{} ", visible_line(&a.id)),
+                Style::default().fg(Color::Magenta).bold(),
+            ),
+            Span::styled(
+                format!(
+                    "({}) · ",
+                    crate::ui::render::fit::truncate(&visible_line(&a.task), 40)
+                ),
+                Style::default().fg(Color::Magenta),
+            ),
+        ),
+        None => (Span::raw(""), Span::raw("")),
+    };
     Line::from(vec![
+        agent,
+        task,
         Span::raw(format!("{} wants to run ", visible_line(shown_id))),
         Span::raw(visible_line(&request.tool)).bold(),
         Span::raw("  "),

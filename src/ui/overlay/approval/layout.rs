@@ -11,6 +11,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders};
 
 use super::draw::{preview_block, title_line};
+use super::queue::Waiting;
 use super::{ApprovalOverlay, foot, queue, size};
 use crate::protocol::ApprovalRequest;
 use crate::ui::app::App;
@@ -51,14 +52,7 @@ pub(crate) fn modal<'a>(
 ) -> Option<Modal<'a>> {
     let request = overlay.queue.front()?;
     // The calls still to decide, named by the ids the screen shows them with.
-    let waiting: Vec<(String, String)> = app
-        .batch
-        .place(&request.call_id)
-        .map(|p| p.waiting)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(id, title)| (app.short_id(&id).to_string(), title))
-        .collect();
+    let waiting = waiting(app, overlay, request);
     let without = settle(app, overlay, request, overlay.doc()?, screen, &waiting, 0);
     let wanted = queue::wanted(&waiting);
     if wanted == 0 {
@@ -78,6 +72,44 @@ pub(crate) fn modal<'a>(
     Some(settle(app, overlay, request, doc, screen, &waiting, 0))
 }
 
+/// The calls still to decide after `request`: the rest of its batch, by the ids the screen
+/// shows; once a sub-agent's request is in the queue, every other request of the whole queue,
+/// each named with its agent.
+fn waiting(app: &App, overlay: &ApprovalOverlay, request: &ApprovalRequest) -> Waiting {
+    let shared = overlay.queue.iter().any(|r| r.agent.is_some());
+    if !shared {
+        return Waiting {
+            calls: app
+                .batch
+                .place(&request.call_id)
+                .map(|p| p.waiting)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(id, title)| (app.short_id(&id).to_string(), title))
+                .collect(),
+            whole_queue: false,
+        };
+    }
+    Waiting {
+        calls: overlay
+            .queue
+            .iter()
+            .skip(1)
+            .map(|r| {
+                let agent = r
+                    .agent
+                    .as_ref()
+                    .map_or(crate::protocol::MAIN_AGENT, |a| a.id.as_str());
+                (
+                    app.short_id(&r.call_id).to_string(),
+                    format!("[{agent}] {}", r.title),
+                )
+            })
+            .collect(),
+        whole_queue: true,
+    }
+}
+
 impl Modal<'_> {
     /// The whole modal, borders included.
     pub(crate) fn area(&self) -> Rect {
@@ -92,7 +124,7 @@ fn settle<'a>(
     request: &ApprovalRequest,
     doc: Doc<'a>,
     screen: Rect,
-    waiting: &[(String, String)],
+    waiting: &Waiting,
     queue_rows: usize,
 ) -> Modal<'a> {
     let queue = (waiting, queue_rows);
@@ -152,7 +184,7 @@ fn place<'a>(
     doc: Doc<'a>,
     screen: Rect,
     gate: Option<(Vec<String>, Style)>,
-    (waiting, queue_rows): (&[(String, String)], usize),
+    (waiting, queue_rows): (&Waiting, usize),
 ) -> Modal<'a> {
     // Full width, inside the borders; the preview has only a top border, so it is as wide.
     let width = screen.width.saturating_sub(2) as usize;

@@ -9,6 +9,23 @@ use crate::ui::render::dim;
 use crate::ui::render::fit::truncate;
 use crate::visible::visible_line;
 
+/// The calls still to decide after the one on screen (by the id the screen shows, with their
+/// titles): the rest of its batch, or, once sub-agents ask too, the rest of the whole queue
+/// (each title naming its agent).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Waiting {
+    pub calls: Vec<(String, String)>,
+    pub whole_queue: bool,
+}
+
+impl std::ops::Deref for Waiting {
+    type Target = [(String, String)];
+
+    fn deref(&self) -> &Self::Target {
+        &self.calls
+    }
+}
+
 /// At most this many rows: a heading, then the calls (the last row a marker when more wait).
 pub(super) const MOST_ROWS: usize = 6;
 
@@ -28,17 +45,21 @@ pub(super) fn useful(rows: usize, waiting: &[(String, String)]) -> bool {
 }
 
 /// The queue in `rows` rows of `width` columns.
-pub(super) fn lines(waiting: &[(String, String)], rows: usize, width: usize) -> Vec<Line<'static>> {
+pub(super) fn lines(waiting: &Waiting, rows: usize, width: usize) -> Vec<Line<'static>> {
     if waiting.is_empty() || rows == 0 {
         return Vec::new();
     }
     let entry =
         |(id, title): &(String, String)| format!("{}  {}", visible_line(id), visible_line(title));
-    let heading = format!(
-        "{} more of this batch to decide after this one",
-        waiting.len()
-    );
-    if rows == 1 || !useful(rows, waiting) {
+    let heading = if waiting.whole_queue {
+        format!("{} more in the queue after this one", waiting.len())
+    } else {
+        format!(
+            "{} more of this batch to decide after this one",
+            waiting.len()
+        )
+    };
+    if rows == 1 || !useful(rows, &waiting.calls) {
         let all: Vec<String> = waiting.iter().map(entry).collect();
         let text = format!("{heading}: {}", all.join(" · "));
         return vec![Line::styled(truncate(&text, width), dim())];
@@ -70,10 +91,13 @@ mod tests {
     use super::*;
     use crate::ui::preview::wrap::text_width;
 
-    fn waiting(n: usize) -> Vec<(String, String)> {
-        (0..n)
-            .map(|i| (format!("c{}", i + 2), format!("$ step {}", i + 2)))
-            .collect()
+    fn waiting(n: usize) -> Waiting {
+        Waiting {
+            calls: (0..n)
+                .map(|i| (format!("c{}", i + 2), format!("$ step {}", i + 2)))
+                .collect(),
+            whole_queue: false,
+        }
     }
 
     fn text(lines: &[Line]) -> Vec<String> {
@@ -120,11 +144,24 @@ mod tests {
     }
 
     #[test]
+    fn once_sub_agents_ask_the_rows_count_the_whole_queue() {
+        let whole = Waiting {
+            whole_queue: true,
+            ..waiting(2)
+        };
+        let rows = text(&lines(&whole, 3, 60));
+        assert_eq!(rows[0], "2 more in the queue after this one:");
+    }
+
+    #[test]
     fn a_title_shows_its_hidden_characters_and_stays_on_one_row() {
-        let sneaky = vec![(
-            "c2".to_string(),
-            "$ echo ok\u{1b}[2J\u{202e}\u{200b}\tdone".to_string(),
-        )];
+        let sneaky = Waiting {
+            calls: vec![(
+                "c2".to_string(),
+                "$ echo ok\u{1b}[2J\u{202e}\u{200b}\tdone".to_string(),
+            )],
+            whole_queue: false,
+        };
         let rows = text(&lines(&sneaky, 2, 80));
         assert_eq!(rows.len(), 2);
         assert!(

@@ -283,6 +283,31 @@ fn contexts() -> Vec<Context> {
             })],
         },
         Context {
+            name: "agents",
+            chain: &[Place::Agents],
+            own: &[Place::Agents],
+            states: vec![Box::new(|| {
+                let (mut app, t) =
+                    with_overlay(Overlay::Agents(crate::ui::overlay::AgentsOverlay {
+                        selected: 1,
+                    }));
+                for id in ["a1", "a2"] {
+                    app.on_agent_event(crate::protocol::AgentEvent::AgentStarted {
+                        agent: crate::protocol::AgentLabel {
+                            id: id.into(),
+                            parent: "main".into(),
+                            task: "run the tests".into(),
+                        },
+                        call_id: format!("c-{id}"),
+                        depth: 1,
+                        mode: "default".into(),
+                        sandbox: None,
+                    });
+                }
+                (app, t)
+            })],
+        },
+        Context {
             name: "audit",
             chain: &[Place::Audit],
             own: &[Place::Audit],
