@@ -353,7 +353,7 @@ async fn cockpit(
             airlock::visible::visible_line(&session)
         ));
     }
-    let result = airlock::ui::run(started.handle, status, first, notices).await;
+    let result = airlock::ui::run(started.handle, status, first, notices, started.notify).await;
     if let Some(journal) = journal {
         journal.close();
         println!(

@@ -243,6 +243,7 @@ pub enum AgentEvent {
     /// A sub-agent started (a call of the `agent` tool, `call_id`, was approved): its events
     /// follow as `Agent`, then one `AgentFinished`. Its final answer is that call's result.
     AgentStarted {
+        #[serde(rename = "sub_agent")]
         agent: AgentLabel,
         call_id: CallId,
         /// 1 for a sub-agent of the session's agent, 2 for one of its sub-agents, ...
@@ -261,6 +262,7 @@ pub enum AgentEvent {
     },
     /// A sub-agent's turn is over (it answered, failed or was cancelled).
     AgentFinished {
+        #[serde(rename = "sub_agent")]
         agent: String,
         status: AgentStatus,
         /// Its final answer, or why it failed (one line, model text).

@@ -543,3 +543,99 @@ fn json_mode_sends_no_output_event_that_says_nothing() {
         }
     }
 }
+
+/// The sub-agents scenario headless, allowing every request: each event says the agent it
+/// belongs to, both sub-agents run and finish, and the session's agent gets both answers.
+#[test]
+fn exec_prints_every_event_with_its_agent_and_runs_the_sub_agents_to_the_end() {
+    let root = root();
+    let scenario =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/subagents.json");
+    let run = exec(
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--approvals",
+            "dangerously-allow-all",
+        ],
+        root.path(),
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    // Every agent event names its agent (the opening `session` line is the run's own).
+    assert!(
+        run.events
+            .iter()
+            .filter(|e| e["event"] != "session")
+            .all(|e| e["agent"].is_string()),
+        "every event names its agent"
+    );
+    let started = of_kind(&run.events, "agent_started");
+    // They start at the same time, in either order; their ids follow the order they were asked.
+    let mut agents: Vec<_> = started
+        .iter()
+        .map(|e| {
+            assert_eq!(e["agent"], e["sub_agent"]["id"]);
+            assert_eq!(e["sub_agent"]["parent"], "main");
+            (
+                e["sub_agent"]["id"].as_str().unwrap(),
+                e["sub_agent"]["task"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    agents.sort();
+    assert_eq!(
+        agents,
+        vec![("a1", "run the tests"), ("a2", "count the lines of code")]
+    );
+    // A sub-agent's command is its own: its events carry its id, its call id starts with it.
+    for (id, command) in [("a1", "for part in"), ("a2", "for f in *.py")] {
+        let tool_started: Vec<_> = of_kind(&run.events, "tool_started")
+            .into_iter()
+            .filter(|e| e["agent"] == id)
+            .collect();
+        assert_eq!(tool_started.len(), 1, "{id}");
+        assert!(tool_started[0]["title"].as_str().unwrap().contains(command));
+        assert!(
+            tool_started[0]["call_id"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{id}-"))
+        );
+    }
+    let finished = of_kind(&run.events, "agent_finished");
+    assert_eq!(finished.len(), 2);
+    assert!(finished.iter().all(|e| e["status"] == "done"));
+    let last = run
+        .events
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "turn_finished")
+        .unwrap();
+    assert_eq!(last["agent"], "main");
+    assert_eq!(last["outcome"], "completed");
+}
+
+/// A `notify` that is not a method, or an `[agents]` key that does not exist, stops airlock
+/// before anything runs, naming the file and what to write instead.
+#[test]
+fn a_bad_notify_or_agents_setting_is_an_error_naming_the_file() {
+    let root = root();
+    let config = root.path().join("home/.config/airlock");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "notify = \"loud\"\n").unwrap();
+    let run = exec(&["--approvals", "deny"], root.path());
+    assert_eq!(run.status, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("config.toml"), "{}", run.stderr);
+    assert!(run.stderr.contains("\"loud\""), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("auto, osc9, osc777, bell, off"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.events.is_empty());
+    std::fs::write(config.join("config.toml"), "[agents]\nmax_deep = 3\n").unwrap();
+    let run = exec(&["--approvals", "deny"], root.path());
+    assert_eq!(run.status, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("max_deep"), "{}", run.stderr);
+    assert!(run.stderr.contains("config.toml"), "{}", run.stderr);
+}

@@ -445,3 +445,60 @@ fn a_file_change_edited_in_the_editor_is_shown_again_and_written_as_edited() {
     assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
     assert_the_terminal_is_restored(&tmux);
 }
+
+/// The sub-agents scenario: the session's agent starts two sub-agents at once; each streams
+/// its command's output into the results pane and asks once; the two requests wait in one
+/// queue, each naming its agent, and are answered in the order they came; the session's agent
+/// then finishes with both answers.
+#[test]
+fn two_sub_agents_each_ask_once_and_the_parent_finishes_with_both_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "state", "tmp"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    let command = format!(
+        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario assets/scenarios/subagents.json; echo AIRLOCK-ENDED; sleep 60",
+        root = env!("CARGO_MANIFEST_DIR"),
+        home = dir.path().join("home").display(),
+        state = dir.path().join("state").display(),
+        tmp = dir.path().join("tmp").display(),
+        status = dir.path().join("exit-status").display(),
+        bin = env!("CARGO_BIN_EXE_airlock"),
+    );
+    let tmux = Tmux::start("subagents", 120, 40, &command);
+    // Both ask before either is answered: one on screen, the other behind it in the queue.
+    let first = tmux.wait_until_armed("1 of 2 waiting");
+    assert!(
+        first.contains("a1 (run the tests) · a1-c1 wants to run bash"),
+        "{first}"
+    );
+    assert!(first.contains("[a2] $ for f in *.py"), "{first}");
+    assert!(first.contains("(a1 1, a2 1)"), "{first}");
+    tmux.keys("y");
+    let second = tmux.wait_until_armed("a2 (count the lines of code)");
+    assert!(second.contains("the only one waiting"), "{second}");
+    tmux.keys("y");
+    // Each sub-agent's command streams into the results pane, tagged with its agent.
+    tmux.wait_for("Both sub-agents reported back");
+    // The turn is over when the status bar no longer says it works.
+    let screen = tmux.wait_for_gone("· working");
+    for shown in [
+        "[a1] $ for part",
+        "checking calc",
+        "[a2] $ for f in",
+        "16 calc.py",
+    ] {
+        assert!(screen.contains(shown), "{shown}:\n{screen}");
+    }
+    tmux.keys("F3");
+    let list = tmux.wait_for("agents (Enter shows one");
+    assert!(
+        list.contains("a1     done") && list.contains("a2     done"),
+        "{list}"
+    );
+    tmux.keys("Escape");
+    tmux.wait_for_gone("agents (Enter shows one");
+    tmux.keys("C-d");
+    assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
+    assert_the_terminal_is_restored(&tmux);
+}

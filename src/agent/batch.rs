@@ -216,6 +216,9 @@ impl Agent {
                         diff,
                     });
                 }
+                if call.tool == crate::approval::policy::AGENT_TOOL {
+                    self.spawner.reserve(&call.id);
+                }
                 let sink = self.output_sink(&call.id);
                 // On record as started before it starts (the checkpoint before `launch`): if
                 // the process dies from then on, a resume reports it interrupted and never runs

@@ -164,6 +164,7 @@ pub fn spawn_with(
         depth: 0,
         id: MAIN.into(),
         max_steps: config.max_steps,
+        reserved: Default::default(),
     });
     let agent = Agent {
         model,

@@ -84,9 +84,19 @@ pub(super) struct Spawner {
     /// Its id: [`MAIN`] or a sub-agent's.
     pub(super) id: String,
     pub(super) max_steps: usize,
+    /// Ids given to approved `agent` calls in the order the model asked for them (by call id),
+    /// so sub-agents started together are numbered in that order, not in the order their
+    /// tasks happened to start.
+    pub(super) reserved: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl Spawner {
+    /// Numbers the sub-agent an approved `agent` call will start.
+    pub(super) fn reserve(&self, call_id: &str) {
+        let number = self.tree.started.fetch_add(1, Ordering::SeqCst) + 1;
+        super::lock(&self.reserved).insert(call_id.to_string(), number);
+    }
+
     /// Counts one more sub-agent of this agent, or says which limit it would pass.
     fn admit(&self) -> Result<Running, String> {
         let limits = self.tree.limits;
@@ -118,8 +128,10 @@ impl Spawner {
         cancel: CancellationToken,
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
+        let reserved = super::lock(&self.reserved).remove(call_id);
         let _running = self.admit().map_err(ToolError::Failed)?;
-        let number = self.tree.started.fetch_add(1, Ordering::SeqCst) + 1;
+        let number =
+            reserved.unwrap_or_else(|| self.tree.started.fetch_add(1, Ordering::SeqCst) + 1);
         let label = AgentLabel {
             id: format!("a{number}"),
             parent: self.id.clone(),
@@ -162,6 +174,7 @@ impl Spawner {
             depth: self.depth + 1,
             id: label.id.clone(),
             max_steps: self.max_steps,
+            reserved: Default::default(),
         };
         let mut agent = Agent {
             model,

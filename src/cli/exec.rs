@@ -59,6 +59,8 @@ pub struct Started {
     pub policy: crate::config::fingerprint::PolicyFingerprint,
     /// Where a headless run keeps its checkpoints (none for the cockpit).
     pub checkpoints: Option<Arc<super::runs::RunCheckpoints>>,
+    /// How the cockpit announces a waiting request when the terminal has no focus.
+    pub notify: crate::ui::notify::NotifyMethod,
 }
 
 impl Started {
@@ -114,6 +116,22 @@ pub fn start_with(
     let (model, prompt, no_key) =
         super::session::model_for(args, &config, &workspace, real_model, mcp.as_ref())?;
     let approval_timeout = config.approval_timeout_secs;
+    let notify = match &config.notify {
+        None => crate::ui::notify::NotifyMethod::default(),
+        Some(text) => crate::ui::notify::NotifyMethod::parse(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: `notify`: {e}; fix it there (see README.md, Sub-agents and the inbox)",
+                config.user_config.display()
+            )
+        })?,
+    };
+    let sub_agents = {
+        let defaults = crate::agent::SubAgentLimits::default();
+        crate::agent::SubAgentLimits {
+            max_depth: config.agents.max_depth.unwrap_or(defaults.max_depth),
+            max_running: config.agents.max_running.unwrap_or(defaults.max_running),
+        }
+    };
     let dangerous_timeout = config.dangerous_approval_timeout_secs;
     let sandbox_paths = paths.clone();
     let mut policy = policy_of(&config, paths)?;
@@ -182,6 +200,7 @@ pub fn start_with(
                 .clone()
                 .map(|c| c as Arc<dyn crate::agent::Checkpoints>),
             journal: journal.clone().map(|j| j as Arc<dyn crate::agent::Journal>),
+            sub_agents,
             ..AgentConfig::default()
         },
         resume,
@@ -190,6 +209,7 @@ pub fn start_with(
         connect(hub, &handle);
     }
     Ok(Started {
+        notify,
         handle,
         session,
         workspace,
@@ -424,6 +444,8 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
     } = started;
     let mut code = status::FAILED;
     let mut in_text = false;
+    // Each sub-agent's text so far, printed whole before its next other event.
+    let mut sub_text: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     // Each call's output since its last whole line (`--human`).
     let mut partial: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     while let Some(event) = handle.events.recv().await {
@@ -459,7 +481,36 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
             continue;
         }
         if args.human {
-            let is_text = matches!(event, AgentEvent::TextDelta { .. });
+            // A sub-agent's events are printed as its own: its text whole (not interleaved word
+            // by word with another agent's), each line marked with its id.
+            let (tag, event) = match event.clone() {
+                AgentEvent::Agent { agent, event } => (Some(agent), *event),
+                event => (None, event),
+            };
+            let owner = match (&tag, &event) {
+                (Some(agent), _) | (None, AgentEvent::AgentFinished { agent, .. }) => {
+                    Some(agent.clone())
+                }
+                _ => None,
+            };
+            if let Some(agent) = &owner {
+                if let (Some(_), AgentEvent::TextDelta { text }) = (&tag, &event) {
+                    sub_text.entry(agent.clone()).or_default().push_str(text);
+                    continue;
+                }
+                if let Some(text) = sub_text.remove(agent).filter(|t| !t.trim().is_empty()) {
+                    let said = human_line(&AgentEvent::TextDelta {
+                        text: format!("\n{}", text.trim_end()),
+                    })
+                    .unwrap_or_default();
+                    write!(out, "{}", human::prefixed(&said, &format!("[{agent}] ")))?;
+                }
+                // Its end is said by `AgentFinished`.
+                if tag.is_some() && matches!(event, AgentEvent::TurnFinished { .. }) {
+                    continue;
+                }
+            }
+            let is_text = tag.is_none() && matches!(event, AgentEvent::TextDelta { .. });
             if is_text && !in_text {
                 writeln!(out)?;
                 writeln!(out)?;
@@ -508,7 +559,12 @@ pub async fn drive(args: &ExecArgs, started: Started, out: &mut impl Write) -> R
                 _ => human_line(&event),
             };
             if let Some(text) = text {
-                write!(out, "{text}")?;
+                match &tag {
+                    Some(agent) => {
+                        write!(out, "{}", human::prefixed(&text, &format!("[{agent}] ")))?
+                    }
+                    None => write!(out, "{text}")?,
+                }
             }
         } else {
             writeln!(

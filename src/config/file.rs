@@ -37,6 +37,22 @@ pub struct ConfigFile {
     pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::ServerConfig>,
     /// The sandbox profile `bash` calls run under when they name none.
     pub sandbox: Option<Profile>,
+    /// How the cockpit nudges the person when a request starts waiting and the terminal does
+    /// not have focus: auto, osc9, osc777, bell or off (read by the cockpit, which says what a
+    /// wrong value is).
+    pub notify: Option<String>,
+    /// How far sub-agents may go (`[agents]`).
+    pub agents: Option<AgentsConfig>,
+}
+
+/// `[agents]`: limits of the tree of sub-agents.
+#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsConfig {
+    /// How deep sub-agents nest (0: none at all; default 2).
+    pub max_depth: Option<usize>,
+    /// How many run at once in the whole tree (0: none at all; default 8).
+    pub max_running: Option<usize>,
 }
 
 impl ConfigFile {

@@ -15,7 +15,7 @@
 //! the project's trust and picks a value by precedence, `provider` owns the model settings and
 //! the key, `safety` the mode, sandbox and rules, `servers` the MCP servers.
 
-mod file;
+pub mod file;
 pub mod fingerprint;
 mod layers;
 mod provider;
@@ -109,6 +109,10 @@ pub struct Resolved {
     pub read_timeout_secs: Setting<u64>,
     pub approval_timeout_secs: Option<u64>,
     pub dangerous_approval_timeout_secs: Option<u64>,
+    /// The user's `notify` (how a waiting request is announced), as written.
+    pub notify: Option<String>,
+    /// The user's `[agents]` limits.
+    pub agents: file::AgentsConfig,
     /// Project settings left out because the project is not trusted, in words.
     pub ignored: Vec<String>,
     pub project_file: Option<PathBuf>,
@@ -174,6 +178,8 @@ pub fn resolve(
         mcp_not_trusted,
         approval_timeout_secs: layers.user.approval_timeout_secs,
         dangerous_approval_timeout_secs: layers.user.dangerous_approval_timeout_secs,
+        notify: layers.user.notify.clone(),
+        agents: layers.user.agents.unwrap_or_default(),
         read_timeout_secs: model.read_timeout_secs,
         provider: model.provider,
         model: model.model,

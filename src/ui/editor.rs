@@ -35,6 +35,7 @@ pub fn edit(
     let mut out = std::io::stdout();
     let _ = crossterm::execute!(
         out,
+        crossterm::event::DisableFocusChange,
         crossterm::event::DisableMouseCapture,
         crossterm::terminal::LeaveAlternateScreen,
         crossterm::cursor::Show
@@ -53,7 +54,8 @@ pub fn edit(
     let _ = crossterm::execute!(
         out,
         crossterm::terminal::EnterAlternateScreen,
-        crossterm::event::EnableMouseCapture
+        crossterm::event::EnableMouseCapture,
+        crossterm::event::EnableFocusChange
     );
     let _ = out.flush();
     let read = std::fs::read_to_string(&path);

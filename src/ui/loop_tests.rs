@@ -143,9 +143,15 @@ struct Frame {
 struct Tap {
     flushed: Arc<Mutex<String>>,
     frames: mpsc::UnboundedSender<Frame>,
+    /// What the loop wrote to the terminal besides frames.
+    nudged: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Watcher for Tap {
+    fn nudge(&mut self, bytes: &[u8]) {
+        self.nudged.lock().unwrap().extend_from_slice(bytes);
+    }
+
     fn frame(&mut self, app: &App, report: &FrameReport) {
         let _ = self.frames.send(Frame {
             screen: self.flushed.lock().unwrap().clone(),
@@ -171,6 +177,7 @@ struct Cockpit {
     stream: CancellationToken,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
     scribble: Arc<Mutex<Option<(u16, u16, String)>>>,
+    nudged: Arc<Mutex<Vec<u8>>>,
 }
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -190,6 +197,8 @@ impl Cockpit {
         let input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
         let scribble = Arc::new(Mutex::new(None));
         let scribbler = scribble.clone();
+        let nudged = Arc::new(Mutex::new(Vec::new()));
+        let nudges = nudged.clone();
         let task = tokio::spawn(async move {
             let flushed = Arc::new(Mutex::new(String::new()));
             let backend = Recorder {
@@ -198,10 +207,15 @@ impl Cockpit {
                 scribble: scribbler,
             };
             let mut terminal = Terminal::new(backend)?;
-            let app = App::new(Status::default(), Instant::now());
+            let mut app = App::new(Status::default(), Instant::now());
+            app.notifier = Some(super::notify::Notifier::new(
+                super::notify::Concrete::Osc9,
+                false,
+            ));
             let mut tap = Tap {
                 flushed,
                 frames: frames_tx,
+                nudged: nudges,
             };
             drive(&mut terminal, input, handle, app, None, &mut tap).await
         });
@@ -214,6 +228,7 @@ impl Cockpit {
             stream: CancellationToken::new(),
             task,
             scribble,
+            nudged,
         };
         cockpit.send(AgentEvent::TurnStarted {
             turn: 1,
@@ -619,4 +634,57 @@ fn output_applied_in_bursts_leaves_each_run_exactly_as_applying_every_event_woul
         assert_eq!(a.output.omitted_lines(), b.output.omitted_lines());
     }
     assert!(one_by_one.runs[0].output.omitted_lines() > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waiting_while_the_terminal_has_no_focus_writes_one_osc9_naming_only_agent_and_tool()
+ {
+    let mut cockpit = Cockpit::streaming().await;
+    // Focused (as a terminal that reports no focus is assumed to be): nothing is written.
+    cockpit.send(AgentEvent::ApprovalRequested {
+        request: Box::new(super::testing::command_request(
+            "c1",
+            "rm -rf secret-project",
+        )),
+    });
+    cockpit
+        .frame_where(|f| f.top == Some(Window::Approval))
+        .await;
+    assert!(cockpit.nudged.lock().unwrap().is_empty());
+    cockpit.keys.send(Ok(Event::FocusLost)).unwrap();
+    let mut request = super::testing::command_request("a1-c1", "cat ~/.ssh/id_rsa");
+    request.agent = Some(crate::protocol::AgentLabel {
+        id: "a1".into(),
+        parent: "main".into(),
+        task: "read the secret key".into(),
+    });
+    cockpit.send(AgentEvent::ApprovalRequested {
+        request: Box::new(request),
+    });
+    let deadline = Instant::now() + WAIT;
+    while cockpit.nudged.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "no notification was written");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let bytes = String::from_utf8(cockpit.nudged.lock().unwrap().clone()).unwrap();
+    assert!(bytes.starts_with("\u{1b}]9;"), "{bytes:?}");
+    assert!(bytes.ends_with('\u{7}'), "{bytes:?}");
+    assert!(bytes.contains("a1") && bytes.contains("bash"), "{bytes:?}");
+    for secret in ["ssh", "id_rsa", "cat", "secret"] {
+        assert!(!bytes.contains(secret), "{secret} leaked: {bytes:?}");
+    }
+    // Focus back: the next request writes nothing.
+    cockpit.keys.send(Ok(Event::FocusGained)).unwrap();
+    cockpit.send(AgentEvent::ApprovalRequested {
+        request: Box::new(super::testing::command_request("c3", "make")),
+    });
+    cockpit.send(AgentEvent::Error {
+        message: "marker".into(),
+    });
+    cockpit.frame_where(|f| f.screen.contains("marker")).await;
+    assert_eq!(
+        String::from_utf8(cockpit.nudged.lock().unwrap().clone()).unwrap(),
+        bytes
+    );
+    cockpit.stop().await;
 }

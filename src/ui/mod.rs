@@ -81,7 +81,11 @@ impl TerminalGuard {
         // Raw mode, the alternate screen and the panic hook that restores them.
         drop(ratatui::try_init()?);
         let guard = TerminalGuard;
-        crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)?;
+        crossterm::execute!(
+            std::io::stdout(),
+            crossterm::event::EnableMouseCapture,
+            crossterm::event::EnableFocusChange
+        )?;
         let backend =
             CrosstermBackend::new(io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout()));
         Ok((Terminal::new(backend)?, guard))
@@ -90,7 +94,11 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        let _ = crossterm::execute!(
+            std::io::stdout(),
+            crossterm::event::DisableFocusChange,
+            crossterm::event::DisableMouseCapture
+        );
         ratatui::restore();
     }
 }
@@ -109,6 +117,27 @@ pub struct FrameReport {
 /// Watches the loop from outside: gets the state after every frame. The cockpit uses `()`.
 pub trait Watcher {
     fn frame(&mut self, app: &App, report: &FrameReport);
+
+    /// Bytes for the terminal besides its frames (a desktop notification), written between
+    /// two frames. The cockpit writes them to the terminal; by default they go nowhere.
+    fn nudge(&mut self, bytes: &[u8]) {
+        let _ = bytes;
+    }
+}
+
+/// The real terminal's watcher: it sees no frames, and writes nudges to the terminal.
+struct TerminalNudges;
+
+impl Watcher for TerminalNudges {
+    fn frame(&mut self, _: &App, _: &FrameReport) {}
+
+    fn nudge(&mut self, bytes: &[u8]) {
+        use std::io::Write as _;
+        // The frame buffer is flushed after every frame, so these never land inside one.
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(bytes);
+        let _ = out.flush();
+    }
 }
 
 impl Watcher for () {
@@ -121,9 +150,13 @@ pub async fn run(
     status: Status,
     first_prompt: Option<String>,
     notices: Vec<String>,
+    notify: notify::NotifyMethod,
 ) -> Result<()> {
     let (mut terminal, guard) = TerminalGuard::enter()?;
     let mut app = App::new(status, Instant::now());
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let method = notify::resolve(notify, &env);
+    app.notifier = Some(notify::Notifier::new(method, env("TMUX").is_some()));
     for notice in notices {
         app.entries.push(app::Entry::Notice(notice));
     }
@@ -137,7 +170,7 @@ pub async fn run(
             handle,
             app,
             first_prompt,
-            &mut (),
+            &mut TerminalNudges,
             &mut editor::edit,
         )
         .await
@@ -288,6 +321,8 @@ where
                     dirty = true;
                     urgent = true;
                 }
+                Some(Ok(Event::FocusGained)) => app.on_focus(true),
+                Some(Ok(Event::FocusLost)) => app.on_focus(false),
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => break,
             },
@@ -298,6 +333,9 @@ where
                 let (done, changed, ops) = apply_burst(&mut app, &mut handle.events, event);
                 for op in ops {
                     let _ = handle.ops.send(op);
+                }
+                if !app.nudges.is_empty() {
+                    watcher.nudge(&std::mem::take(&mut app.nudges));
                 }
                 urgent |= changed;
                 dirty = true;

@@ -78,19 +78,17 @@ async fn two_sub_agents_wait_in_the_one_queue_at_once_and_the_parent_gets_both_a
         .iter()
         .map(|r| {
             let a = r.agent.clone().expect("a sub-agent's request names it");
-            (
-                a.task,
-                a.parent,
-                r.call_id.starts_with(&format!("{}-", a.id)),
-            )
+            let prefixed = r.call_id.starts_with(&format!("{}-", a.id));
+            (a.task, a.id, a.parent, prefixed)
         })
         .collect();
     agents.sort();
     assert_eq!(
         agents,
+        // Numbered in the order the model asked for them, whichever started first.
         vec![
-            ("left".into(), "main".into(), true),
-            ("right".into(), "main".into(), true)
+            ("left".into(), "a1".into(), "main".into(), true),
+            ("right".into(), "a2".into(), "main".into(), true)
         ]
     );
     for request in &waiting {

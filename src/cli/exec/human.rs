@@ -6,10 +6,13 @@ use crate::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::visible::{visible, visible_line};
 
 /// One event as `exec` prints it in JSON: the event's own fields, and `agent`, the agent it
-/// belongs to (`main`, or a sub-agent's id).
+/// belongs to (`main`, or a sub-agent's id; a sub-agent's start and end are its own, and name
+/// it as `sub_agent` too).
 pub fn event_json(event: &AgentEvent) -> serde_json::Value {
     let (agent, event) = match event {
         AgentEvent::Agent { agent, event } => (agent.as_str(), &**event),
+        AgentEvent::AgentStarted { agent, .. } => (agent.id.as_str(), event),
+        AgentEvent::AgentFinished { agent, .. } => (agent.as_str(), event),
         event => (crate::agent::MAIN, event),
     };
     let mut value = serde_json::to_value(event).unwrap_or(serde_json::Value::Null);
@@ -161,7 +164,7 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
 }
 
 /// `text` with `prefix` at the start of each of its lines (after their leading newlines).
-fn prefixed(text: &str, prefix: &str) -> String {
+pub fn prefixed(text: &str, prefix: &str) -> String {
     let mut out = String::with_capacity(text.len() + prefix.len());
     let mut at_start = true;
     for c in text.chars() {

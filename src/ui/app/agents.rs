@@ -92,7 +92,9 @@ impl App {
             view.ended = Some(status);
             view.summary = summary.clone();
             let line = match status {
-                AgentStatus::Done => "finished".to_string(),
+                AgentStatus::Done => {
+                    format!("finished: its answer went back to {}", view.label.parent)
+                }
                 other => format!("{}: {summary}", other.as_str()),
             };
             self.with_conversation(Some(i), |app| app.entries.push(Entry::Notice(line)));

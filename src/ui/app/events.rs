@@ -150,8 +150,27 @@ impl App {
         }
     }
 
+    /// The terminal gained or lost focus: a request that starts waiting while it has none is
+    /// announced (once) by a desktop notification.
+    pub fn on_focus(&mut self, focused: bool) {
+        if let Some(notifier) = &mut self.notifier {
+            notifier.on_focus(focused);
+        }
+    }
+
     /// The request joins the modal's queue, or opens the modal.
     fn approval_requested(&mut self, request: ApprovalRequest) {
+        // A notification names the agent and the tool, never the arguments: it may be shown
+        // on a lock screen.
+        if let Some(notifier) = &mut self.notifier {
+            let agent = match &request.agent {
+                Some(a) => format!("Sub-agent {}", a.id),
+                None => "The agent".to_string(),
+            };
+            if let Some(bytes) = notifier.waiting(&request.call_id, &agent, &request.tool) {
+                self.nudges.extend(bytes);
+            }
+        }
         self.batch.asked(&request.call_id);
         self.ids.note(&request.call_id);
         self.ensure_tool_line(&request.call_id, request.title.clone(), ToolLine::Asking);

@@ -205,6 +205,12 @@ pub struct App {
     pub granting: Vec<String>,
     /// The session's sub-agents, and whose conversation is on screen.
     pub agents: Agents,
+    /// Nudges the person when a request starts waiting while the terminal has no focus
+    /// (`None`: never, as in tests of other things).
+    pub notifier: Option<super::notify::Notifier>,
+    /// Bytes for the terminal that the loop writes out after the events that made them
+    /// (a desktop notification).
+    pub nudges: Vec<u8>,
     /// The results pane shows only this agent's runs (`main` or a sub-agent's id), when set.
     pub run_filter: Option<String>,
     /// A `Ctrl-C` on an empty, idle prompt: until then a second one quits.
@@ -262,6 +268,8 @@ impl App {
             granting: Vec::new(),
             agents: Agents::default(),
             run_filter: None,
+            notifier: None,
+            nudges: Vec::new(),
             quit_armed_until: None,
         }
     }
