@@ -346,7 +346,15 @@ impl Reader {
                 )));
             }
         };
-        let mut pump = tokio::task::spawn_blocking(move || self.pump(&stdout, &stderr, &stop_read));
+        let mut pump = match self.spawn_pump(stdout, stderr, stop_read) {
+            Ok(pump) => pump,
+            Err(e) => {
+                kill_group(pgid);
+                return Err(ToolError::Io(format!(
+                    "cannot start reading the command's output: {e}"
+                )));
+            }
+        };
         let deadline = tokio::time::sleep(spec.timeout);
         tokio::pin!(deadline);
         let grace = tokio::time::sleep(Duration::MAX);
@@ -402,9 +410,9 @@ impl Reader {
         }
         match joined {
             Ok((reader, _)) => Ok((reader, exit, status)),
-            Err(e) => Err(ToolError::Failed(format!(
-                "reading the command's output failed: {e}"
-            ))),
+            Err(_) => Err(ToolError::Failed(
+                "reading the command's output failed: its reader stopped unexpectedly".into(),
+            )),
         }
     }
 

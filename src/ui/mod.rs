@@ -433,10 +433,12 @@ fn apply_burst(
 /// Events that come in floods (output, text deltas) wait for the next frame slot; any other
 /// (an approval, a tool finishing, the turn ending) is drawn at once.
 fn streams(event: &AgentEvent) -> bool {
-    matches!(
-        event,
-        AgentEvent::ToolOutput { .. } | AgentEvent::TextDelta { .. }
-    )
+    match event {
+        // A sub-agent's output and text stream like the session's agent's.
+        AgentEvent::Agent { event, .. } => streams(event),
+        AgentEvent::ToolOutput { .. } | AgentEvent::TextDelta { .. } => true,
+        _ => false,
+    }
 }
 
 async fn sleep_until_some(at: Option<tokio::time::Instant>) {
@@ -463,6 +465,26 @@ mod tests {
     use crate::protocol::Risk;
     use crate::protocol::{ApprovalRequest, Preview};
     use crate::protocol::{Ruling, Verdict};
+
+    #[test]
+    fn a_sub_agents_output_waits_for_the_next_frame_like_any_other_flood() {
+        let output = AgentEvent::ToolOutput {
+            call_id: "a1-c1".into(),
+            stream: crate::protocol::Stream::Stdout,
+            text: "1\n".into(),
+            skipped: 0,
+        };
+        let wrapped = |event: AgentEvent| AgentEvent::Agent {
+            agent: "a1".into(),
+            event: Box::new(event),
+        };
+        assert!(streams(&output));
+        assert!(streams(&wrapped(output)));
+        assert!(streams(&wrapped(AgentEvent::TextDelta { text: "x".into() })));
+        assert!(!streams(&wrapped(AgentEvent::Error {
+            message: "x".into()
+        })));
+    }
 
     fn request() -> ApprovalRequest {
         let args = serde_json::json!({"command": "rm -rf build"});

@@ -73,6 +73,9 @@ pub struct BenchArgs {
     /// Milliseconds between two keys (`keys`).
     #[arg(long, default_value_t = 10)]
     pub every_ms: u64,
+    /// `keys`: typing starts once this many runs stream output.
+    #[arg(long, default_value_t = 2)]
+    pub flooding: usize,
     #[arg(long, value_enum, default_value = "prompt")]
     pub idle: IdleState,
     /// Length of the measured idle window (`idle`).
@@ -171,6 +174,7 @@ pub async fn run(args: BenchArgs) -> Result<Value> {
     let mut probe = Probe {
         measure: args.measure,
         args_keys: args.keys,
+        args_flooding: args.flooding,
         every: Duration::from_millis(args.every_ms),
         idle: args.idle,
         seconds: args.seconds,

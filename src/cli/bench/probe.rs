@@ -30,6 +30,8 @@ pub(super) fn key(c: char) -> io::Result<Event> {
 pub(super) struct Probe {
     pub(super) measure: Measure,
     pub(super) args_keys: usize,
+    /// Typing starts once this many runs stream output.
+    pub(super) args_flooding: usize,
     pub(super) every: Duration,
     pub(super) idle: IdleState,
     pub(super) seconds: f64,
@@ -266,7 +268,8 @@ impl Watcher for Probe {
                     .iter()
                     .filter(|r| r.output.total_lines() > 0)
                     .count();
-                if !self.typing && app.running_tools() >= 2 && flooding >= 2 {
+                let floods = self.args_flooding;
+                if !self.typing && app.running_tools() >= floods && flooding >= floods {
                     self.start_typing();
                 }
                 if !self.typing {
@@ -294,6 +297,8 @@ impl Watcher for Probe {
                         "typing_s": (report.drawn_at - self.frame_times[0]).as_secs_f64(),
                         "lines_seen": lines,
                         "draft_chars": app.draft().chars().count(),
+                        "runs": app.runs.len(),
+                        "peak_rss_kib": status_kib("VmHWM:"),
                     });
                     self.finish(result);
                 }

@@ -300,3 +300,44 @@ async fn output_held_for_pacing_goes_out_when_the_pipes_end_even_if_the_shell_go
     let outcome = run.await.unwrap().unwrap();
     assert_eq!(outcome.status, ToolStatus::Ok);
 }
+
+/// The nice values of this process's threads named `name`.
+fn nice_of_threads(name: &str) -> Vec<i64> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // Field 19 (nice), counted after the `)` that ends the thread's name.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after.split(' ').collect();
+        found.push(fields[16].parse().unwrap());
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_commands_output_is_read_on_a_thread_of_its_own_below_the_cockpits_priority() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sink, mut rx) = sink_to_channel();
+    let run = tokio::spawn(run(spec(
+        "echo reading; while [ ! -e go ]; do sleep 0.01; done",
+        dir.path(),
+        Duration::from_secs(20),
+        sink,
+    )));
+    assert_eq!(rx.recv().await.unwrap(), "reading\n");
+    let nice = nice_of_threads("airlock-pump");
+    assert!(!nice.is_empty(), "no pump thread while the command runs");
+    assert!(
+        nice.iter().all(|n| *n == i64::from(pump::PUMP_NICE)),
+        "{nice:?}"
+    );
+    // The runtime's own threads keep their priority.
+    let own = nice_of_threads("tokio-runtime-w");
+    assert!(own.iter().all(|n| *n == 0), "{own:?}");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_eq!(run.await.unwrap().unwrap().status, ToolStatus::Ok);
+}
