@@ -113,6 +113,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             command,
         }) => approve(&code, session, resume, park::change_given(hunks, command)?),
         Some(Command::Deny { code, reason }) => deny(&code, reason),
+        Some(Command::Inbox) => {
+            airlock::cli::inbox::print(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
+        }
         Some(Command::Sessions) => {
             airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
         }
@@ -353,7 +356,19 @@ async fn cockpit(
             airlock::visible::visible_line(&session)
         ));
     }
-    let result = airlock::ui::run(started.handle, status, first, notices, started.notify).await;
+    let inbox = std::sync::Arc::new(airlock::cli::inbox::StateInbox::new(
+        airlock::cli::runs::db_path(),
+        Some(session.clone()),
+    ));
+    let result = airlock::ui::run(
+        started.handle,
+        status,
+        first,
+        notices,
+        started.notify,
+        Some(inbox),
+    )
+    .await;
     if let Some(journal) = journal {
         journal.close();
         println!(

@@ -13,6 +13,7 @@
 
 mod approval;
 mod call;
+mod inbox;
 mod restored;
 mod scope;
 mod verdict;
@@ -25,6 +26,7 @@ pub use approval::{
     Preview, SandboxLabel,
 };
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
+pub use inbox::{InboxEntry, InboxSource};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};
 pub use verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Risk, Ruling, Verdict};

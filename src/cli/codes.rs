@@ -55,6 +55,9 @@ impl CodeBook for StateDbCodes {
             "reasons": request.verdict.reason_lines(),
             "preview": request.preview,
         });
+        if let Some(agent) = &request.agent {
+            summary["agent"] = serde_json::json!({"id": agent.id, "task": agent.task});
+        }
         if let Some(amended) = &request.amended {
             summary["amended"] = serde_json::json!({
                 "original_digest": amended.original_digest,

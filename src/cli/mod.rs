@@ -14,6 +14,7 @@ pub mod cockpit_journal;
 pub mod codes;
 pub mod exec;
 pub mod exec_args;
+pub mod inbox;
 pub mod mcp;
 pub mod park;
 pub mod policy_check;
@@ -128,6 +129,9 @@ pub enum Command {
     /// The cockpit sessions kept in the state database, most recent first (reopen one with
     /// `airlock --resume SESSION`).
     Sessions,
+    /// Every request waiting for an answer on this machine (any cockpit session, any parked
+    /// run), with its agent, age, reasons and what it would run; codes are never printed.
+    Inbox,
     /// The cockpit without a terminal, measured (for scripts/bench.sh; prints one JSON object).
     #[command(hide = true)]
     BenchCockpit(bench::BenchArgs),

@@ -98,6 +98,7 @@ enum Window {
     Help,
     Grants,
     Agents,
+    Inbox,
     Audit,
     ConfirmQuit,
 }
@@ -109,6 +110,7 @@ impl Window {
             Overlay::Help(_) => Window::Help,
             Overlay::Grants(_) => Window::Grants,
             Overlay::Agents(_) => Window::Agents,
+            Overlay::Inbox(_) => Window::Inbox,
             Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
@@ -121,6 +123,7 @@ impl Window {
             Window::Help => "every key, mouse too",
             Window::Grants => "session grants (d revokes",
             Window::Agents => "agents (Enter shows one",
+            Window::Inbox => "waiting elsewhere",
             Window::Audit => "audit: this session's decisions",
             Window::ConfirmQuit => "quit?",
         }

@@ -27,6 +27,8 @@ mod snapshots;
 #[cfg(test)]
 mod snapshots_agents;
 #[cfg(test)]
+mod snapshots_inbox;
+#[cfg(test)]
 mod snapshots_layout;
 #[cfg(test)]
 mod snapshots_mcp;
@@ -151,12 +153,15 @@ pub async fn run(
     first_prompt: Option<String>,
     notices: Vec<String>,
     notify: notify::NotifyMethod,
+    inbox: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
 ) -> Result<()> {
     let (mut terminal, guard) = TerminalGuard::enter()?;
     let mut app = App::new(status, Instant::now());
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let method = notify::resolve(notify, &env);
     app.notifier = Some(notify::Notifier::new(method, env("TMUX").is_some()));
+    app.inbox_source = inbox;
+    app.refresh_inbox();
     for notice in notices {
         app.entries.push(app::Entry::Notice(notice));
     }
@@ -252,6 +257,10 @@ where
     let mut keys_handled: u64 = 0;
     let mut frames: u64 = 0;
     let mut shutdown_sent = false;
+    // The inbox is read again when the state directory changes, at most twice a second (a
+    // turn writes its journal there often), and never on a timer while nothing changes.
+    let mut inbox_wait = app.inbox_source.as_ref().map(|s| s.changes());
+    let mut inbox_settling = false;
     loop {
         let now = Instant::now();
         if app.take_full_repaint(now) {
@@ -345,6 +354,20 @@ where
             }
             // Coalesced output: the frame it waits for is due.
             _ = tokio::time::sleep_until(frame_due), if dirty => {}
+            () = wait_some(&mut inbox_wait), if inbox_wait.is_some() => {
+                let before = app.inbox.clone();
+                app.refresh_inbox();
+                if app.inbox != before {
+                    dirty = true;
+                    urgent = true;
+                }
+                inbox_settling = !inbox_settling;
+                inbox_wait = match (&app.inbox_source, inbox_settling) {
+                    (Some(_), true) => Some(Box::pin(tokio::time::sleep(INBOX_SETTLE))),
+                    (Some(source), false) => Some(source.changes()),
+                    (None, _) => None,
+                };
+            }
             _ = sleep_until_some(clock_due), if clock_due.is_some() => {
                 // Redraw only when what the clock shows has changed.
                 if app.clock_face(Instant::now(), crate::clock::now_ms()) != shown_clock {
@@ -441,6 +464,19 @@ fn streams(event: &AgentEvent) -> bool {
     }
 }
 
+/// How long the inbox waits after a change before it reads again (and then listens again).
+const INBOX_SETTLE: Duration = Duration::from_millis(500);
+
+/// Waits for `f`, or forever when there is none.
+async fn wait_some(
+    f: &mut Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+) {
+    match f {
+        Some(f) => f.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -480,7 +516,9 @@ mod tests {
         };
         assert!(streams(&output));
         assert!(streams(&wrapped(output)));
-        assert!(streams(&wrapped(AgentEvent::TextDelta { text: "x".into() })));
+        assert!(streams(&wrapped(AgentEvent::TextDelta {
+            text: "x".into()
+        })));
         assert!(!streams(&wrapped(AgentEvent::Error {
             message: "x".into()
         })));

@@ -103,7 +103,7 @@ fn numbered_diff(out: &mut impl Write, preview: &Value) -> Result<()> {
 }
 
 /// `seconds` as a person reads a wait: "40 s", "5 min", "23 h 59 min".
-fn duration_words(seconds: u64) -> String {
+pub(crate) fn duration_words(seconds: u64) -> String {
     match seconds {
         s if s < 60 => format!("{s} s"),
         s if s < 3600 => format!("{} min", s / 60),
@@ -155,7 +155,19 @@ pub fn decide(
     reason: Option<String>,
     change: Option<Amendment>,
 ) -> Result<String> {
-    let db = Store::open(&db_path())?;
+    decide_in(&db_path(), code, allow, session_grant, reason, change)
+}
+
+/// [`decide`], in the state database at `db`.
+pub fn decide_in(
+    db: &std::path::Path,
+    code: &str,
+    allow: bool,
+    session_grant: bool,
+    reason: Option<String>,
+    change: Option<Amendment>,
+) -> Result<String> {
+    let db = Store::open(db)?;
     let mut decision = if allow {
         json!({"decision": if session_grant { "allow_session" } else { "allow_once" }})
     } else {

@@ -274,6 +274,37 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.sqlite(e))
     }
 
+    /// The one-time code of the approval in row `id`, unsealed: only for a signed row still
+    /// pending whose sealed code matches its hash (the inbox answers with it, as a person
+    /// typing it would).
+    pub fn pending_code(&self, id: i64, now: u64) -> Result<Option<String>, StoreError> {
+        let found: Option<(String, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT code_hash, sealed_code FROM approvals
+                 WHERE id = ?1 AND expires_ms > ?2 AND state = 'pending'",
+                params![id, now as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))?;
+        let Some((hash, Some(sealed))) = found else {
+            return Ok(None);
+        };
+        let Some(code) = self
+            .key
+            .unseal("code", hash.as_bytes(), &sealed)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+        else {
+            return Ok(None);
+        };
+        if !crate::store::key::same_text(&super::code_hash(&code), &hash) {
+            return Ok(None);
+        }
+        let row = self.approval_by_code(&code)?;
+        Ok(row.filter(|r| r.signed).map(|_| code))
+    }
+
     /// The one-time code of a request asked before for this call of `run_id` with this exact
     /// frozen call (`digest`), if it can still be answered or was answered and not used: so a
     /// reopened cockpit asks with the code it printed before, and an answer given with that code

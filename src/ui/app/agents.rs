@@ -255,6 +255,31 @@ impl App {
         }
     }
 
+    /// Reads the inbox again (requests waiting elsewhere); a source that cannot be read
+    /// leaves the list as it was.
+    pub fn refresh_inbox(&mut self) {
+        if let Some(source) = &self.inbox_source
+            && let Ok(entries) = source.list()
+        {
+            self.inbox = entries;
+        }
+    }
+
+    /// Answers request `id` of the inbox through its one-time code; the conversation says
+    /// what became of it.
+    pub(super) fn answer_inbox(&mut self, id: i64, allow: bool) {
+        let Some(source) = self.inbox_source.clone() else {
+            return;
+        };
+        let reason = (!allow).then(|| "denied from another airlock's inbox".to_string());
+        let said = match source.answer(id, allow, reason) {
+            Ok(done) => format!("inbox: {done}"),
+            Err(why) => format!("inbox: nothing was answered: {why}"),
+        };
+        self.entries.push(Entry::Notice(said));
+        self.refresh_inbox();
+    }
+
     /// The name of the conversation on screen: `main` or a sub-agent's id and task.
     pub fn viewing_name(&self) -> Option<String> {
         let i = self.agents.viewing?;

@@ -54,6 +54,11 @@ impl App {
             Action::Agents => self
                 .overlays
                 .push(Overlay::Agents(crate::ui::overlay::AgentsOverlay::default())),
+            Action::Inbox => {
+                self.refresh_inbox();
+                self.overlays
+                    .push(Overlay::Inbox(crate::ui::overlay::InboxOverlay::default()));
+            }
             Action::NextAgent => self.cycle_agent(true),
             Action::PrevAgent => self.cycle_agent(false),
             _ => {}
@@ -118,6 +123,8 @@ impl App {
             screen: self.screen,
             grants: &self.grants,
             agents: &self.agents,
+            inbox: &self.inbox,
+            wall_ms: self.wall_ms,
         };
         let Some(top) = self.overlays.last_mut() else {
             return Vec::new();
@@ -144,6 +151,7 @@ impl App {
                     .push(Overlay::Help(HelpOverlay::at(place, self.screen))),
                 Effect::Notice(text) => self.entries.push(Entry::Notice(text)),
                 Effect::ViewAgent(agent) => self.view_agent(agent),
+                Effect::InboxAnswer { id, allow } => self.answer_inbox(id, allow),
                 Effect::Parked { call_id, text } => {
                     let shown = self.ids.note(&call_id);
                     self.entries
@@ -273,6 +281,8 @@ impl App {
             screen: self.screen,
             grants: &self.grants,
             agents: &self.agents,
+            inbox: &self.inbox,
+            wall_ms: self.wall_ms,
         };
         match self.overlays.last_mut() {
             Some(top) => top.on_wheel(up, &cx),

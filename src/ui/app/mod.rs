@@ -208,6 +208,10 @@ pub struct App {
     /// Nudges the person when a request starts waiting while the terminal has no focus
     /// (`None`: never, as in tests of other things).
     pub notifier: Option<super::notify::Notifier>,
+    /// Requests waiting elsewhere on this machine (other sessions, parked runs), as last read.
+    pub inbox: Vec<crate::protocol::InboxEntry>,
+    /// Where the inbox is read and answered (`None`: no state database, as in tests).
+    pub inbox_source: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
     /// Bytes for the terminal that the loop writes out after the events that made them
     /// (a desktop notification).
     pub nudges: Vec<u8>,
@@ -269,6 +273,8 @@ impl App {
             agents: Agents::default(),
             run_filter: None,
             notifier: None,
+            inbox: Vec::new(),
+            inbox_source: None,
             nudges: Vec::new(),
             quit_armed_until: None,
         }

@@ -30,11 +30,13 @@ pub enum Place {
     ConfirmQuit,
     /// The agent list (F3).
     Agents,
+    /// The inbox (F4).
+    Inbox,
 }
 
 impl Place {
     /// The order the help lists them in.
-    pub const ALL: [Place; 12] = [
+    pub const ALL: [Place; 13] = [
         Place::Prompt,
         Place::Anywhere,
         Place::Conversation,
@@ -45,6 +47,7 @@ impl Place {
         Place::Help,
         Place::Grants,
         Place::Agents,
+        Place::Inbox,
         Place::Audit,
         Place::ConfirmQuit,
     ];
@@ -63,6 +66,7 @@ impl Place {
             Place::Audit => "audit trail",
             Place::ConfirmQuit => "quit?",
             Place::Agents => "agents (F3)",
+            Place::Inbox => "inbox (F4)",
         }
     }
 }
@@ -128,6 +132,8 @@ pub enum Action {
     PrevAgent,
     /// Shows only the runs of the agent on screen (again: every run).
     FilterRuns,
+    /// Opens the inbox.
+    Inbox,
 }
 
 /// One row of a table: what a person presses (as shown, and each press with its action) and
@@ -170,6 +176,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Audit => crate::ui::overlay::audit::KEYS,
         Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
         Place::Agents => crate::ui::overlay::agents::KEYS,
+        Place::Inbox => crate::ui::overlay::inbox::KEYS,
     }
 }
 

@@ -79,6 +79,11 @@ pub const ANYWHERE: &[Binding] = &[
         does: "the agents: the session's own and its sub-agents, with their state",
     },
     Binding {
+        keys: "F4",
+        presses: &[(key(KeyCode::F(4)), Action::Inbox)],
+        does: "the inbox: requests waiting in other sessions and parked runs on this machine",
+    },
+    Binding {
         keys: "Alt-→ / Alt-←",
         presses: &[
             (Press::Key(KeyCode::Right, ALT), Action::NextAgent),

@@ -22,6 +22,7 @@ pub mod audit;
 pub mod confirm_quit;
 pub mod grants;
 pub mod help;
+pub mod inbox;
 
 pub use agents::AgentsOverlay;
 pub use approval::ApprovalOverlay;
@@ -29,10 +30,12 @@ pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
 pub use grants::GrantsOverlay;
 pub use help::HelpOverlay;
+pub use inbox::InboxOverlay;
 
 /// A window on the stack.
 #[derive(Debug)]
 pub enum Overlay {
+    Inbox(InboxOverlay),
     Agents(AgentsOverlay),
     Approval(Box<ApprovalOverlay>),
     Help(HelpOverlay),
@@ -51,6 +54,10 @@ pub struct Context<'a> {
     pub grants: &'a [GrantSummary],
     /// The session's sub-agents.
     pub agents: &'a crate::ui::app::Agents,
+    /// Requests waiting elsewhere on this machine.
+    pub inbox: &'a [crate::protocol::InboxEntry],
+    /// Wall-clock milliseconds (how long a request has waited).
+    pub wall_ms: u64,
 }
 
 /// What a key on a window asks of the app, beyond the window's own state.
@@ -78,6 +85,8 @@ pub enum Effect {
     Edit(crate::ui::app::EditorJob),
     /// Show this agent's conversation (`None`: the session's own).
     ViewAgent(Option<usize>),
+    /// Answer a request waiting elsewhere (allow once, or deny) through its one-time code.
+    InboxAnswer { id: i64, allow: bool },
 }
 
 impl Outcome {
@@ -112,6 +121,7 @@ impl Overlay {
             Overlay::Help(o) => o.on_key(&key, cx.screen),
             Overlay::Grants(o) => o.on_key(&key, cx.grants),
             Overlay::Agents(o) => o.on_key(&key, cx.agents),
+            Overlay::Inbox(o) => o.on_key(&key, cx.inbox, (cx.now, cx.wall_ms), cx.screen),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
         }
@@ -124,6 +134,7 @@ impl Overlay {
             Overlay::Help(o) => o.on_wheel(up, cx.screen),
             Overlay::Grants(_)
             | Overlay::Agents(_)
+            | Overlay::Inbox(_)
             | Overlay::Audit(_)
             | Overlay::ConfirmQuit(_) => {}
         }

@@ -115,6 +115,21 @@ pub(super) fn hints(app: &App) -> Vec<Hint> {
             hint(KEPT, key(Place::Agents, Action::Close), "close"),
             hint(3, key(Place::Agents, Action::Help), "help"),
         ],
+        Some(Overlay::Inbox(o)) => match o.open {
+            Some(_) => vec![
+                hint(2, Some("y".into()), "allow once"),
+                hint(2, Some("n".into()), "deny"),
+                hint(KEPT, key(Place::Inbox, Action::Close), "back"),
+            ],
+            None => vec![
+                (!app.inbox.is_empty())
+                    .then(|| key(Place::Inbox, Action::Expand))
+                    .flatten()
+                    .and_then(|k| hint(1, Some(k), "open")),
+                hint(KEPT, key(Place::Inbox, Action::Close), "close"),
+                hint(3, key(Place::Inbox, Action::Help), "help"),
+            ],
+        },
         Some(Overlay::Audit(_)) => vec![
             hint(2, Some("↑↓".into()), "older / newer"),
             hint(KEPT, key(Place::Audit, Action::Close), "close"),

@@ -106,6 +106,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             Overlay::Help(o) => o.render(frame),
             Overlay::Grants(o) => o.render(app, frame),
             Overlay::Agents(o) => o.render(app, frame),
+            Overlay::Inbox(o) => o.render(app, frame),
             Overlay::Audit(o) => o.render(app, frame),
             Overlay::ConfirmQuit(o) => o.render(app, frame),
         }
@@ -219,6 +220,7 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         // The batch's count, like the modal's "2 of 5": the questions still to come count too.
         pending: app.waiting_calls(),
         by_agent: by_agent(app),
+        elsewhere: app.inbox.len(),
         working: app.turn_running,
         hints: hints::hints(app),
     };
@@ -235,6 +237,8 @@ struct StatusLine {
     pending: usize,
     /// Requests waiting per agent, once a sub-agent's request is in the queue.
     by_agent: String,
+    /// Requests waiting elsewhere on this machine (the inbox).
+    elsewhere: usize,
     working: bool,
     hints: Vec<hints::Hint>,
 }
@@ -303,11 +307,17 @@ impl StatusLine {
                 } else {
                     String::new()
                 };
-                let pending = match (self.pending, long_pending) {
+                let mut pending = match (self.pending, long_pending) {
                     (0, _) => String::new(),
                     (n, true) => format!("· {n} waiting for approval {per}"),
                     (n, false) => format!("· {n} waiting {per}"),
                 };
+                // Requests in other sessions and parked runs (F4 lists them).
+                match (self.elsewhere, long_pending) {
+                    (0, _) => {}
+                    (n, true) => pending.push_str(&format!("· {n} waiting elsewhere (F4) ")),
+                    (n, false) => pending.push_str(&format!("· {n} elsewhere ")),
+                }
                 (mode, grants, pending)
             };
         let path_least = (len(&self.workspace) + 3).min(12);
@@ -321,7 +331,7 @@ impl StatusLine {
         let mut fixed = len(&model) + len(&mode) + len(&grants) + len(&pending) + len(working);
         // Still too wide for the way to the help: "working" goes when calls wait (they say a
         // turn runs), then the model's name gives up its end.
-        if fixed + kept > width && self.pending > 0 {
+        if fixed + kept > width && (self.pending > 0 || self.elsewhere > 0) {
             fixed -= len(working);
             working = "";
         }
@@ -461,6 +471,7 @@ mod tests {
             grants: 0,
             pending,
             by_agent: String::new(),
+            elsewhere: 0,
             working: true,
             hints: vec![
                 hint("y allow once", 1),

@@ -81,6 +81,59 @@ fn fingerprint(app: &App) -> String {
     )
 }
 
+/// An inbox answering from memory.
+struct Inbox(std::sync::Mutex<Vec<crate::protocol::InboxEntry>>);
+
+impl crate::protocol::InboxSource for Inbox {
+    fn list(&self) -> Result<Vec<crate::protocol::InboxEntry>, String> {
+        Ok(self.0.lock().unwrap().clone())
+    }
+
+    fn answer(&self, id: i64, _allow: bool, _reason: Option<String>) -> Result<String, String> {
+        self.0.lock().unwrap().retain(|e| e.id != id);
+        Ok(format!("answered {id}"))
+    }
+
+    fn changes(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+/// The inbox open on three requests, the second selected; with `open`, that one open whole,
+/// armed, scrolled to row `open` of a preview longer than the window.
+fn inbox_state(open: Option<usize>) -> (App, Instant) {
+    let (mut app, t) = with_overlay(Overlay::Inbox(crate::ui::overlay::InboxOverlay {
+        selected: 1,
+        open: None,
+    }));
+    let entries: Vec<_> = (1..=3)
+        .map(|id| crate::protocol::InboxEntry {
+            id,
+            session: format!("exec-{id}"),
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            agent: None,
+            risk: "mutating".into(),
+            reasons: vec!["ask: it writes".into()],
+            preview: (0..40).map(|i| format!("$ step {i}")).collect(),
+            created_ms: 0,
+            expires_ms: u64::MAX,
+            parked: true,
+        })
+        .collect();
+    app.inbox_source = Some(std::sync::Arc::new(Inbox(std::sync::Mutex::new(entries))));
+    app.refresh_inbox();
+    if let Some(scroll) = open {
+        app.overlays.pop();
+        app.overlays
+            .push(Overlay::Inbox(crate::ui::overlay::InboxOverlay {
+                selected: 1,
+                open: Some((2, t, scroll)),
+            }));
+    }
+    (app, t + std::time::Duration::from_secs(1))
+}
+
 fn t0() -> Instant {
     Instant::now()
 }
@@ -306,6 +359,16 @@ fn contexts() -> Vec<Context> {
                 }
                 (app, t)
             })],
+        },
+        Context {
+            name: "inbox",
+            chain: &[Place::Inbox],
+            own: &[Place::Inbox],
+            states: vec![
+                Box::new(|| inbox_state(None)),
+                Box::new(|| inbox_state(Some(0))),
+                Box::new(|| inbox_state(Some(100))),
+            ],
         },
         Context {
             name: "audit",
