@@ -24,18 +24,62 @@ pub struct StateInbox {
     db: PathBuf,
     except: Option<String>,
     watch: Option<crate::store::watch::DirWatch>,
+    /// The database, opened once: opening it writes to the state directory, which the watch
+    /// would take for a change (reading it again would then never stop).
+    store: std::sync::Mutex<Option<Store>>,
 }
 
 impl StateInbox {
     pub fn new(db: PathBuf, except: Option<String>) -> StateInbox {
         let watch = db.parent().and_then(crate::store::watch::DirWatch::new);
-        StateInbox { db, except, watch }
+        StateInbox {
+            db,
+            except,
+            watch,
+            store: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Runs `f` on the database, opening it the first time.
+    fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, String>) -> Result<T, String> {
+        let mut held = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_none() {
+            *held = Some(Store::open(&self.db).map_err(|e| e.to_string())?);
+        }
+        match held.as_ref() {
+            Some(store) => f(store),
+            None => Err("the state database is not open".into()),
+        }
     }
 }
 
 impl InboxSource for StateInbox {
     fn list(&self) -> Result<Vec<InboxEntry>, String> {
-        let db = Store::open(&self.db).map_err(|e| e.to_string())?;
+        self.with_store(|db| self.entries(db))
+    }
+
+    fn answer(&self, id: i64, allow: bool, reason: Option<String>) -> Result<String, String> {
+        let code =
+            self.with_store(|db| db.pending_code(id, now_ms()).map_err(|e| e.to_string()))?;
+        let Some(code) = code else {
+            return Err(
+                "it was answered meanwhile, or it expired: nothing was decided here".into(),
+            );
+        };
+        super::park::decide_in(&self.db, &code, allow, false, reason, None)
+            .map_err(|e| e.to_string())
+    }
+
+    fn changes(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        match &self.watch {
+            Some(watch) => Box::pin(watch.changed()),
+            None => Box::pin(tokio::time::sleep(crate::store::watch::LONGEST_WAIT)),
+        }
+    }
+}
+
+impl StateInbox {
+    fn entries(&self, db: &Store) -> Result<Vec<InboxEntry>, String> {
         let now = now_ms();
         let rows = db.pending(now).map_err(|e| e.to_string())?;
         let mut entries = Vec::new();
@@ -73,24 +117,6 @@ impl InboxSource for StateInbox {
             });
         }
         Ok(entries)
-    }
-
-    fn answer(&self, id: i64, allow: bool, reason: Option<String>) -> Result<String, String> {
-        let db = Store::open(&self.db).map_err(|e| e.to_string())?;
-        let Some(code) = db.pending_code(id, now_ms()).map_err(|e| e.to_string())? else {
-            return Err(
-                "it was answered meanwhile, or it expired: nothing was decided here".into(),
-            );
-        };
-        super::park::decide_in(&self.db, &code, allow, false, reason, None)
-            .map_err(|e| e.to_string())
-    }
-
-    fn changes(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-        match &self.watch {
-            Some(watch) => Box::pin(watch.changed()),
-            None => Box::pin(tokio::time::sleep(crate::store::watch::LONGEST_WAIT)),
-        }
     }
 }
 
