@@ -105,3 +105,27 @@ fn a_denial_from_the_inbox_reaches_the_model_and_nothing_runs() {
     );
     assert!(!w.path("ws/made.txt").exists());
 }
+
+/// Reading the inbox must not write to the state directory: the cockpit re-reads it when that
+/// directory changes, so a read that wrote would wake it again and again, idle or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_the_inbox_again_does_not_wake_its_own_watch() {
+    let w = World::new(TOUCH);
+    let _ = w.park(&[]);
+    let inbox = inbox(&w, None);
+    assert_eq!(inbox.list().unwrap().len(), 1);
+    // What opening the database wrote, as the cockpit's first look does.
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), inbox.changes()).await;
+    let changed = inbox.changes();
+    for _ in 0..5 {
+        assert_eq!(inbox.list().unwrap().len(), 1);
+    }
+    let woke = tokio::time::timeout(std::time::Duration::from_millis(500), changed).await;
+    assert!(woke.is_err(), "reading the inbox woke its own watch");
+    // A real change does wake it.
+    let changed = inbox.changes();
+    let _ = w.park(&[]);
+    tokio::time::timeout(std::time::Duration::from_secs(10), changed)
+        .await
+        .expect("a new parked request wakes the inbox");
+}
