@@ -188,6 +188,11 @@ const WAIT: Duration = Duration::from_secs(10);
 impl Cockpit {
     /// The loop, a turn under way, and the model's text streaming a word every 2 ms.
     async fn streaming() -> Cockpit {
+        Cockpit::streaming_with(None).await
+    }
+
+    /// `streaming`, with this inbox.
+    async fn streaming_with(inbox: Option<Arc<dyn crate::protocol::InboxSource>>) -> Cockpit {
         let (ops_tx, ops) = mpsc::unbounded_channel();
         let (events, events_rx) = mpsc::unbounded_channel();
         let (keys, mut keys_rx) = mpsc::unbounded_channel::<std::io::Result<Event>>();
@@ -211,6 +216,7 @@ impl Cockpit {
             };
             let mut terminal = Terminal::new(backend)?;
             let mut app = App::new(Status::default(), Instant::now());
+            app.inbox_source = inbox;
             app.notifier = Some(super::notify::Notifier::new(
                 super::notify::Concrete::Osc9,
                 false,
@@ -689,5 +695,57 @@ async fn a_request_waiting_while_the_terminal_has_no_focus_writes_one_osc9_namin
         String::from_utf8(cockpit.nudged.lock().unwrap().clone()).unwrap(),
         bytes
     );
+    cockpit.stop().await;
+}
+
+/// An inbox whose changes the test announces.
+struct Announced {
+    entries: Mutex<Vec<crate::protocol::InboxEntry>>,
+    changed: Arc<tokio::sync::Notify>,
+}
+
+impl crate::protocol::InboxSource for Announced {
+    fn list(&self) -> Result<Vec<crate::protocol::InboxEntry>, String> {
+        Ok(self.entries.lock().unwrap().clone())
+    }
+
+    fn answer(&self, _: i64, _: bool, _: Option<String>) -> Result<String, String> {
+        Err("not here".into())
+    }
+
+    fn changes(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let changed = self.changed.clone();
+        Box::pin(async move { changed.notified().await })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_parked_elsewhere_shows_in_the_status_bar_when_the_state_changes() {
+    let source = Arc::new(Announced {
+        entries: Mutex::new(Vec::new()),
+        changed: Arc::new(tokio::sync::Notify::new()),
+    });
+    let mut cockpit = Cockpit::streaming_with(Some(source.clone())).await;
+    source
+        .entries
+        .lock()
+        .unwrap()
+        .push(crate::protocol::InboxEntry {
+            id: 1,
+            session: "exec-1".into(),
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            agent: None,
+            risk: "mutating".into(),
+            reasons: Vec::new(),
+            preview: vec!["$ make".into()],
+            created_ms: 0,
+            expires_ms: u64::MAX,
+            parked: true,
+        });
+    source.changed.notify_one();
+    cockpit
+        .frame_where(|f| f.screen.contains("1 waiting elsewhere (F4)"))
+        .await;
     cockpit.stop().await;
 }

@@ -326,3 +326,48 @@ async fn a_sub_agent_request_is_denied_when_the_person_cancels_its_agent_call() 
     assert!(!exists(&rig.workspace, "x.txt"));
     assert_eq!(finished(&events)[0].1, AgentStatus::Cancelled);
 }
+
+#[tokio::test]
+async fn a_sub_agents_request_gets_a_code_that_answers_it_from_another_terminal_and_the_inbox_names_it()
+ {
+    let mut rig = rig_with_remote(
+        json!({"name": "t", "steps": [
+            {"calls": [spawn("remote")]},
+            {"say": "ok", "expect": ["ok"], "expect_seen": ["remote is done"]}
+        ], "agents": {"remote": writes("remote.txt", "remote is done")}}),
+        Approvals::Driver,
+        true,
+    );
+    let db = rig.dir.path().join("state/airlock.db");
+    rig.submit();
+    let mut settled = None;
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { request } => {
+                let code = request.code.clone().expect("a code for other terminals");
+                // What waits names the sub-agent for any other airlock that lists it.
+                let store = crate::store::db::Store::open(&db).unwrap();
+                let pending = store.pending(crate::clock::now_ms()).unwrap();
+                assert_eq!(pending.len(), 1);
+                let summary: serde_json::Value = serde_json::from_str(&pending[0].summary).unwrap();
+                assert_eq!(summary["agent"]["id"], "a1");
+                assert_eq!(summary["agent"]["task"], "remote");
+                store
+                    .decide(
+                        &code,
+                        r#"{"decision":"allow_once"}"#,
+                        crate::clock::now_ms(),
+                    )
+                    .unwrap();
+            }
+            AgentEvent::ApprovalSettled { call_id, .. } => settled = Some(call_id),
+            AgentEvent::TurnFinished { outcome, .. } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(settled.as_deref(), Some("a1-c1"));
+    assert!(exists(&rig.workspace, "remote.txt"));
+}
