@@ -639,3 +639,15 @@ fn a_bad_notify_or_agents_setting_is_an_error_naming_the_file() {
     assert!(run.stderr.contains("max_deep"), "{}", run.stderr);
     assert!(run.stderr.contains("config.toml"), "{}", run.stderr);
 }
+
+/// A command runs a little below airlock's priority (and what it starts inherits that), so a
+/// flood of commands never starves the cockpit's keys and frames.
+#[test]
+fn a_command_runs_five_steps_below_airlocks_cpu_priority() {
+    let root = root();
+    let (output, _) = command_output(root.path(), "nice; sh -c nice", &[]);
+    // Relative to this test's own priority (a CI runner may itself run lowered).
+    let own = rustix::process::getpriority_process(None).unwrap();
+    let expected = (own + 5).min(19);
+    assert_eq!(output, format!("{expected}\n{expected}\n"));
+}

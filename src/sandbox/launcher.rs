@@ -141,11 +141,22 @@ impl Request {
     }
 }
 
+/// How much lower than airlock a command runs (its `nice`, which its processes inherit). Only
+/// contention changes anything: alone on a machine a command runs as fast; when many commands
+/// flood a machine with few cores, the cockpit's keys and frames (and the person's other
+/// programs) come first.
+pub const COMMAND_NICE: i32 = 5;
+
 #[cfg(target_os = "linux")]
 fn run(args: impl Iterator<Item = OsString>) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
     let args: Vec<OsString> = args.collect();
     let request = parse(args.iter().cloned())?;
+    // Pid 1 of the command's namespaces inherits it from the launcher outside.
+    if !request.first {
+        // A command that cannot be lowered still runs.
+        let _ = rustix::process::nice(COMMAND_NICE);
+    }
     let root = nix::unistd::geteuid().is_root();
     if request.first {
         // Pid 1 of the command's namespaces, in the session the launcher outside made.

@@ -17,6 +17,7 @@ mod mcp;
 mod replaced;
 mod sandboxing;
 pub mod scope;
+mod spawn;
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -44,6 +45,7 @@ use crate::protocol::Ruling;
 use crate::protocol::Subject;
 use crate::protocol::Verdict;
 pub use judge::show as show_path;
+pub use spawn::{AGENT_TOOL, Limits};
 
 /// How much airlock lets through without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
@@ -82,19 +84,6 @@ impl Mode {
         }
     }
 }
-
-/// What a sub-agent's calls are judged under: a mode and a sandbox profile no wider than its
-/// parent's (see `gate::Gate::for_agent`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub mode: Mode,
-    /// The profile its commands run under when they name none, and the widest they may name.
-    pub profile: Option<crate::sandbox::Profile>,
-}
-
-/// The tool that starts a sub-agent (`tools::agent`): judged here on the mode and sandbox it
-/// asks for, never wider than the caller's.
-pub const AGENT_TOOL: &str = "agent";
 
 /// An edit or write deleting more lines than this asks even in auto-edit mode.
 pub const LARGE_DELETION_LINES: usize = 200;
@@ -473,7 +462,7 @@ impl Policy {
 
 /// A part of the call that is refused whole (a profile that is no profile, a wider one than
 /// a sub-agent may have), with its reason.
-fn refuse_part(
+pub(super) fn refuse_part(
     parts: &mut Vec<Part>,
     reasons: &mut Vec<Reason>,
     label: &str,
@@ -491,79 +480,6 @@ fn refuse_part(
         scope: None,
     });
     reasons.push(Reason::policy(Ruling::Deny, code, Some(index), message));
-}
-
-impl Policy {
-    /// A call of the `agent` tool: the mode and sandbox it asks for its sub-agent must be ones
-    /// this policy knows, and hold back at least as much as the caller's (the session's agent,
-    /// or a sub-agent held to `limits`). Anything else refuses the call, with the reason.
-    fn judge_spawn(
-        &self,
-        args: &Value,
-        limits: Option<&Limits>,
-        parts: &mut Vec<Part>,
-        reasons: &mut Vec<Reason>,
-    ) {
-        let caller = self.mode_within(limits);
-        match args.get("mode") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(text)) => match Mode::parse(text) {
-                Some(mode) if mode.strictness() < caller.strictness() => refuse_part(
-                    parts,
-                    reasons,
-                    "mode",
-                    ReasonCode::WiderThanParent,
-                    format!(
-                        "a sub-agent cannot run in a wider mode than the agent starting it: `{}` lets more through than `{}`",
-                        mode.as_str(),
-                        caller.as_str()
-                    ),
-                ),
-                Some(_) => {}
-                None => refuse_part(
-                    parts,
-                    reasons,
-                    "mode",
-                    ReasonCode::InvalidArguments,
-                    format!(
-                        "`mode` must be one of default, auto-edit, read-only, got {:?}",
-                        crate::visible::visible_line(text)
-                    ),
-                ),
-            },
-            Some(other) => refuse_part(
-                parts,
-                reasons,
-                "mode",
-                ReasonCode::InvalidArguments,
-                format!("`mode` must be a string, got {other}"),
-            ),
-        }
-        match (
-            crate::sandbox::profile_arg(args),
-            self.profile_within(limits),
-        ) {
-            (Err(message), _) => refuse_part(
-                parts,
-                reasons,
-                "sandbox",
-                ReasonCode::InvalidArguments,
-                message,
-            ),
-            (Ok(Some(asked)), Some(caller)) if asked.wider_than(caller) => refuse_part(
-                parts,
-                reasons,
-                "sandbox",
-                ReasonCode::WiderThanParent,
-                format!(
-                    "a sub-agent cannot run in a wider sandbox than the agent starting it: `{}` lets more through than `{}`",
-                    asked.as_str(),
-                    caller.as_str()
-                ),
-            ),
-            _ => {}
-        }
-    }
 }
 
 /// One decision over all parts, reasons in their stable order: deny, then ask, then allow; within

@@ -1,0 +1,93 @@
+//! Sub-agents in the policy: the limits a sub-agent's calls are judged under (its mode and
+//! sandbox, never wider than its parent's), and the `agent` call that starts one, refused when
+//! it asks for more than its caller has.
+
+use serde_json::Value;
+
+use super::{Mode, Part, Policy, Reason, ReasonCode, refuse_part};
+
+/// What a sub-agent's calls are judged under: a mode and a sandbox profile no wider than its
+/// parent's (see `gate::Gate::for_agent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub mode: Mode,
+    /// The profile its commands run under when they name none, and the widest they may name.
+    pub profile: Option<crate::sandbox::Profile>,
+}
+
+/// The tool that starts a sub-agent (`tools::agent`): judged here on the mode and sandbox it
+/// asks for, never wider than the caller's.
+pub const AGENT_TOOL: &str = "agent";
+
+impl Policy {
+    /// A call of the `agent` tool: the mode and sandbox it asks for its sub-agent must be ones
+    /// this policy knows, and hold back at least as much as the caller's (the session's agent,
+    /// or a sub-agent held to `limits`). Anything else refuses the call, with the reason.
+    pub(super) fn judge_spawn(
+        &self,
+        args: &Value,
+        limits: Option<&Limits>,
+        parts: &mut Vec<Part>,
+        reasons: &mut Vec<Reason>,
+    ) {
+        let caller = self.mode_within(limits);
+        match args.get("mode") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => match Mode::parse(text) {
+                Some(mode) if mode.strictness() < caller.strictness() => refuse_part(
+                    parts,
+                    reasons,
+                    "mode",
+                    ReasonCode::WiderThanParent,
+                    format!(
+                        "a sub-agent cannot run in a wider mode than the agent starting it: `{}` lets more through than `{}`",
+                        mode.as_str(),
+                        caller.as_str()
+                    ),
+                ),
+                Some(_) => {}
+                None => refuse_part(
+                    parts,
+                    reasons,
+                    "mode",
+                    ReasonCode::InvalidArguments,
+                    format!(
+                        "`mode` must be one of default, auto-edit, read-only, got {:?}",
+                        crate::visible::visible_line(text)
+                    ),
+                ),
+            },
+            Some(other) => refuse_part(
+                parts,
+                reasons,
+                "mode",
+                ReasonCode::InvalidArguments,
+                format!("`mode` must be a string, got {other}"),
+            ),
+        }
+        match (
+            crate::sandbox::profile_arg(args),
+            self.profile_within(limits),
+        ) {
+            (Err(message), _) => refuse_part(
+                parts,
+                reasons,
+                "sandbox",
+                ReasonCode::InvalidArguments,
+                message,
+            ),
+            (Ok(Some(asked)), Some(caller)) if asked.wider_than(caller) => refuse_part(
+                parts,
+                reasons,
+                "sandbox",
+                ReasonCode::WiderThanParent,
+                format!(
+                    "a sub-agent cannot run in a wider sandbox than the agent starting it: `{}` lets more through than `{}`",
+                    asked.as_str(),
+                    caller.as_str()
+                ),
+            ),
+            _ => {}
+        }
+    }
+}
