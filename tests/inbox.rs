@@ -129,3 +129,37 @@ async fn reading_the_inbox_again_does_not_wake_its_own_watch() {
         .await
         .expect("a new parked request wakes the inbox");
 }
+
+/// A sealed code copied from one request's row into another's (by a program with write access
+/// to the state database) must not let the inbox answer the first request while showing the
+/// second.
+#[test]
+fn a_code_copied_into_another_requests_row_answers_neither() {
+    let w = World::new(TOUCH);
+    let (_first, _) = w.park(&[]);
+    let (_second, _) = w.park(&[]);
+    let ids: Vec<i64> = inbox(&w, None)
+        .list()
+        .unwrap()
+        .iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids.len(), 2);
+    let (a, b) = (ids[0], ids[1]);
+    // The second row is given the first's sealed code (hashes are unique, so only the sealed
+    // code can be copied): answering the second must not answer the first.
+    w.sql(&format!(
+        "UPDATE approvals SET sealed_code = (SELECT sealed_code FROM approvals WHERE id = {a}) \
+         WHERE id = {b}"
+    ));
+    let refused = inbox(&w, None).answer(b, true, None).unwrap_err();
+    assert!(refused.contains("nothing was decided"), "{refused}");
+    // Both still wait, unanswered.
+    let left: Vec<i64> = inbox(&w, None)
+        .list()
+        .unwrap()
+        .iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(left, vec![a, b]);
+}

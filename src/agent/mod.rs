@@ -397,10 +397,17 @@ impl Agent {
                     };
                 }
             };
-            // A sub-agent's calls are told apart from every other agent's by its id.
-            if let Some(tag) = &self.tag {
-                for call in &mut calls {
-                    call.id = format!("{tag}-{}", call.id);
+            // A sub-agent's calls are told apart from every other agent's by its id; an id
+            // of the session's agent that looks like one (`a1-c1`, which a model may send) is
+            // renamed, so no two agents' calls ever share an id (in the answers waited for,
+            // the running calls, the results pane).
+            for call in &mut calls {
+                match &self.tag {
+                    Some(tag) => call.id = format!("{tag}-{}", call.id),
+                    None if subagents::in_sub_agent_namespace(&call.id) => {
+                        call.id = format!("{}-{}", MAIN, call.id)
+                    }
+                    None => {}
                 }
             }
             let asked = !calls.is_empty();

@@ -26,6 +26,13 @@ use crate::tools::tool::ToolFuture;
 /// The session's own agent, as a sub-agent's parent is named.
 pub const MAIN: &str = crate::protocol::MAIN_AGENT;
 
+/// Whether `id` has the shape of a sub-agent's call id (`a` and digits, then `-`).
+pub(super) fn in_sub_agent_namespace(id: &str) -> bool {
+    id.strip_prefix('a')
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(digits, _)| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// How far a tree of agents may grow (`[agents]` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SubAgentLimits {
@@ -265,12 +272,10 @@ impl Agent {
             prompt: prompt.clone(),
         });
         self.conversation.push(Message::User { text: prompt });
-        let outcome = self.turn_steps(cancel).await;
-        self.emit(AgentEvent::TurnFinished {
-            turn: 1,
-            outcome: outcome.clone(),
-        });
-        outcome
+        // Its end is said by `AgentFinished` (a `TurnFinished` would read as the session's own
+        // turn ending to a script reading `exec`'s events, and a parked one would carry a
+        // checkpoint nothing can go on from).
+        self.turn_steps(cancel).await
     }
 }
 

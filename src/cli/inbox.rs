@@ -27,6 +27,10 @@ pub struct StateInbox {
     /// The database, opened once: opening it writes to the state directory, which the watch
     /// would take for a change (reading it again would then never stop).
     store: std::sync::Mutex<Option<Store>>,
+    /// The pending ids last read whole, and what they read as: a turn writes its journal to
+    /// the state directory often, and an unchanged inbox is not read whole again (a request
+    /// can be megabytes, and its signature is checked over all of it).
+    last: std::sync::Mutex<Option<(String, Vec<InboxEntry>)>>,
 }
 
 impl StateInbox {
@@ -37,6 +41,7 @@ impl StateInbox {
             except,
             watch,
             store: std::sync::Mutex::new(None),
+            last: std::sync::Mutex::new(None),
         }
     }
 
@@ -55,7 +60,18 @@ impl StateInbox {
 
 impl InboxSource for StateInbox {
     fn list(&self) -> Result<Vec<InboxEntry>, String> {
-        self.with_store(|db| self.entries(db))
+        self.with_store(|db| {
+            let ids = db.pending_ids(now_ms()).map_err(|e| e.to_string())?;
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((seen, entries)) = last.as_ref()
+                && *seen == ids
+            {
+                return Ok(entries.clone());
+            }
+            let entries = self.entries(db)?;
+            *last = Some((ids, entries.clone()));
+            Ok(entries)
+        })
     }
 
     fn answer(&self, id: i64, allow: bool, reason: Option<String>) -> Result<String, String> {

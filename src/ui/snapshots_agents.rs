@@ -215,6 +215,10 @@ fn the_results_pane_tags_runs_with_their_agent_and_filters_to_the_agent_on_scree
         .collect();
     assert_eq!(shown, vec!["a1-c1"]);
     both_sizes("agents_results_filtered", &app);
+    // A run the filter hides is never the one `x` cancels.
+    app.selected_run = 0;
+    assert!(!app.run_shown(0));
+    assert!(press(&mut app, KeyCode::Char('x'), t0).is_empty());
     press(&mut app, KeyCode::Char('a'), t0);
     assert_eq!(app.run_filter, None);
 }

@@ -371,3 +371,42 @@ async fn a_sub_agents_request_gets_a_code_that_answers_it_from_another_terminal_
     assert_eq!(settled.as_deref(), Some("a1-c1"));
     assert!(exists(&rig.workspace, "remote.txt"));
 }
+
+#[tokio::test]
+async fn a_call_id_of_the_sessions_agent_shaped_like_a_sub_agents_is_renamed_so_no_two_calls_share_one()
+ {
+    let mut rig = rig(
+        json!({"name": "t", "steps": [
+            {"calls": [
+                {"id": "a1-c1", "tool": "bash", "args": {"command": "echo main > main.txt"}},
+                spawn("clash")
+            ]},
+            {"say": "ok", "expect": ["ok", "ok"]}
+        ], "agents": {"clash": {"steps": [
+            {"calls": [{"id": "c1", "tool": "bash", "args": {"command": "echo sub > sub.txt"}}]},
+            {"say": "sub done", "expect": ["ok"]}
+        ]}}}),
+        Approvals::Driver,
+    );
+    rig.submit();
+    let mut asked = Vec::new();
+    loop {
+        match rig.next().await {
+            AgentEvent::ApprovalRequested { request } => {
+                asked.push(request.call_id.clone());
+                rig.op(Op::Decide {
+                    call_id: request.call_id.clone(),
+                    decision: Decision::AllowOnce,
+                });
+            }
+            AgentEvent::TurnFinished { outcome, .. } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    asked.sort();
+    assert_eq!(asked, vec!["a1-c1", "main-a1-c1"]);
+    assert!(exists(&rig.workspace, "main.txt") && exists(&rig.workspace, "sub.txt"));
+}

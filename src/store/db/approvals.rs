@@ -241,6 +241,19 @@ impl Store {
         )
     }
 
+    /// Which approvals are pending now, as one short text (their ids and states): what a
+    /// reader compares before it reads them whole (a row can be megabytes).
+    pub fn pending_ids(&self, now: u64) -> Result<String, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COALESCE(group_concat(id || ':' || state), '') FROM approvals
+                 WHERE state = 'pending' AND expires_ms > ?1",
+                params![now as i64],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// The latest approval of a run.
     pub fn approval_for_run(&self, run_id: &str) -> Result<Option<ApprovalRow>, StoreError> {
         Ok(self

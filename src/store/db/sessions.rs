@@ -291,18 +291,7 @@ impl Store {
         let Some((hash, Some(sealed))) = found else {
             return Ok(None);
         };
-        let Some(code) = self
-            .key
-            .unseal("code", hash.as_bytes(), &sealed)
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-        else {
-            return Ok(None);
-        };
-        if !crate::store::key::same_text(&super::code_hash(&code), &hash) {
-            return Ok(None);
-        }
-        let row = self.approval_by_code(&code)?;
-        Ok(row.filter(|r| r.signed).map(|_| code))
+        self.unsealed_code(id, &hash, &sealed)
     }
 
     /// The one-time code of a request asked before for this call of `run_id` with this exact
@@ -328,21 +317,33 @@ impl Store {
             )
             .optional()
             .map_err(|e| self.sqlite(e))?;
-        let Some((_, hash, Some(sealed))) = found else {
+        let Some((id, hash, Some(sealed))) = found else {
             return Ok(None);
         };
+        self.unsealed_code(id, &hash, &sealed)
+    }
+
+    /// The code sealed in row `id` (whose hash is `hash`): only when it matches the hash and
+    /// names that very row, signed. A sealed code and hash copied in from another row would
+    /// name that other row, and answer it in place of the one shown.
+    fn unsealed_code(
+        &self,
+        id: i64,
+        hash: &str,
+        sealed: &str,
+    ) -> Result<Option<String>, StoreError> {
         let Some(code) = self
             .key
-            .unseal("code", hash.as_bytes(), &sealed)
+            .unseal("code", hash.as_bytes(), sealed)
             .and_then(|bytes| String::from_utf8(bytes).ok())
         else {
             return Ok(None);
         };
-        if !crate::store::key::same_text(&super::code_hash(&code), &hash) {
+        if !crate::store::key::same_text(&super::code_hash(&code), hash) {
             return Ok(None);
         }
         let row = self.approval_by_code(&code)?;
-        Ok(row.filter(|r| r.signed).map(|_| code))
+        Ok(row.filter(|r| r.signed && r.id == id).map(|_| code))
     }
 }
 

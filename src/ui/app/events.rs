@@ -227,8 +227,10 @@ impl App {
         run.diff = asked.diff.as_deref().map(changes_only);
         run.sandbox = asked.sandbox;
         self.runs.push(run);
-        if self.follow {
-            self.selected_run = self.runs.len() - 1;
+        if self.follow
+            && let Some(last) = (0..self.runs.len()).rev().find(|i| self.run_shown(*i))
+        {
+            self.selected_run = last;
         }
     }
 

@@ -249,8 +249,10 @@ impl App {
                 }
             }
             Some(Action::CancelRun) => {
+                // Only a run on screen: with the filter on, the selection may be a hidden one.
                 if let Some(run) = self.runs.get(self.selected_run)
                     && run.status == RunStatus::Running
+                    && self.run_shown(self.selected_run)
                 {
                     return vec![Op::CancelTool {
                         call_id: run.call_id.clone(),

@@ -80,6 +80,13 @@ impl InboxOverlay {
         screen: (u16, u16),
     ) -> Outcome {
         let action = keys::action(Place::Inbox, key);
+        // Answered or expired elsewhere meanwhile: back on the list.
+        if self
+            .open
+            .is_some_and(|(id, _, _)| !entries.iter().any(|e| e.id == id))
+        {
+            self.open = None;
+        }
         if let Some((id, armed_at, scroll)) = &mut self.open {
             // What of it is below the window: `y` and `n` wait until the end has been in sight.
             let (width, rows) = window(screen);
