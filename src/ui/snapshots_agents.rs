@@ -222,3 +222,23 @@ fn the_results_pane_tags_runs_with_their_agent_and_filters_to_the_agent_on_scree
     press(&mut app, KeyCode::Char('a'), t0);
     assert_eq!(app.run_filter, None);
 }
+
+#[test]
+fn parking_a_sub_agents_request_says_it_waits_only_while_this_cockpit_runs() {
+    let t0 = Instant::now();
+    let mut app = two_sub_agents(t0);
+    let mut request = sub_agent_request("a1", "run the unit tests", "a1-c2", "rm -rf target");
+    request.code = Some("K22U-J8R5".into());
+    ask(&mut app, request);
+    let later = t0 + Duration::from_secs(1);
+    app.now = later;
+    frame(&mut app, 100, 30);
+    press(&mut app, KeyCode::Char('p'), later);
+    let said: Vec<String> = app.entries.iter().map(|e| format!("{e:?}")).collect();
+    assert!(
+        said.iter()
+            .any(|e| e.contains("of sub-agent a1") && e.contains("not kept when it quits")),
+        "{said:?}"
+    );
+    assert!(!said.iter().any(|e| e.contains("--resume")), "{said:?}");
+}

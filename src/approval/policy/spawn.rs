@@ -31,6 +31,17 @@ impl Policy {
         reasons: &mut Vec<Reason>,
     ) {
         let caller = self.mode_within(limits);
+        // A spawn that cannot start is refused here, before it is approved (and numbered).
+        for key in ["task", "prompt"] {
+            let why = match args.get(key) {
+                Some(Value::String(text)) if !text.trim().is_empty() => continue,
+                Some(Value::String(_)) | None => {
+                    format!("`{key}` is required and must not be empty")
+                }
+                Some(other) => format!("`{key}` must be a string, got {other}"),
+            };
+            refuse_part(parts, reasons, key, ReasonCode::InvalidArguments, why);
+        }
         match args.get("mode") {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => match Mode::parse(text) {

@@ -186,6 +186,11 @@ fn an_agent_call_is_allowed_narrower_and_refused_wider_than_its_caller() {
         (json!({"sandbox": "off"}), "wider sandbox"),
         (json!({"mode": "yolo"}), "`mode` must be one of"),
         (json!({"sandbox": 3}), "`sandbox` must be a string"),
+        (
+            json!({"prompt": "  "}),
+            "`prompt` is required and must not be empty",
+        ),
+        (json!({"task": 7}), "`task` must be a string, got 7"),
     ] {
         let v = spawn(extra.clone(), None);
         assert_eq!(v.ruling, Ruling::Deny, "{extra}");

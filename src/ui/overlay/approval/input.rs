@@ -222,13 +222,22 @@ impl ApprovalOverlay {
         };
         self.front_changed();
         self.armed_at = now + ARM_DELAY;
+        // A sub-agent is not kept past a quit: its request can be answered while this cockpit
+        // runs, not after.
+        let text = match &request.agent {
+            Some(agent) => format!(
+                "({}, of sub-agent {}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal while this cockpit runs; sub-agents are not kept when it quits (reopened, its `agent` call is reported as interrupted)",
+                request.tool, agent.id
+            ),
+            None => format!(
+                "({}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal; quit if you like, then `airlock approve {code} --resume` reopens this session and goes on",
+                request.tool
+            ),
+        };
         Outcome {
             effects: vec![Effect::Parked {
                 call_id: request.call_id,
-                text: format!(
-                    "({}): it waits for `airlock approve {code}` or `airlock deny {code}` from any terminal; quit if you like, then `airlock approve {code} --resume` reopens this session and goes on",
-                    request.tool
-                ),
+                text,
             }],
             ..Outcome::default()
         }
