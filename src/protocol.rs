@@ -262,7 +262,7 @@ pub enum AgentEvent {
         #[serde(rename = "inner")]
         event: Box<AgentEvent>,
     },
-    /// A sub-agent's turn is over (it answered, failed or was cancelled).
+    /// A sub-agent's turn is over (it answered, failed, was cancelled or parked).
     AgentFinished {
         #[serde(rename = "sub_agent")]
         agent: String,
@@ -282,6 +282,9 @@ pub enum AgentStatus {
     Done,
     Failed,
     Cancelled,
+    /// A call of it waits for a person and nobody is here (`airlock exec --approvals park`):
+    /// the whole tree parked with it, and `airlock resume` brings it back.
+    Parked,
 }
 
 impl AgentStatus {
@@ -290,6 +293,7 @@ impl AgentStatus {
             AgentStatus::Done => "done",
             AgentStatus::Failed => "failed",
             AgentStatus::Cancelled => "cancelled",
+            AgentStatus::Parked => "parked",
         }
     }
 }

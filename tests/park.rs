@@ -495,3 +495,181 @@ fn exec_for_a_person_names_the_workspace_it_was_given_and_how_asks_are_answered(
         "the user's own workspace: {text}"
     );
 }
+
+/// The session's agent delegates to two sub-agents; each writes a file with a command that
+/// asks, and the parent reports both answers.
+const TWO_AGENTS: &str = r#"{"name": "p", "prompt": "go", "steps": [
+    {"say": "splitting", "calls": [
+        {"tool": "agent", "args": {"task": "left", "prompt": "write left"}},
+        {"tool": "agent", "args": {"task": "right", "prompt": "write right"}}
+    ]},
+    {"say": "both done", "expect": ["ok", "ok"], "expect_seen": ["left wrote", "right wrote"]}
+], "agents": {
+    "left": {"steps": [
+        {"calls": [{"tool": "bash", "args": {"command": "echo left >> left.txt"}}]},
+        {"say": "left wrote", "expect": ["ok"]}
+    ]},
+    "right": {"steps": [
+        {"calls": [{"tool": "bash", "args": {"command": "echo right >> right.txt"}}]},
+        {"say": "right wrote", "expect": ["ok"]}
+    ]}
+}}"#;
+
+/// The `parked` event a command printed.
+fn parked_event(out: &std::process::Output) -> Value {
+    World::events(out)
+        .into_iter()
+        .find(|e| e["event"] == "parked")
+        .unwrap_or_else(|| panic!("no parked event: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn a_sub_agents_request_parks_the_run_and_each_resume_brings_the_whole_tree_back() {
+    let w = World::new(TWO_AGENTS);
+    let out = w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "park",
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parked = parked_event(&out);
+    // The run parks on the first sub-agent's request, which names it, and nothing ran.
+    assert_eq!(parked["agent"], "a1", "{parked}");
+    assert!(parked["call_id"].as_str().unwrap().starts_with("a1-"));
+    assert!(!w.path("ws/left.txt").exists() && !w.path("ws/right.txt").exists());
+    let run = parked["run"].as_str().unwrap().to_string();
+    // Listed with its agent, from any terminal.
+    let inbox = w.airlock(&["inbox"], &[]);
+    let listed = String::from_utf8_lossy(&inbox.stdout);
+    assert!(
+        listed.contains("a1 (left)") && listed.contains("echo left"),
+        "{listed}"
+    );
+
+    let code = parked["code"].as_str().unwrap();
+    assert!(w.airlock(&["approve", code], &[]).status.success());
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    // a1 went on and finished; a2 asked again, and the run parked on it.
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/left.txt")).unwrap(),
+        "left\n"
+    );
+    let events = World::events(&resumed);
+    assert!(
+        events.iter().any(|e| e["event"] == "agent_finished"
+            && e["sub_agent"] == "a1"
+            && e["status"] == "done"),
+        "{events:?}"
+    );
+    let parked = parked_event(&resumed);
+    assert_eq!(parked["agent"], "a2", "{parked}");
+
+    let code = parked["code"].as_str().unwrap();
+    assert!(w.airlock(&["approve", code], &[]).status.success());
+    let last = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        last.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&last.stderr)
+    );
+    assert!(
+        World::events(&last)
+            .iter()
+            .any(|e| e["event"] == "turn_finished" && e["outcome"] == "completed")
+    );
+    // Each command ran exactly once, and the parent heard both answers.
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/left.txt")).unwrap(),
+        "left\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/right.txt")).unwrap(),
+        "right\n"
+    );
+    let log = w.path(&format!("state/audit/{run}.jsonl"));
+    assert!(
+        w.airlock(&["audit", "verify", log.to_str().unwrap()], &[])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn a_parked_sub_agent_goes_on_under_the_narrower_sandbox_it_had() {
+    // The sub-agent's commands run read-only; its command asks (it writes) and parks. Resumed
+    // and approved, it runs in the sub-agent's read-only sandbox, not the parent's wider one.
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "agent", "args": {"task": "narrow", "prompt": "p", "sandbox": "read-only"}}]},
+            {"say": "done", "expect": ["ok"]}
+        ], "agents": {"narrow": {"steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo x > out.txt"}}]},
+            {"say": "tried"}
+        ]}}}"#,
+    );
+    let out = w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "park",
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parked = parked_event(&out);
+    assert_eq!(parked["agent"], "a1", "{parked}");
+    let run = parked["run"].as_str().unwrap().to_string();
+    assert!(
+        w.airlock(&["approve", parked["code"].as_str().unwrap()], &[])
+            .status
+            .success()
+    );
+    let resumed = w.airlock(&["resume", &run], &[]);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let events = World::events(&resumed);
+    let again = events
+        .iter()
+        .find(|e| e["event"] == "agent_started")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(
+        (&again["sub_agent"]["id"], &again["sandbox"]),
+        (&"a1".into(), &"read-only".into())
+    );
+    assert!(
+        !w.path("ws/out.txt").exists(),
+        "the read-only sandbox kept the write out"
+    );
+}

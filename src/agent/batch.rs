@@ -29,6 +29,8 @@ struct Progress {
     ready: Vec<Ready>,
     next: usize,
     started: Vec<usize>,
+    /// Sub-agents of this batch that parked, by the index of the call that started them.
+    parked: Vec<(usize, super::subagents::ParkedChild)>,
 }
 
 /// An approved call on record as started, about to be run.
@@ -47,13 +49,15 @@ impl Agent {
     /// Gates the calls one at a time in model order, from `from` on (earlier ones already have
     /// results; `first` is an outcome already settled for the call at `from`); starts each
     /// approved call at once, so they run concurrently. Returns one result per call, in model
-    /// order, or where the batch parked.
+    /// order, or where the batch parked. `resumed`: sub-agents of this batch that had parked,
+    /// going on (a resumed run), each with the decision that resumed it if it is for its tree.
     pub(super) async fn run_calls(
         &self,
         calls: &[ToolCall],
         results: Vec<Option<Message>>,
         from: usize,
         mut first: Option<GateOutcome>,
+        resumed: Vec<(ParkedAgent, Option<super::ParkedAnswer>)>,
         cancel: &CancellationToken,
     ) -> BatchEnd {
         // Calls still to be gated (a settled `first` is not), so a driver can count its questions.
@@ -67,7 +71,9 @@ impl Agent {
             ready: Vec::new(),
             next: from,
             started: Vec::new(),
+            parked: Vec::new(),
         };
+        self.relaunch(calls, resumed, cancel, &mut batch);
         let mut parked: Option<(usize, Box<crate::protocol::ApprovalRequest>)> = None;
         for (index, call) in calls.iter().enumerate().skip(from) {
             batch.next = index;
@@ -95,11 +101,26 @@ impl Agent {
         }
         // Denials and outcomes were staged; they are durable before the results go back.
         let _ = self.gate.flush_audit_async().await;
-        if let Some((index, request)) = parked {
+        // The run parks on the first request in model order: a sub-agent's (its `agent` call
+        // was approved before this agent's own parked call), else this agent's own.
+        batch.parked.sort_by_key(|(index, _)| *index);
+        let mut agents = Vec::with_capacity(batch.parked.len());
+        let mut first_request = None;
+        for (index, (mut agent, request)) in batch.parked {
+            agent.call = index;
+            first_request.get_or_insert(request);
+            agents.push(agent);
+        }
+        let next = match &parked {
+            Some((index, _)) => *index,
+            None => calls.len(),
+        };
+        if let Some(request) = first_request.or(parked.map(|(_, request)| request)) {
             return BatchEnd::Parked {
                 results: batch.results,
-                index,
+                index: next,
                 request,
+                agents,
             };
         }
         BatchEnd::Done(filled(calls, batch.results))
@@ -146,9 +167,9 @@ impl Agent {
         joined: Result<Joined, tokio::task::JoinError>,
         batch: &mut Progress,
     ) {
-        self.finish(calls, joined, &mut batch.results, &mut batch.started);
+        self.finish(calls, joined, batch);
         while let Some(joined) = batch.running.try_join_next() {
-            self.finish(calls, joined, &mut batch.results, &mut batch.started);
+            self.finish(calls, joined, batch);
         }
         self.checkpoint(calls, &batch.results, batch.next, &batch.started);
     }
@@ -267,6 +288,44 @@ impl Agent {
         preview.unified_diff().map(str::to_string)
     }
 
+    /// Starts again the sub-agents of this batch that had parked (the run resumed), each at its
+    /// `agent` call: on record as started, cancellable like any running call.
+    fn relaunch(
+        &self,
+        calls: &[ToolCall],
+        resumed: Vec<(ParkedAgent, Option<super::ParkedAnswer>)>,
+        cancel: &CancellationToken,
+        batch: &mut Progress,
+    ) {
+        for (agent, answer) in resumed {
+            let index = agent.call;
+            let Some(call) = calls.get(index) else {
+                continue;
+            };
+            let token = cancel.child_token();
+            lock(&self.control.running).insert(call.id.clone(), token.clone());
+            self.emit(AgentEvent::ToolStarted {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                title: title(call),
+            });
+            batch.started.push(index);
+            let sink = self.output_sink(&call.id);
+            let spawner = self.spawner.clone();
+            let call_id = call.id.clone();
+            batch.running.spawn(async move {
+                let outcome = spawner
+                    .resume(agent, answer, &call_id, token, sink.clone())
+                    .await;
+                sink.end();
+                (index, outcome, None)
+            });
+        }
+        if !batch.started.is_empty() {
+            self.checkpoint(calls, &batch.results, batch.next, &batch.started);
+        }
+    }
+
     /// Starts the approved calls that wait in `ready`, in model order.
     fn launch(&self, ready: &mut Vec<Ready>, running: &mut JoinSet<Joined>) {
         for Ready {
@@ -343,8 +402,7 @@ impl Agent {
         &self,
         calls: &[ToolCall],
         joined: Result<Joined, tokio::task::JoinError>,
-        results: &mut [Option<Message>],
-        started: &mut Vec<usize>,
+        batch: &mut Progress,
     ) {
         let Ok((index, outcome, preface)) = joined else {
             // A task that panicked: its slot stays empty and is filled when the batch ends.
@@ -352,6 +410,16 @@ impl Agent {
         };
         let call = &calls[index];
         lock(&self.control.running).remove(&call.id);
+        // A sub-agent that parked has not ended: it waits with its checkpoint, and this batch
+        // parks with it. It is not running any more (nothing of it goes on in this process).
+        if call.tool == crate::approval::policy::AGENT_TOOL
+            && let Some(child) = self.spawner.take_parked(&call.id)
+        {
+            batch.parked.push((index, child));
+            batch.started.retain(|i| *i != index);
+            return;
+        }
+        let (results, started) = (&mut batch.results, &mut batch.started);
         let (message, finished) = match outcome {
             Ok(o) => {
                 let result = if o.status == ToolStatus::Ok {

@@ -40,7 +40,8 @@ pub use approver::ChannelApprover;
 use batch::tool_message;
 pub use batch::{refused_title, title};
 pub use checkpoint::{
-    Checkpoint, CheckpointRef, Checkpoints, Journal, KeptStanding, Standing, StandingBeside,
+    Asking, Checkpoint, CheckpointRef, Checkpoints, Journal, KeptStanding, ParkedAgent, Standing,
+    StandingBeside,
 };
 pub use codes::{CodeBook, IssuedCode};
 use ops::{Next, handle_grant_op, handle_op_during_turn};
@@ -51,8 +52,13 @@ enum BatchEnd {
     Done(Vec<Message>),
     Parked {
         results: Vec<Option<Message>>,
+        /// The next call to gate (the parked one, when this agent's own call parked).
         index: usize,
+        /// The request the run parks on (the first in model order: this agent's, or a
+        /// sub-agent's). Any other waiting request is asked again when the run goes on.
         request: Box<crate::protocol::ApprovalRequest>,
+        /// Sub-agents of this batch that parked, each at its `agent` call.
+        agents: Vec<ParkedAgent>,
     },
 }
 
@@ -165,6 +171,7 @@ pub fn spawn_with(
         id: MAIN.into(),
         max_steps: config.max_steps,
         reserved: Default::default(),
+        parked: Default::default(),
     });
     let agent = Agent {
         model,
@@ -192,39 +199,12 @@ pub fn spawn_with(
                 agent.restore(r.checkpoint);
                 return agent.run(op_rx).await;
             }
-            // A change given with the code is made by the tool: an MCP server's tool is waited
-            // for until its server has listed it.
-            if let Some(a) = r.answer.as_ref().filter(|a| a.change.is_some()) {
-                let call = ToolCall {
-                    id: a.call_id.clone(),
-                    tool: a.frozen.tool.clone(),
-                    args: serde_json::Value::Null,
-                };
-                agent
-                    .gate
-                    .settle_mcp(std::slice::from_ref(&call), &CancellationToken::new())
-                    .await;
-            }
-            let settled = r.answer.map(|a| {
-                agent.gate.settle_parked(
-                    &a.call_id,
-                    a.frozen,
-                    crate::approval::gate::ParkedDecision {
-                        allow: a.allow,
-                        session_grant: a.session_grant,
-                        reason: a.reason,
-                        change: a.change,
-                    },
-                    crate::approval::gate::Judged {
-                        path: a.judged_path,
-                        mcp_definition: a.mcp_definition,
-                    },
-                )
-            });
+            // Sub-agents started after the resume are numbered after those before it.
+            agent.spawner.numbered_after(r.checkpoint.sub_agents);
             let mut op_rx = op_rx;
             if agent
                 .drive_turn(
-                    TurnStart::Resume(Box::new(r.checkpoint), settled),
+                    TurnStart::Resume(Box::new(r.checkpoint), r.answer.map(Box::new)),
                     &mut op_rx,
                 )
                 .await
@@ -266,7 +246,7 @@ struct Agent {
 /// How a turn begins: with the person's prompt, or going on with a checkpoint.
 enum TurnStart {
     Prompt(String),
-    Resume(Box<Checkpoint>, Option<GateOutcome>),
+    Resume(Box<Checkpoint>, Option<Box<ParkedAnswer>>),
 }
 
 impl Agent {
@@ -288,8 +268,9 @@ impl Agent {
         let turn = async {
             match start {
                 TurnStart::Prompt(prompt) => self.run_turn(prompt, cancel).await,
-                TurnStart::Resume(checkpoint, settled) => {
-                    self.resume_turn(*checkpoint, settled, cancel).await
+                TurnStart::Resume(checkpoint, answer) => {
+                    self.resume_turn(*checkpoint, answer.map(|a| *a), cancel)
+                        .await
                 }
             }
         };
@@ -430,14 +411,18 @@ impl Agent {
             let calls = last_calls(&this.conversation);
             let empty = vec![None; calls.len()];
             this.checkpoint(calls, &empty, 0, &[]);
-            match this.run_calls(calls, empty, 0, None, cancel).await {
+            match this
+                .run_calls(calls, empty, 0, None, Vec::new(), cancel)
+                .await
+            {
                 BatchEnd::Done(results) => self.conversation.extend(results),
                 BatchEnd::Parked {
                     results,
                     index,
                     request,
+                    agents,
                 } => {
-                    return this.park(calls, results, index, request);
+                    return this.park(calls, results, index, request, agents);
                 }
             }
             if cancel.is_cancelled() {
@@ -480,6 +465,10 @@ impl Agent {
             turn: self.turn,
             started,
             idle: false,
+            // A running turn's sub-agents are not kept: if the process stops, their calls are
+            // reported interrupted, like any call that was running.
+            agents: &[],
+            sub_agents: self.spawner.sub_agents(),
         };
         if let Err(e) = keeper.keep(&checkpoint)
             && !self.checkpoint_failed.swap(true, Ordering::SeqCst)
@@ -542,6 +531,7 @@ impl Agent {
         results: Vec<Option<Message>>,
         index: usize,
         request: Box<crate::protocol::ApprovalRequest>,
+        agents: Vec<ParkedAgent>,
     ) -> TurnOutcome {
         let model = self.model.save();
         let checkpoint = CheckpointRef {
@@ -553,6 +543,8 @@ impl Agent {
             turn: self.turn,
             started: &[],
             idle: false,
+            agents: &agents,
+            sub_agents: self.spawner.sub_agents(),
         };
         let sealed = match &self.config.checkpoints {
             Some(keeper) => keeper.seal(&checkpoint),
@@ -573,31 +565,56 @@ impl Agent {
         }
     }
 
-    /// Continues a parked turn: the parked call is settled by `settled` (from its one-time code),
-    /// the rest of its batch goes through the gate, then the turn goes on with the model.
+    /// Continues a parked turn (or one whose process stopped, with no `answer`).
     async fn resume_turn(
         &mut self,
         checkpoint: Checkpoint,
-        settled: Option<GateOutcome>,
+        answer: Option<ParkedAnswer>,
         cancel: CancellationToken,
     ) {
-        self.turn = checkpoint.turn;
-        self.conversation = checkpoint.conversation;
-        self.model.restore(&checkpoint.model);
-        let turn = self.turn;
+        let turn = checkpoint.turn;
         self.emit(AgentEvent::TurnStarted {
             turn,
-            prompt: if settled.is_some() {
+            prompt: if answer.is_some() {
                 "(resumed after a parked approval)".into()
             } else {
                 "(resumed after the process running it stopped)".into()
             },
         });
+        let outcome = self.go_on(checkpoint, answer, &cancel).await;
+        *lock(&self.control.turn) = None;
+        self.journal(&[], &[], 0, &[], true);
+        self.emit(AgentEvent::TurnFinished { turn, outcome });
+    }
+
+    /// Goes on from `checkpoint`: the parked call is settled by `answer` (its one-time code's
+    /// decision) when it is this agent's, or `answer` goes to the parked sub-agent whose call it
+    /// is; the rest of the batch goes through the gate while the parked sub-agents go on, then
+    /// the turn goes on with the model.
+    async fn go_on(
+        &mut self,
+        checkpoint: Checkpoint,
+        answer: Option<ParkedAnswer>,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let Checkpoint {
+            conversation,
+            calls,
+            mut results,
+            parked,
+            model,
+            turn,
+            started,
+            agents,
+            ..
+        } = checkpoint;
+        self.turn = turn;
+        self.conversation = conversation;
+        self.model.restore(&model);
         // Calls that had started when the process died: their result is unknown, and they do
         // not run again.
-        let mut results = checkpoint.results.clone();
-        for &index in &checkpoint.started {
-            if let (Some(slot), Some(call)) = (results.get_mut(index), checkpoint.calls.get(index))
+        for &index in &started {
+            if let (Some(slot), Some(call)) = (results.get_mut(index), calls.get(index))
                 && slot.is_none()
             {
                 *slot = Some(tool_message(
@@ -607,14 +624,32 @@ impl Agent {
                     ));
             }
         }
-        let outcome = match self
-            .run_calls(
-                &checkpoint.calls,
-                results,
-                checkpoint.parked,
-                settled,
-                &cancel,
-            )
+        let mine = answer
+            .as_ref()
+            .is_some_and(|a| calls.get(parked).is_some_and(|c| c.id == a.call_id));
+        let (settled, mut answer) = match answer {
+            Some(a) if mine => (Some(self.settle_answer(a).await), None),
+            other => (None, other),
+        };
+        let resumed: Vec<(ParkedAgent, Option<ParkedAnswer>)> = agents
+            .into_iter()
+            .map(|agent| {
+                let its = answer.take_if(|a| agent.checkpoint.asking(&a.call_id).is_some());
+                (agent, its)
+            })
+            .collect();
+        if let Some(lost) = answer {
+            // Nothing of this tree waits on it (a resume checks this first): the call it was
+            // for is asked again when the batch reaches it.
+            self.emit(AgentEvent::Error {
+                message: format!(
+                    "the decision for {} was not used: no agent of this run waits on that call",
+                    lost.call_id
+                ),
+            });
+        }
+        match self
+            .run_calls(&calls, results, parked, settled, resumed, cancel)
             .await
         {
             BatchEnd::Done(results) => {
@@ -622,18 +657,46 @@ impl Agent {
                 if cancel.is_cancelled() {
                     TurnOutcome::Interrupted
                 } else {
-                    self.turn_steps(&cancel).await
+                    self.turn_steps(cancel).await
                 }
             }
             BatchEnd::Parked {
                 results,
                 index,
                 request,
-            } => self.park(&checkpoint.calls, results, index, request),
-        };
-        *lock(&self.control.turn) = None;
-        self.journal(&[], &[], 0, &[], true);
-        self.emit(AgentEvent::TurnFinished { turn, outcome });
+                agents,
+            } => self.park(&calls, results, index, request, agents),
+        }
+    }
+
+    /// The gate's outcome for this agent's parked call, decided by `answer`. A change given
+    /// with the code is made by the tool: an MCP server's tool is waited for until its server
+    /// has listed it.
+    async fn settle_answer(&self, answer: ParkedAnswer) -> GateOutcome {
+        if answer.change.is_some() {
+            let call = ToolCall {
+                id: answer.call_id.clone(),
+                tool: answer.frozen.tool.clone(),
+                args: serde_json::Value::Null,
+            };
+            self.gate
+                .settle_mcp(std::slice::from_ref(&call), &CancellationToken::new())
+                .await;
+        }
+        self.gate.settle_parked(
+            &answer.call_id,
+            answer.frozen,
+            crate::approval::gate::ParkedDecision {
+                allow: answer.allow,
+                session_grant: answer.session_grant,
+                reason: answer.reason,
+                change: answer.change,
+            },
+            crate::approval::gate::Judged {
+                path: answer.judged_path,
+                mcp_definition: answer.mcp_definition,
+            },
+        )
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, AgentConfig, Control};
+use super::{Agent, AgentConfig, Checkpoint, Control, ParkedAgent, ParkedAnswer};
 use crate::approval::gate::Gate;
 use crate::approval::policy::Limits;
 use crate::model::{Message, ModelClient};
@@ -95,9 +95,25 @@ pub(super) struct Spawner {
     /// so sub-agents started together are numbered in that order, not in the order their
     /// tasks happened to start.
     pub(super) reserved: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// Sub-agents of this agent that parked, by the call that started them, with the request
+    /// each parked on: taken by this agent's batch when the call ends.
+    pub(super) parked: std::sync::Mutex<std::collections::HashMap<String, ParkedChild>>,
 }
 
+/// A sub-agent that parked, and the request it parked on.
+pub(super) type ParkedChild = (ParkedAgent, Box<crate::protocol::ApprovalRequest>);
+
 impl Spawner {
+    /// How many sub-agents the session's tree has numbered so far.
+    pub(super) fn sub_agents(&self) -> usize {
+        self.tree.started.load(Ordering::SeqCst)
+    }
+
+    /// Sub-agents started from now on are numbered after the first `numbered` (a resumed run's).
+    pub(super) fn numbered_after(&self, numbered: usize) {
+        self.tree.started.fetch_max(numbered, Ordering::SeqCst);
+    }
+
     /// Numbers the sub-agent an approved `agent` call will start.
     pub(super) fn reserve(&self, call_id: &str) {
         let number = self.tree.started.fetch_add(1, Ordering::SeqCst) + 1;
@@ -149,11 +165,45 @@ impl Spawner {
             mode: spawn.mode.unwrap_or(caller.mode),
             profile: spawn.sandbox.or(caller.profile),
         };
+        let mut agent = self.child(label.clone(), limits, call_id)?;
+        let outcome = agent.sub_turn(spawn.prompt, &cancel).await;
+        Ok(self.ended(&agent, label, outcome, call_id, &sink))
+    }
+
+    /// Brings back a sub-agent that parked (its run resumed): it goes on from its checkpoint
+    /// under the limits it had, with `answer` when the decision that resumed the run is for a
+    /// call of its tree. Counted as running, not held to the count limit: it was admitted
+    /// when it started.
+    pub(super) async fn resume(
+        &self,
+        parked: ParkedAgent,
+        answer: Option<ParkedAnswer>,
+        call_id: &str,
+        cancel: CancellationToken,
+        sink: OutputSink,
+    ) -> Result<ToolOutcome, ToolError> {
+        self.tree.running.fetch_add(1, Ordering::SeqCst);
+        let _running = Running(self.tree.clone());
+        let limits = Limits::from_names(&parked.mode, parked.sandbox.as_deref()).map_err(|e| {
+            ToolError::Failed(format!(
+                "the parked sub-agent {} could not go on: its checkpoint names an {e}",
+                parked.label.id
+            ))
+        })?;
+        let label = parked.label.clone();
+        let mut agent = self.child(label.clone(), limits, call_id)?;
+        let outcome = agent.sub_resume(parked.checkpoint, answer, &cancel).await;
+        Ok(self.ended(&agent, label, outcome, call_id, &sink))
+    }
+
+    /// A sub-agent of this agent, named `label` and held to `limits` (refused if they are
+    /// wider than this agent's), announced to the driver.
+    fn child(&self, label: AgentLabel, limits: Limits, call_id: &str) -> Result<Agent, ToolError> {
         let gate = self
             .gate
             .for_agent(label.clone(), limits)
             .map_err(ToolError::Failed)?;
-        let model = match self.model.sub_agent(&spawn.task) {
+        let model = match self.model.sub_agent(&label.task) {
             Ok(Some(model)) => model,
             Ok(None) => self.model.clone(),
             Err(e) => {
@@ -182,8 +232,9 @@ impl Spawner {
             id: label.id.clone(),
             max_steps: self.max_steps,
             reserved: Default::default(),
+            parked: Default::default(),
         };
-        let mut agent = Agent {
+        Ok(Agent {
             model,
             tools: self.tools.clone(),
             gate,
@@ -199,8 +250,19 @@ impl Spawner {
             checkpoint_failed: Default::default(),
             spawner: Arc::new(spawner),
             tag: Some(label.id.clone()),
-        };
-        let outcome = agent.sub_turn(spawn.prompt, &cancel).await;
+        })
+    }
+
+    /// The `agent` call's result for a sub-agent that ended with `outcome`, told to the driver.
+    /// One that parked is kept for its caller's batch, which parks with it.
+    fn ended(
+        &self,
+        agent: &Agent,
+        label: AgentLabel,
+        outcome: TurnOutcome,
+        call_id: &str,
+        sink: &OutputSink,
+    ) -> ToolOutcome {
         let answer = last_answer(&agent.conversation);
         let (status, summary, result) = match outcome {
             TurnOutcome::Completed => (
@@ -220,6 +282,45 @@ impl Spawner {
                     ended(ToolStatus::Cancelled, said, &answer),
                 )
             }
+            TurnOutcome::Parked {
+                checkpoint,
+                request,
+            } => match Checkpoint::from_saved(&checkpoint) {
+                Ok(checkpoint) => {
+                    let said = format!(
+                        "its call {} waits for a person; the run parks with it",
+                        request.call_id
+                    );
+                    let (mode, sandbox) = agent.gate.limits().names();
+                    let parked = ParkedAgent {
+                        call: 0,
+                        label: label.clone(),
+                        depth: self.depth + 1,
+                        mode,
+                        sandbox,
+                        checkpoint,
+                    };
+                    super::lock(&self.parked).insert(call_id.to_string(), (parked, request));
+                    let _ = self.events.send(AgentEvent::AgentFinished {
+                        agent: label.id,
+                        status: AgentStatus::Parked,
+                        summary: said.clone(),
+                    });
+                    // Not the call's result: its caller's batch parks instead of handing it on.
+                    return ToolOutcome::text(said);
+                }
+                Err(e) => {
+                    let why = format!(
+                        "the sub-agent's call {} needs a person, and the sub-agent could not be                          kept to go on later ({e}); nothing of that call ran",
+                        request.call_id
+                    );
+                    (
+                        AgentStatus::Failed,
+                        why.clone(),
+                        ended(ToolStatus::Failed, why, &answer),
+                    )
+                }
+            },
             other => {
                 let why = match other {
                     TurnOutcome::StepLimit => format!(
@@ -228,10 +329,6 @@ impl Spawner {
                         self.max_steps
                     ),
                     TurnOutcome::Failed { message } => format!("the sub-agent failed: {message}"),
-                    TurnOutcome::Parked { request, .. } => format!(
-                        "the sub-agent's call {} needs a person and none is here; nothing of it ran",
-                        request.call_id
-                    ),
                     _ => "the sub-agent ended".into(),
                 };
                 (
@@ -247,7 +344,12 @@ impl Spawner {
             status,
             summary: first_line(&summary),
         });
-        Ok(result)
+        result
+    }
+
+    /// The sub-agent started by call `call_id` if it parked, with the request it parked on.
+    pub(super) fn take_parked(&self, call_id: &str) -> Option<ParkedChild> {
+        super::lock(&self.parked).remove(call_id)
     }
 }
 
@@ -276,6 +378,22 @@ impl Agent {
         // turn ending to a script reading `exec`'s events, and a parked one would carry a
         // checkpoint nothing can go on from).
         self.turn_steps(cancel).await
+    }
+}
+
+impl Agent {
+    /// A parked sub-agent going on from its checkpoint (its run resumed).
+    async fn sub_resume(
+        &mut self,
+        checkpoint: Checkpoint,
+        answer: Option<ParkedAnswer>,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        self.emit(AgentEvent::TurnStarted {
+            turn: checkpoint.turn,
+            prompt: "(resumed with its run)".into(),
+        });
+        self.go_on(checkpoint, answer, cancel).await
     }
 }
 

@@ -592,5 +592,6 @@ mod decisions;
 mod journal;
 mod malformed;
 mod notices;
+mod parked_tree;
 mod review;
 mod subagents;

@@ -48,6 +48,8 @@ fn a_session_reopened_mid_turn() {
                 turn: 1,
                 started: vec![0],
                 idle: false,
+                agents: Vec::new(),
+                sub_agents: 0,
             }
             .restored_session(),
         ),

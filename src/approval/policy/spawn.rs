@@ -15,6 +15,30 @@ pub struct Limits {
     pub profile: Option<crate::sandbox::Profile>,
 }
 
+impl Limits {
+    /// These limits by name, as a parked sub-agent's checkpoint keeps them.
+    pub fn names(&self) -> (String, Option<String>) {
+        (
+            self.mode.as_str().to_string(),
+            self.profile.map(|p| p.as_str().to_string()),
+        )
+    }
+
+    /// Limits kept by name; `Err` says which name is not known.
+    pub fn from_names(mode: &str, profile: Option<&str>) -> Result<Limits, String> {
+        Ok(Limits {
+            mode: Mode::parse(mode).ok_or_else(|| format!("unknown mode {mode:?}"))?,
+            profile: match profile {
+                None => None,
+                Some(name) => Some(
+                    crate::sandbox::Profile::parse(name)
+                        .ok_or_else(|| format!("unknown sandbox profile {name:?}"))?,
+                ),
+            },
+        })
+    }
+}
+
 /// The tool that starts a sub-agent (`tools::agent`): judged here on the mode and sandbox it
 /// asks for, never wider than the caller's.
 pub const AGENT_TOOL: &str = "agent";

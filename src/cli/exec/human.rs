@@ -184,8 +184,18 @@ pub fn prefixed(text: &str, prefix: &str) -> String {
 pub fn parked_lines(parked: &serde_json::Value) -> String {
     let text = |key: &str| visible_line(parked[key].as_str().unwrap_or("?"));
     let hours = parked["expires_in_ms"].as_u64().unwrap_or(0) / 3_600_000;
+    // A sub-agent's call parks its whole tree: the line says whose call it is.
+    let whose = match parked["agent"].as_str() {
+        Some(agent) if agent != crate::protocol::MAIN_AGENT => {
+            format!(
+                " (sub-agent {}; the agents above it wait with it)",
+                visible_line(agent)
+            )
+        }
+        _ => String::new(),
+    };
     format!(
-        "\n‖ {} {} is parked: nothing of it ran, and the run waits for a decision.\n  \
+        "\n‖ {} {}{whose} is parked: nothing of it ran, and the run waits for a decision.\n  \
          airlock approve {code}   (or: airlock deny {code}), then: airlock resume {run}\n  \
          (the code answers for {hours} h; it is stored only as a hash)\n",
         text("call_id"),

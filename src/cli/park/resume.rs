@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{ParkedAnswer, Resume};
 use crate::approval::gate::judged_path;
+use crate::approval::policy::Limits;
 use crate::cli::exec::{self, ExecArgs, headless_approver};
 use crate::cli::runs::{ResumeSpec, db_path, file_hash, kill_leftover, owner, rejudge};
 use crate::clock::now_ms;
@@ -159,11 +160,14 @@ async fn resume_parked(
     }
     // The call that runs is the one that was shown: the stored frozen text must match its digest,
     // the digest approved, and the call in the checkpoint.
-    let Some(parked_call) = spec.checkpoint.calls.get(spec.checkpoint.parked) else {
-        return Err(refused(
-            "the checkpoint does not hold the parked call".into(),
-        ));
+    // The call may be a sub-agent's, parked with the whole tree.
+    let Some(asking) = spec.checkpoint.asking(&approval.call_id) else {
+        return Err(refused(format!(
+            "the checkpoint does not hold the parked call {}; nothing runs",
+            approval.call_id
+        )));
     };
+    let parked_call = asking.call;
     let args = match approval.frozen.verified_args() {
         Ok(args) => args,
         Err(e) => return Err(refused(format!("refused: {e}"))),
@@ -190,7 +194,18 @@ async fn resume_parked(
                 path.display()
             )));
         }
-        rejudged(&spec, &approval, &args).map_err(&refused)?;
+        let limits = match asking.agent {
+            Some(agent) => Some(
+                Limits::from_names(&agent.mode, agent.sandbox.as_deref()).map_err(|e| {
+                    refused(format!(
+                        "refused: the checkpoint of sub-agent {} names an {e}; nothing runs",
+                        agent.label.id
+                    ))
+                })?,
+            ),
+            None => None,
+        };
+        rejudged(&spec, &approval, &args, limits.as_ref()).map_err(&refused)?;
     }
     if let Err(e) = db.consume(&approval, now) {
         return Err(refused(e.to_string()));
@@ -199,7 +214,14 @@ async fn resume_parked(
 }
 
 /// Judges the approved call again, as things are now; `Err` says why it may not run.
-fn rejudged(spec: &ResumeSpec, approval: &ApprovalRow, args: &Value) -> Result<(), String> {
+/// A sub-agent's call is judged under its `limits` (its mode and sandbox), as it was when it
+/// parked.
+fn rejudged(
+    spec: &ResumeSpec,
+    approval: &ApprovalRow,
+    args: &Value,
+    limits: Option<&Limits>,
+) -> Result<(), String> {
     let Some(parked) = &spec.verdict else {
         return Err(format!(
             "refused: the checkpoint does not say how {} was judged when it parked; nothing runs",
@@ -222,7 +244,7 @@ fn rejudged(spec: &ResumeSpec, approval: &ApprovalRow, args: &Value) -> Result<(
             approval.call_id, approval.tool
         ));
     }
-    let verdict = policy.assess(&approval.tool, args).verdict;
+    let verdict = policy.assess_within(&approval.tool, args, limits).verdict;
     let now = rejudge::ParkedVerdict::of(&verdict);
     let why = rejudge::stricter(parked, &now).or_else(|| {
         rejudge::moved(
@@ -356,16 +378,21 @@ async fn take_over(
             // A denial runs nothing: hand it to the model again.
             return go_on_answered(db, run, spec, row.session, approval, me, out).await;
         }
-        // The approved call may have started: it counts as started, and never runs again.
-        let parked = spec.checkpoint.parked;
-        spec.checkpoint.started.push(parked);
-        spec.checkpoint.parked = parked + 1;
+        // The approved call may have started: it counts as started, and never runs again
+        // (in the agent it belongs to: the session's own, or a parked sub-agent).
+        if !spec.checkpoint.count_as_started(&approval.call_id) {
+            let why = format!(
+                "the checkpoint of run {run} does not hold the parked call {}; nothing runs",
+                approval.call_id
+            );
+            let _ = db.record_refusal(Some(run), Some(&approval.call_id), "resume", &why, now_ms());
+            bail!(visible(&why));
+        }
     }
     // A command the dead process had started may still be running on its own (it had its own
     // process group). It is reported as interrupted, so it must not go on either: stop it.
-    for &index in &spec.checkpoint.started {
-        if let Some(call) = spec.checkpoint.calls.get(index)
-            && call.tool == "bash"
+    for call in spec.checkpoint.started_calls() {
+        if call.tool == "bash"
             && let Some(command) = call.args["command"].as_str()
         {
             kill_leftover(command, &spec.workspace);

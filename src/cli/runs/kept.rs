@@ -463,6 +463,8 @@ mod tests {
             turn: 1,
             started: Vec::new(),
             idle: false,
+            agents: Vec::new(),
+            sub_agents: 0,
         }
     }
 

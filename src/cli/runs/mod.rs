@@ -168,11 +168,15 @@ pub fn park(
     )?;
     // The row names the parked checkpoint now: the running one's file goes.
     keeper.tidy(checkpoint);
-    let summary = json!({
+    let mut summary = json!({
         "risk": request.risk,
         "reasons": request.verdict.reason_lines(),
         "preview": request.preview,
     });
+    // A sub-agent's request names it wherever it is listed (`airlock inbox`, the cockpit).
+    if let Some(agent) = &request.agent {
+        summary["agent"] = json!({"id": agent.id, "task": agent.task});
+    }
     let code = db.add_approval(
         session,
         session,
@@ -185,6 +189,7 @@ pub fn park(
     Ok(json!({
         "event": "parked",
         "run": session,
+        "agent": request.agent.as_ref().map_or(crate::protocol::MAIN_AGENT, |a| a.id.as_str()),
         "call_id": request.call_id,
         "tool": request.tool,
         "code": code,

@@ -159,6 +159,8 @@ mod tests {
             turn: 1,
             started: vec![1],
             idle,
+            agents: Vec::new(),
+            sub_agents: 0,
         }
     }
 
