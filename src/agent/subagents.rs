@@ -152,7 +152,19 @@ impl Spawner {
         sink: OutputSink,
     ) -> Result<ToolOutcome, ToolError> {
         let reserved = super::lock(&self.reserved).remove(call_id);
-        let _running = self.admit().map_err(ToolError::Failed)?;
+        let _running = self.admit().map_err(|why| {
+            // Its number goes back when no later one was given, so the next sub-agent does
+            // not skip one (`a1` refused, then `a2` would be the session's first).
+            if let Some(number) = reserved {
+                let _ = self.tree.started.compare_exchange(
+                    number,
+                    number - 1,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                );
+            }
+            ToolError::Failed(why)
+        })?;
         let number =
             reserved.unwrap_or_else(|| self.tree.started.fetch_add(1, Ordering::SeqCst) + 1);
         let label = AgentLabel {

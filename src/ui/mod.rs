@@ -292,6 +292,9 @@ where
             .next_clock_change(Instant::now(), crate::clock::now_ms())
             .map(tokio::time::Instant::from_std);
         let frame_due = tokio::time::Instant::from_std(last_frame + FRAME);
+        let inbox_due = app
+            .next_inbox_expiry(Instant::now(), crate::clock::now_ms())
+            .map(tokio::time::Instant::from_std);
         tokio::select! {
             biased;
             event = input.next() => match event {
@@ -367,6 +370,15 @@ where
                     (Some(source), false) => Some(source.changes()),
                     (None, _) => None,
                 };
+            }
+            // A request of the inbox expired: it leaves the list (nothing was written).
+            _ = sleep_until_some(inbox_due), if inbox_due.is_some() => {
+                let before = app.inbox.clone();
+                app.refresh_inbox();
+                if app.inbox != before {
+                    dirty = true;
+                    urgent = true;
+                }
             }
             _ = sleep_until_some(clock_due), if clock_due.is_some() => {
                 // Redraw only when what the clock shows has changed.

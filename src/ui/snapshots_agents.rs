@@ -224,7 +224,8 @@ fn the_results_pane_tags_runs_with_their_agent_and_filters_to_the_agent_on_scree
 }
 
 #[test]
-fn parking_a_sub_agents_request_says_it_waits_only_while_this_cockpit_runs() {
+fn parking_a_sub_agents_request_says_in_its_conversation_that_it_waits_only_while_this_cockpit_runs()
+ {
     let t0 = Instant::now();
     let mut app = two_sub_agents(t0);
     let mut request = sub_agent_request("a1", "run the unit tests", "a1-c2", "rm -rf target");
@@ -234,6 +235,13 @@ fn parking_a_sub_agents_request_says_it_waits_only_while_this_cockpit_runs() {
     app.now = later;
     frame(&mut app, 100, 30);
     press(&mut app, KeyCode::Char('p'), later);
+    // Said in a1's conversation, not in the one on screen (the session's own).
+    let on_screen: Vec<String> = app.entries.iter().map(|e| format!("{e:?}")).collect();
+    assert!(
+        !on_screen.iter().any(|e| e.contains("of sub-agent a1")),
+        "{on_screen:?}"
+    );
+    app.view_agent(Some(0));
     let said: Vec<String> = app.entries.iter().map(|e| format!("{e:?}")).collect();
     assert!(
         said.iter()
@@ -241,4 +249,69 @@ fn parking_a_sub_agents_request_says_it_waits_only_while_this_cockpit_runs() {
         "{said:?}"
     );
     assert!(!said.iter().any(|e| e.contains("--resume")), "{said:?}");
+}
+
+#[test]
+fn the_agent_list_is_the_tree_a_sub_agent_under_its_own_parent_when_a_sibling_started_between() {
+    let t0 = Instant::now();
+    let mut app = two_sub_agents(t0);
+    // a1's own sub-agent starts after a2: it is listed under a1, not after a2.
+    app.on_agent_event(AgentEvent::AgentStarted {
+        agent: AgentLabel {
+            id: "a3".into(),
+            parent: "a1".into(),
+            task: "bisect the failing test".into(),
+        },
+        call_id: "a1-c2".into(),
+        depth: 2,
+        mode: "read-only".into(),
+        sandbox: Some("read-only".into()),
+    });
+    let order: Vec<&str> = app
+        .agents
+        .list
+        .iter()
+        .map(|a| a.label.id.as_str())
+        .collect();
+    assert_eq!(order, vec!["a1", "a3", "a2"]);
+    app.on_key(key(KeyCode::F(3), KeyModifiers::NONE), t0);
+    both_sizes("agents_list_tree", &app);
+}
+
+#[test]
+fn the_waiting_count_adds_each_sub_agents_calls_still_to_ask_to_the_sessions_own() {
+    let t0 = Instant::now();
+    let mut app = two_sub_agents(t0);
+    let queued = |id: &str| crate::protocol::QueuedCall {
+        call_id: id.into(),
+        tool: "bash".into(),
+        title: format!("$ step {id}"),
+        needs_decision: true,
+        sandbox: None,
+    };
+    // a1's next step has two calls that will ask; none has asked yet.
+    app.on_agent_event(AgentEvent::Agent {
+        agent: "a1".into(),
+        event: Box::new(AgentEvent::BatchQueued {
+            calls: vec![queued("a1-c2"), queued("a1-c3")],
+        }),
+    });
+    assert_eq!(app.waiting_calls(), 2);
+    // The first asks: still two (one in the queue, one to come); a2 asks too: three.
+    ask(
+        &mut app,
+        sub_agent_request("a1", "run the unit tests", "a1-c2", "make a"),
+    );
+    assert_eq!(app.waiting_calls(), 2);
+    ask(
+        &mut app,
+        sub_agent_request("a2", "check the docs build", "a2-c2", "npm run docs"),
+    );
+    assert_eq!(app.waiting_calls(), 3);
+    app.now = t0;
+    assert!(
+        frame(&mut app, 100, 30).contains("3 waiting"),
+        "{}",
+        frame(&mut app, 100, 30)
+    );
 }

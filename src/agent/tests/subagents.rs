@@ -178,15 +178,18 @@ async fn a_read_only_sub_agent_has_its_writes_denied_without_asking_and_cannot_s
 }
 
 #[tokio::test]
-async fn a_spawn_past_the_depth_limit_fails_with_a_message_that_names_the_limit() {
+async fn a_spawn_past_the_depth_limit_fails_with_a_message_that_names_the_limit_and_takes_no_number()
+ {
     let mut rig = rig_with(
         json!({"name": "t", "steps": [
             {"calls": [spawn("outer")]},
-            {"say": "ok", "expect": ["ok"], "expect_seen": ["could not nest"]}
+            {"say": "ok", "expect": ["ok"], "expect_seen": ["could not nest"], "calls": [spawn("after")]},
+            {"say": "done", "expect": ["ok"]}
         ], "agents": {"outer": {"steps": [
             {"calls": [spawn("inner")]},
             {"say": "could not nest", "expect": ["failed"], "expect_seen": ["nest at most 1 deep", "max_depth"]}
-        ], "agents": {"inner": {"steps": [{"say": "never"}]}}}}}),
+        ], "agents": {"inner": {"steps": [{"say": "never"}]}}},
+        "after": {"steps": [{"say": "after done"}]}}}),
         Approvals::AllowAll,
         Extras {
             sub_agents: Some(SubAgentLimits {
@@ -197,8 +200,23 @@ async fn a_spawn_past_the_depth_limit_fails_with_a_message_that_names_the_limit(
         },
     );
     rig.submit();
-    let (_, outcome) = rig.until_turn_finished().await;
+    let (events, outcome) = rig.until_turn_finished().await;
     assert_eq!(outcome, TurnOutcome::Completed);
+    // The refused spawn gave its number back: the next sub-agent is a2, not a3.
+    let started: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::AgentStarted { agent, .. } => Some((agent.id.clone(), agent.task.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        vec![
+            ("a1".to_string(), "outer".to_string()),
+            ("a2".to_string(), "after".to_string())
+        ]
+    );
 }
 
 #[tokio::test]

@@ -8,6 +8,8 @@
 //! handled by the same code whichever agent it belongs to.
 
 use super::*;
+use std::time::Instant;
+
 use crate::protocol::{AgentLabel, AgentStatus};
 
 /// A sub-agent as the cockpit knows it.
@@ -66,6 +68,15 @@ impl Agents {
 }
 
 impl App {
+    /// The sub-agent whose call `call_id` is (its id is the call id's prefix: `a1-c1`);
+    /// `None` for the session's own agent.
+    pub(super) fn agent_of_call(&self, call_id: &str) -> Option<usize> {
+        let (agent, _) = call_id.split_once('-')?;
+        self.agents.index(agent)
+    }
+}
+
+impl App {
     pub(super) fn agent_started(
         &mut self,
         agent: AgentLabel,
@@ -73,7 +84,7 @@ impl App {
         depth: usize,
         (mode, sandbox): (String, Option<String>),
     ) {
-        self.agents.list.push(AgentView {
+        let view = AgentView {
             label: agent,
             call_id,
             depth,
@@ -83,7 +94,26 @@ impl App {
             summary: String::new(),
             entries: Vec::new(),
             batch: Batch::default(),
-        });
+        };
+        // The list is the tree: a sub-agent goes after its parent's last descendant, so the
+        // list indents it under its own parent even when a sibling of the parent started
+        // in between.
+        let list = &mut self.agents.list;
+        let at = match list.iter().position(|a| a.label.id == view.label.parent) {
+            Some(parent) => {
+                let depth = list[parent].depth;
+                (parent + 1..list.len())
+                    .find(|&i| list[i].depth <= depth)
+                    .unwrap_or(list.len())
+            }
+            None => list.len(),
+        };
+        list.insert(at, view);
+        if let Some(viewing) = self.agents.viewing.as_mut()
+            && *viewing >= at
+        {
+            *viewing += 1;
+        }
     }
 
     pub(super) fn agent_finished(&mut self, agent: &str, status: AgentStatus, summary: String) {
@@ -216,6 +246,27 @@ impl App {
         }
     }
 
+    /// Calls that wait for a person, in every agent: the requests in the queue, and each
+    /// running agent's calls of its current step still to come that will ask (as the status
+    /// bar and the modal's "2 of 5" count them).
+    pub fn waiting_calls(&self) -> usize {
+        let mut queued_by_sub_agents = 0;
+        let mut sub_agents = 0;
+        for agent in &self.agents.list {
+            let queued = self.requests_of(Some(&agent.label.id));
+            queued_by_sub_agents += queued;
+            sub_agents += match agent.ended {
+                Some(_) => queued,
+                None => queued.max(agent.batch.undecided()),
+            };
+        }
+        let main = self
+            .pending_approvals()
+            .saturating_sub(queued_by_sub_agents)
+            .max(self.batch.undecided());
+        main + sub_agents
+    }
+
     /// Requests in the queue from `agent` (`None`: the session's own agent).
     pub fn requests_of(&self, agent: Option<&str>) -> usize {
         self.overlays
@@ -263,6 +314,14 @@ impl App {
         {
             self.inbox = entries;
         }
+    }
+
+    /// When the first request of the inbox expires (`now` and `now_ms` being the same moment):
+    /// the loop reads the inbox again then, so an expired request leaves the list even when
+    /// nothing is written to the database. A millisecond past it, so the read finds it gone.
+    pub fn next_inbox_expiry(&self, now: Instant, now_ms: u64) -> Option<Instant> {
+        let first = self.inbox.iter().map(|e| e.expires_ms).min()?;
+        Some(now + std::time::Duration::from_millis(first.saturating_sub(now_ms) + 1))
     }
 
     /// Answers request `id` of the inbox through its one-time code; the conversation says

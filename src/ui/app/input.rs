@@ -154,8 +154,12 @@ impl App {
                 Effect::InboxAnswer { id, allow } => self.answer_inbox(id, allow),
                 Effect::Parked { call_id, text } => {
                     let shown = self.ids.note(&call_id);
-                    self.entries
-                        .push(Entry::Notice(format!("parked {shown} {text}")));
+                    // Said in the conversation of the agent whose call it is.
+                    let agent = self.agent_of_call(&call_id);
+                    self.with_conversation(agent, |app| {
+                        app.entries
+                            .push(Entry::Notice(format!("parked {shown} {text}")))
+                    });
                 }
                 Effect::Quit => self.should_quit = true,
                 Effect::Edit(job) => self.editor_job = Some(job),

@@ -386,12 +386,6 @@ impl App {
             .count()
     }
 
-    /// Calls that wait for a person: the modal's queue, and the batch's calls still to come
-    /// that will ask (as the status bar and the modal's "2 of 5" count them).
-    pub fn waiting_calls(&self) -> usize {
-        self.pending_approvals().max(self.batch.undecided())
-    }
-
     /// Everything on screen that changes with time alone: running tools' elapsed seconds, the
     /// modal's arm countdown (tenths) and timeout countdown (seconds). The loop redraws on a tick
     /// only when this changes, so a silent running tool costs one frame a second and an idle
