@@ -300,7 +300,7 @@ impl Spawner {
             } => match Checkpoint::from_saved(&checkpoint) {
                 Ok(checkpoint) => {
                     let said = format!(
-                        "its call {} waits for a person; the run parks with it",
+                        "its call {} waits for a person; it goes on when the run is resumed",
                         request.call_id
                     );
                     let (mode, sandbox) = agent.gate.limits().names();
