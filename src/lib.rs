@@ -44,4 +44,5 @@ pub mod sandbox;
 pub mod store;
 pub mod tools;
 pub mod ui;
+pub mod undo;
 pub mod visible;

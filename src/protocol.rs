@@ -16,6 +16,7 @@ mod call;
 mod inbox;
 mod restored;
 mod scope;
+mod undo;
 mod verdict;
 
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,7 @@ pub use call::{CallId, Stream, ToolCall, ToolStatus};
 pub use inbox::{InboxEntry, InboxSource};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};
+pub use undo::{ChangeCount, FileUndo, UndoAction, UndoPlan, UndoSource, WorkspaceHistory};
 pub use verdict::{Part, PartKind, Reason, ReasonCode, ReasonSource, Risk, Ruling, Verdict};
 
 /// The driver's end of a running agent: send ops, receive events, and the task to wait for.
@@ -212,6 +214,11 @@ pub enum AgentEvent {
         /// Lines left out just before `text` (they were never going to be shown).
         #[serde(default, skip_serializing_if = "is_zero")]
         skipped: u64,
+    },
+    /// What a finished call changed in the workspace (kept, so it can be undone).
+    WorkspaceChanged {
+        call_id: CallId,
+        changes: ChangeCount,
     },
     /// The call is over; its result goes back to the model in the order the model asked.
     ToolFinished {

@@ -58,6 +58,11 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
             visible_line(summary)
         ),
         AgentEvent::TurnStarted { prompt, .. } => format!("\n> {}\n", visible(prompt)),
+        AgentEvent::WorkspaceChanged { call_id, changes } => format!(
+            "  {} {} (airlock undo can put it back)",
+            visible_line(call_id),
+            changes.words()
+        ),
         AgentEvent::TextDelta { text } => return Some(visible(text)),
         AgentEvent::Restored { session } => {
             format!("\n(reopened: {} messages so far)", session.messages)

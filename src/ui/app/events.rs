@@ -97,6 +97,11 @@ impl App {
                     run.diff = Some(changes_only(&diff));
                 }
             }
+            AgentEvent::WorkspaceChanged { call_id, changes } => {
+                if let Some(run) = self.runs.iter_mut().rev().find(|r| r.call_id == call_id) {
+                    run.changes = Some(changes);
+                }
+            }
             AgentEvent::ToolOutput {
                 call_id,
                 stream,

@@ -101,6 +101,8 @@ pub struct Run {
     pub refused: Option<SandboxNote>,
     /// The sub-agent that ran it (`None`: the session's own agent).
     pub agent: Option<String>,
+    /// What it changed in the workspace (kept: `u` undoes it).
+    pub changes: Option<crate::protocol::ChangeCount>,
 }
 
 impl Run {
@@ -121,6 +123,7 @@ impl Run {
             sandbox: None,
             refused: None,
             agent: None,
+            changes: None,
         }
     }
 

@@ -1,0 +1,318 @@
+//! Reading the workspace into a manifest: every file, link and directory with its mode and (for
+//! a file) its content's hash, its content kept in the store. Incremental: a file whose size,
+//! times, inode and mode are those of the last scan is not read again.
+//!
+//! Never kept: `.git` (a repository's index and history are the user's; undo never touches
+//! them), sockets, pipes and devices. Kept by size and time only: files over `Limits::max_file`, and the
+//! files of a directory that is build output or ignored by the workspace's `.gitignore` when it
+//! holds more than `Limits::bulky_dir` bytes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::objects::Objects;
+
+/// What is kept by size and time only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A file larger than this.
+    pub max_file: u64,
+    /// The files of a build or ignored directory holding more than this.
+    pub bulky_dir: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file: 128 << 20,
+            bulky_dir: 64 << 20,
+        }
+    }
+}
+/// Directory names that are build output wherever they are.
+const BUILD_DIRS: &[&str] = &[
+    "target",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    "dist",
+    "build",
+];
+
+/// What a path is, as undo restores it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// `hash`: its content in the store; `None` when it was not kept.
+    File {
+        mode: u32,
+        size: u64,
+        hash: Option<String>,
+    },
+    Link {
+        target: String,
+    },
+    Dir {
+        mode: u32,
+    },
+}
+
+impl Entry {
+    pub fn is_dir(&self) -> bool {
+        matches!(self, Entry::Dir { .. })
+    }
+}
+
+/// What says a file is unchanged since it was last read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+    pub mode: u32,
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            size: meta.len(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item {
+    pub entry: Entry,
+    pub stamp: Stamp,
+}
+
+/// The workspace at one moment, by relative path (`/`-separated).
+pub type Manifest = BTreeMap<String, Item>;
+
+/// Whether two items of one path differ as undo sees them: another entry, or a file whose
+/// content was not kept and whose stamp moved.
+pub fn differ(a: &Item, b: &Item) -> bool {
+    if a.entry != b.entry {
+        return true;
+    }
+    matches!(a.entry, Entry::File { hash: None, .. }) && a.stamp != b.stamp
+}
+
+/// What one scan found it could not keep, said once.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub manifest: Manifest,
+    /// Paths it could not read (vanished while read, unreadable, names that are not UTF-8).
+    pub skipped: Vec<String>,
+}
+
+struct Walk<'a> {
+    root: &'a Path,
+    previous: &'a Manifest,
+    objects: &'a Objects,
+    limits: Limits,
+    ignore: Option<ignore::gitignore::Gitignore>,
+    out: Scan,
+}
+
+/// Reads the workspace at `root`; files unchanged since `previous` keep their hash unread.
+pub fn scan(root: &Path, previous: &Manifest, objects: &Objects, limits: Limits) -> Scan {
+    let ignore = {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+        let file = root.join(".gitignore");
+        if file.is_file() && builder.add(&file).is_none() {
+            builder.build().ok()
+        } else {
+            None
+        }
+    };
+    let mut walk = Walk {
+        root,
+        previous,
+        objects,
+        limits,
+        ignore,
+        out: Scan::default(),
+    };
+    walk.dir(root, "", false);
+    walk.out
+}
+
+/// One path found under a directory, before its content is read.
+struct Found {
+    rel: String,
+    meta: fs::Metadata,
+}
+
+impl Walk<'_> {
+    /// Walks directory `dir` (`rel` to the root); `bulky`: its files are kept by stamp only.
+    fn dir(&mut self, dir: &Path, rel: &str, bulky: bool) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            if !rel.is_empty() {
+                self.out.skipped.push(rel.to_string());
+            }
+            return;
+        };
+        let mut found: Vec<(Found, std::path::PathBuf)> = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                self.out
+                    .skipped
+                    .push(format!("{rel}/{}", name.to_string_lossy()));
+                continue;
+            };
+            if name == ".git" {
+                continue;
+            }
+            let child_rel = if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let Ok(meta) = entry.metadata() else {
+                self.out.skipped.push(child_rel);
+                continue;
+            };
+            found.push((
+                Found {
+                    rel: child_rel,
+                    meta,
+                },
+                entry.path(),
+            ));
+        }
+        for (Found { rel: child, meta }, path) in found {
+            let kind = meta.file_type();
+            let stamp = Stamp::of(&meta);
+            if kind.is_dir() {
+                let bulky = bulky
+                    || (self.build_or_ignored(&path, name_of(&child))
+                        && was_bulky(self.previous, &child)
+                            .unwrap_or_else(|| too_big(&path, self.limits.bulky_dir)));
+                self.out.manifest.insert(
+                    child.clone(),
+                    Item {
+                        entry: Entry::Dir {
+                            mode: meta.mode() & 0o7777,
+                        },
+                        stamp: Stamp {
+                            mtime_ns: 0,
+                            ctime_ns: 0,
+                            size: 0,
+                            ..stamp
+                        },
+                    },
+                );
+                self.dir(&path, &child, bulky);
+            } else if kind.is_symlink() {
+                match fs::read_link(&path)
+                    .ok()
+                    .and_then(|t| t.to_str().map(str::to_string))
+                {
+                    Some(target) => {
+                        self.out.manifest.insert(
+                            child,
+                            Item {
+                                entry: Entry::Link { target },
+                                stamp: Stamp::default(),
+                            },
+                        );
+                    }
+                    None => self.out.skipped.push(child),
+                }
+            } else if kind.is_file() {
+                let hash = if bulky || meta.len() > self.limits.max_file {
+                    None
+                } else {
+                    match self.previous.get(&child) {
+                        Some(Item {
+                            entry: Entry::File { hash: Some(h), .. },
+                            stamp: was,
+                        }) if *was == stamp && self.objects.has(h) => Some(h.clone()),
+                        _ => match self.objects.put(&path, meta.len()) {
+                            Ok(h) => Some(h),
+                            Err(_) => {
+                                self.out.skipped.push(child);
+                                continue;
+                            }
+                        },
+                    }
+                };
+                self.out.manifest.insert(
+                    child,
+                    Item {
+                        entry: Entry::File {
+                            mode: meta.mode() & 0o7777,
+                            size: meta.len(),
+                            hash,
+                        },
+                        stamp,
+                    },
+                );
+            }
+        }
+    }
+
+    fn build_or_ignored(&self, path: &Path, name: &str) -> bool {
+        BUILD_DIRS.contains(&name)
+            || self.ignore.as_ref().is_some_and(|g| {
+                path.strip_prefix(self.root)
+                    .is_ok_and(|rel| g.matched(rel, true).is_ignore())
+            })
+    }
+}
+
+fn name_of(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
+}
+
+/// Whether the last scan kept the files under `dir` by stamp only (`None`: it had none).
+fn was_bulky(previous: &Manifest, dir: &str) -> Option<bool> {
+    let prefix = format!("{dir}/");
+    previous
+        .range(prefix.clone()..)
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .find_map(|(_, item)| match &item.entry {
+            Entry::File { hash, .. } => Some(hash.is_none()),
+            _ => None,
+        })
+}
+
+/// Whether the files under `dir` hold more than `limit` bytes (stops counting there).
+fn too_big(dir: &Path, limit: u64) -> bool {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() {
+                total += meta.len();
+                if total > limit {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
