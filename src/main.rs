@@ -116,6 +116,24 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Inbox) => {
             airlock::cli::inbox::print(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
         }
+        Some(Command::Undo {
+            session,
+            call,
+            and_later,
+            yes,
+            overwrite,
+        }) => airlock::cli::undo::run(
+            airlock::cli::undo::UndoArgs {
+                session,
+                call,
+                and_later,
+                yes,
+                overwrite,
+            },
+            &mut io::stdin().lock(),
+            &mut io::stdout().lock(),
+        )
+        .map(ExitCode::from),
         Some(Command::Sessions) => {
             airlock::cli::sessions::list(&mut io::stdout().lock()).map(|()| ExitCode::SUCCESS)
         }

@@ -338,11 +338,56 @@ impl Agent {
             let tools = self.tools.clone();
             let spawner = self.spawner.clone();
             let preface = preface(&approved);
+            // A call that may change the workspace runs only once the workspace before it is
+            // kept (so it can be undone); what it changed is said before it is reported done.
+            let kept = self
+                .config
+                .history
+                .clone()
+                .filter(|_| !approved.read_only());
+            let changed = kept.as_ref().map(|_| {
+                let events = self.events.clone();
+                let tag = self.tag.clone();
+                move |call_id: String, changes: crate::protocol::ChangeCount| {
+                    let _ = events.send(super::tagged(
+                        tag.as_deref(),
+                        AgentEvent::WorkspaceChanged { call_id, changes },
+                    ));
+                }
+            });
+            let title = title_of_canonical(approved.tool(), &approved.frozen().canonical);
             running.spawn(async move {
+                let call_id = approved.call_id().to_string();
+                if let Some(history) = &kept {
+                    let (h, id) = (history.clone(), call_id.clone());
+                    let before = tokio::task::spawn_blocking(move || h.before(&id, &title)).await;
+                    let failed = match before {
+                        Ok(Ok(())) => None,
+                        Ok(Err(e)) => Some(e),
+                        Err(e) => Some(e.to_string()),
+                    };
+                    if let Some(why) = failed {
+                        let outcome = Err(ToolError::Failed(format!(
+                            "the workspace could not be kept before this call ({why}), so it \
+                             could not be undone; nothing ran"
+                        )));
+                        sink.end();
+                        return (index, outcome, preface);
+                    }
+                }
                 let agents: &dyn crate::tools::agent::SubAgents = &*spawner;
                 let outcome = tools
                     .execute_with(approved, token, sink.clone(), Some(agents))
                     .await;
+                if let (Some(history), Some(changed)) = (kept, changed) {
+                    let id = call_id.clone();
+                    if let Ok(Ok(changes)) =
+                        tokio::task::spawn_blocking(move || history.after(&id)).await
+                        && !changes.is_empty()
+                    {
+                        changed(call_id, changes);
+                    }
+                }
                 // Output a tool had paced goes out before the call is reported done, with the
                 // marker of a last line that was being cut (it ended without a newline).
                 sink.end();

@@ -93,6 +93,8 @@ pub struct AgentConfig {
     pub journal: Option<Arc<dyn Journal>>,
     /// How deep sub-agents nest and how many run at once.
     pub sub_agents: SubAgentLimits,
+    /// Keeps the workspace before each call that may change it, so the call can be undone.
+    pub history: Option<Arc<dyn crate::protocol::WorkspaceHistory>>,
 }
 
 impl Default for AgentConfig {
@@ -103,6 +105,7 @@ impl Default for AgentConfig {
             remote: None,
             journal: None,
             sub_agents: SubAgentLimits::default(),
+            history: None,
         }
     }
 }
@@ -172,6 +175,7 @@ pub fn spawn_with(
         max_steps: config.max_steps,
         reserved: Default::default(),
         parked: Default::default(),
+        history: config.history.clone(),
     });
     let agent = Agent {
         model,
@@ -353,6 +357,15 @@ impl Agent {
         for _ in 0..self.config.max_steps {
             if cancel.is_cancelled() {
                 return TurnOutcome::Interrupted;
+            }
+            // What the person undid since the model last looked: it must not act on a
+            // workspace that no longer exists.
+            if let Some(history) = &self.config.history {
+                for news in history.take_news() {
+                    self.conversation.push(Message::User {
+                        text: format!("[airlock] {news}"),
+                    });
+                }
             }
             let (delta_tx, mut delta_rx) = mpsc::unbounded_channel::<String>();
             let events = self.events.clone();
@@ -695,6 +708,8 @@ impl Agent {
             crate::approval::gate::Judged {
                 path: answer.judged_path,
                 mcp_definition: answer.mcp_definition,
+                // Not judged again here: a checkpoint is kept before it.
+                read_only: false,
             },
         )
     }

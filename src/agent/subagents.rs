@@ -98,6 +98,8 @@ pub(super) struct Spawner {
     /// Sub-agents of this agent that parked, by the call that started them, with the request
     /// each parked on: taken by this agent's batch when the call ends.
     pub(super) parked: std::sync::Mutex<std::collections::HashMap<String, ParkedChild>>,
+    /// The session's workspace history: every agent of the tree keeps checkpoints in it.
+    pub(super) history: Option<Arc<dyn crate::protocol::WorkspaceHistory>>,
 }
 
 /// A sub-agent that parked, and the request it parked on.
@@ -245,6 +247,7 @@ impl Spawner {
             max_steps: self.max_steps,
             reserved: Default::default(),
             parked: Default::default(),
+            history: self.history.clone(),
         };
         Ok(Agent {
             model,
@@ -256,6 +259,7 @@ impl Spawner {
             turn: 0,
             config: AgentConfig {
                 max_steps: self.max_steps,
+                history: self.history.clone(),
                 ..AgentConfig::default()
             },
             journal_failed: Default::default(),

@@ -32,6 +32,7 @@ struct Rig {
     workspace: PathBuf,
     handle: AgentHandle,
     seen: Arc<Mutex<Vec<Vec<Message>>>>,
+    history: Option<Arc<crate::undo::History>>,
 }
 
 /// Plays a scenario and remembers every conversation it was shown.
@@ -99,6 +100,8 @@ struct Extras {
     answer: Option<ParkedAnswer>,
     /// How deep sub-agents nest and how many run at once (the defaults when not set).
     sub_agents: Option<SubAgentLimits>,
+    /// Keep the workspace's history (undo), in the rig's state directory.
+    undo: bool,
 }
 
 fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -> Rig {
@@ -138,6 +141,9 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
         seen: seen.clone(),
     });
     let previewer = tools.clone();
+    let history = extras.undo.then(|| {
+        Arc::new(crate::undo::History::open(&dir.path().join("state"), "t", &workspace).unwrap())
+    });
     let handle = spawn_with(
         model,
         tools,
@@ -182,6 +188,9 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
             journal: extras.journal,
             checkpoints: extras.checkpoints,
             sub_agents: extras.sub_agents.unwrap_or_default(),
+            history: history
+                .clone()
+                .map(|h| h as Arc<dyn crate::protocol::WorkspaceHistory>),
             ..AgentConfig::default()
         },
         resume.map(|checkpoint| Resume {
@@ -195,6 +204,7 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
         workspace,
         handle,
         seen,
+        history,
     }
 }
 
@@ -595,3 +605,4 @@ mod notices;
 mod parked_tree;
 mod review;
 mod subagents;
+mod undo;

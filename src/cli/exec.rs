@@ -61,6 +61,8 @@ pub struct Started {
     pub checkpoints: Option<Arc<super::runs::RunCheckpoints>>,
     /// How the cockpit announces a waiting request when the terminal has no focus.
     pub notify: crate::ui::notify::NotifyMethod,
+    /// The session's workspace history (undo), when it can be kept.
+    pub history: Option<Arc<crate::undo::History>>,
 }
 
 impl Started {
@@ -153,6 +155,18 @@ pub fn start_with(
     let runs = store::runs::runs_dir(&state);
     super::session::private_dirs(&state, &runs)?;
     let audit = super::session::audit_log(&state, &session)?;
+    // The workspace before each call that may change it, kept so the call can be undone.
+    let history = match crate::undo::History::open(&state, &session, &workspace) {
+        Ok(history) => Some(Arc::new(history)),
+        Err(e) => {
+            let notice = format!("undo is off for this session: its history cannot be kept ({e})");
+            if headless.is_some() {
+                eprintln!("airlock: {}", crate::visible::visible_line(&notice));
+            }
+            notices.push(notice);
+            None
+        }
+    };
     let tools = tools_for(
         &config,
         ToolRegistry::new(workspace.clone(), home, Some(runs.join(&session))),
@@ -201,6 +215,9 @@ pub fn start_with(
                 .map(|c| c as Arc<dyn crate::agent::Checkpoints>),
             journal: journal.clone().map(|j| j as Arc<dyn crate::agent::Journal>),
             sub_agents,
+            history: history
+                .clone()
+                .map(|h| h as Arc<dyn crate::protocol::WorkspaceHistory>),
             ..AgentConfig::default()
         },
         resume,
@@ -222,6 +239,7 @@ pub fn start_with(
         sandbox: sandbox.default,
         policy: policy_files,
         checkpoints,
+        history,
     })
 }
 

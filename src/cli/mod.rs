@@ -22,6 +22,7 @@ pub mod runs;
 pub mod session;
 pub mod sessions;
 pub mod state;
+pub mod undo;
 
 use std::path::PathBuf;
 
@@ -132,6 +133,23 @@ pub enum Command {
     /// Every request waiting for an answer on this machine (any cockpit session, any parked
     /// run), with its agent, age, reasons and what it would run; codes are never printed.
     Inbox,
+    /// What each call of a session changed in the workspace; with a call, undo it (shown file
+    /// by file first, then asked).
+    Undo {
+        /// The session (default: the newest one that changed a workspace).
+        session: Option<String>,
+        /// The call to undo, as the results pane or this list names it (e.g. c3).
+        call: Option<String>,
+        /// Undo every call after it too.
+        #[arg(long)]
+        and_later: bool,
+        /// Do not ask.
+        #[arg(long)]
+        yes: bool,
+        /// Put back files changed since the call too (they are left as they are otherwise).
+        #[arg(long)]
+        overwrite: bool,
+    },
     /// The cockpit without a terminal, measured (for scripts/bench.sh; prints one JSON object).
     #[command(hide = true)]
     BenchCockpit(bench::BenchArgs),

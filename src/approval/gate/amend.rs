@@ -77,6 +77,7 @@ impl Gate {
         let judged = Judged {
             path: judged_path(&verdict),
             mcp_definition: judged_definition(&verdict),
+            read_only: verdict.risk == crate::protocol::Risk::Safe,
         };
         // A change is to this call: it may not land on another file.
         if judged.path != standing.judged.path {

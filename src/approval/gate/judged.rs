@@ -27,6 +27,10 @@ use serde_json::Value;
 pub struct Judged {
     pub path: Option<PathBuf>,
     pub mcp_definition: Option<String>,
+    /// The policy found the call only reads (its risk is safe): it cannot change the
+    /// workspace, so no checkpoint is kept before it. `false` when not known (a parked call
+    /// settled later): a checkpoint is kept.
+    pub read_only: bool,
 }
 
 /// The digest of the definition an MCP call was judged on: the subject of its part, which the

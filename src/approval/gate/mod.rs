@@ -59,6 +59,7 @@ pub struct Approved {
     source: DecisionSource,
     judged_path: Option<PathBuf>,
     mcp_definition: Option<String>,
+    read_only: bool,
     /// The staged audit record of the decision; `None` for a gate without an audit log.
     recorded: Option<crate::approval::audit::Receipt>,
     /// What the person who approved it changed or said, when they did (boxed: most calls
@@ -101,6 +102,11 @@ impl Approved {
     /// one it may run against.
     pub fn mcp_definition(&self) -> Option<&str> {
         self.mcp_definition.as_deref()
+    }
+
+    /// The policy found the call only reads: it cannot change the workspace.
+    pub fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The call as a person changed it before approving (what the model is told of it), if
@@ -454,6 +460,7 @@ impl Gate {
         let judged = Judged {
             path: judged_path(&verdict),
             mcp_definition: judged_definition(&verdict),
+            read_only: verdict.risk == crate::protocol::Risk::Safe,
         };
         if let Err(e) = self.stage(
             "request",

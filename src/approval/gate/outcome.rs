@@ -47,6 +47,7 @@ impl Gate {
             source,
             judged_path: judged.path,
             mcp_definition: judged.mcp_definition,
+            read_only: judged.read_only,
             recorded,
             said: None,
         })

@@ -59,7 +59,7 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         ),
         AgentEvent::TurnStarted { prompt, .. } => format!("\n> {}\n", visible(prompt)),
         AgentEvent::WorkspaceChanged { call_id, changes } => format!(
-            "  {} {} (airlock undo can put it back)",
+            "\n↶ {} {} (airlock undo can put it back)",
             visible_line(call_id),
             changes.words()
         ),

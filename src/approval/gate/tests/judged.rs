@@ -88,6 +88,7 @@ async fn a_parked_file_call_settled_later_runs_only_on_the_path_it_was_judged_on
         let judged = Judged {
             path,
             mcp_definition: None,
+            read_only: false,
         };
         rig.gate
             .settle_parked("c1", request.frozen.clone(), super::allowed(), judged)
