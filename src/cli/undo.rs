@@ -35,7 +35,7 @@ fn sessions(state: &Path) -> Vec<String> {
             Some((when, d.file_name().to_string_lossy().into_owned()))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, s)| s).collect()
 }
 

@@ -42,7 +42,7 @@ async fn a_call_that_may_change_the_workspace_is_kept_and_one_that_only_reads_is
     assert_eq!(said[0].0, "c1");
     assert_eq!((said[0].1.created, said[0].1.deleted), (1, 1));
     // Said before the call is reported done.
-    let at = |want: &dyn Fn(&AgentEvent) -> bool| events.iter().position(|e| want(e)).unwrap();
+    let at = |want: &dyn Fn(&AgentEvent) -> bool| events.iter().position(want).unwrap();
     assert!(
         at(&|e| matches!(e, AgentEvent::WorkspaceChanged { .. }))
             < at(&|e| matches!(e, AgentEvent::ToolFinished { call_id, .. } if call_id == "c1"))
