@@ -385,6 +385,10 @@ async fn cockpit(
         notices,
         started.notify,
         Some(inbox),
+        started
+            .history
+            .clone()
+            .map(|h| h as std::sync::Arc<dyn airlock::protocol::UndoSource>),
     )
     .await;
     if let Some(journal) = journal {

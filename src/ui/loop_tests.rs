@@ -99,6 +99,7 @@ enum Window {
     Grants,
     Agents,
     Inbox,
+    Undo,
     Audit,
     ConfirmQuit,
 }
@@ -111,6 +112,7 @@ impl Window {
             Overlay::Grants(_) => Window::Grants,
             Overlay::Agents(_) => Window::Agents,
             Overlay::Inbox(_) => Window::Inbox,
+            Overlay::Undo(_) => Window::Undo,
             Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
@@ -124,6 +126,7 @@ impl Window {
             Window::Grants => "session grants (d revokes",
             Window::Agents => "agents (Enter shows one",
             Window::Inbox => "waiting elsewhere",
+            Window::Undo => " undo · ",
             Window::Audit => "audit: this session's decisions",
             Window::ConfirmQuit => "quit?",
         }

@@ -41,6 +41,8 @@ mod snapshots_round3;
 #[cfg(test)]
 mod snapshots_sessions;
 #[cfg(test)]
+mod snapshots_undo;
+#[cfg(test)]
 pub(crate) mod testing;
 pub mod words;
 
@@ -154,6 +156,7 @@ pub async fn run(
     notices: Vec<String>,
     notify: notify::NotifyMethod,
     inbox: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
+    undo: Option<std::sync::Arc<dyn crate::protocol::UndoSource>>,
 ) -> Result<()> {
     let (mut terminal, guard) = TerminalGuard::enter()?;
     let mut app = App::new(status, Instant::now());
@@ -161,6 +164,7 @@ pub async fn run(
     let method = notify::resolve(notify, &env);
     app.notifier = Some(notify::Notifier::new(method, env("TMUX").is_some()));
     app.inbox_source = inbox;
+    app.undo_source = undo;
     app.refresh_inbox();
     for notice in notices {
         app.entries.push(app::Entry::Notice(notice));

@@ -346,3 +346,35 @@ impl App {
         Some(format!("{} · {}", label.id, label.task))
     }
 }
+
+impl App {
+    /// Shows what undoing `call_id` (and every later call, with `and_later`) would do; the
+    /// conversation says why when it cannot.
+    pub(super) fn open_undo(&mut self, call_id: &str, and_later: bool) {
+        let Some(source) = self.undo_source.clone() else {
+            self.entries.push(Entry::Notice(
+                "undo: this session keeps no history of the workspace".into(),
+            ));
+            return;
+        };
+        match source.plan(call_id, and_later) {
+            Ok(plan) => self.overlays.push(Overlay::Undo(Box::new(
+                crate::ui::overlay::UndoOverlay::new(plan, self.now),
+            ))),
+            Err(why) => self.entries.push(Entry::Notice(format!("undo: {why}"))),
+        }
+    }
+
+    /// Does the undo that was shown; the conversation says what became of it (the model is
+    /// told at its next request).
+    pub(super) fn apply_undo(&mut self, plan: &crate::protocol::UndoPlan, overwrite: bool) {
+        let Some(source) = self.undo_source.clone() else {
+            return;
+        };
+        let said = match source.apply(plan, overwrite) {
+            Ok(done) => format!("{done} (the model is told at its next request)"),
+            Err(why) => format!("undo: {why}"),
+        };
+        self.entries.push(Entry::Notice(said));
+    }
+}

@@ -152,6 +152,8 @@ impl App {
                 Effect::Notice(text) => self.entries.push(Entry::Notice(text)),
                 Effect::ViewAgent(agent) => self.view_agent(agent),
                 Effect::InboxAnswer { id, allow } => self.answer_inbox(id, allow),
+                Effect::UndoPlan { call_id, and_later } => self.open_undo(&call_id, and_later),
+                Effect::UndoApply { plan, overwrite } => self.apply_undo(&plan, overwrite),
                 Effect::Parked { call_id, text } => {
                     let shown = self.ids.note(&call_id);
                     // Said in the conversation of the agent whose call it is.
@@ -266,6 +268,15 @@ impl App {
             Some(Action::Grants) => return self.open_grants(),
             Some(Action::Audit) => return self.open_audit(),
             Some(Action::FilterRuns) => self.toggle_run_filter(),
+            Some(Action::Undo) => {
+                if let Some(run) = self.runs.get(self.selected_run)
+                    && run.status != RunStatus::Running
+                    && self.run_shown(self.selected_run)
+                {
+                    let call_id = run.call_id.clone();
+                    self.open_undo(&call_id, false);
+                }
+            }
             Some(Action::Help) => self.open_help(),
             Some(Action::Quit) => return self.request_quit(),
             _ => {}

@@ -215,6 +215,8 @@ pub struct App {
     pub inbox: Vec<crate::protocol::InboxEntry>,
     /// Where the inbox is read and answered (`None`: no state database, as in tests).
     pub inbox_source: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
+    /// Shows and does undos of the session's calls.
+    pub undo_source: Option<std::sync::Arc<dyn crate::protocol::UndoSource>>,
     /// Bytes for the terminal that the loop writes out after the events that made them
     /// (a desktop notification).
     pub nudges: Vec<u8>,
@@ -278,6 +280,7 @@ impl App {
             notifier: None,
             inbox: Vec::new(),
             inbox_source: None,
+            undo_source: None,
             nudges: Vec::new(),
             quit_armed_until: None,
         }

@@ -32,11 +32,13 @@ pub enum Place {
     Agents,
     /// The inbox (F4).
     Inbox,
+    /// What undoing a run would do (`u` in the results pane).
+    Undo,
 }
 
 impl Place {
     /// The order the help lists them in.
-    pub const ALL: [Place; 13] = [
+    pub const ALL: [Place; 14] = [
         Place::Prompt,
         Place::Anywhere,
         Place::Conversation,
@@ -48,6 +50,7 @@ impl Place {
         Place::Grants,
         Place::Agents,
         Place::Inbox,
+        Place::Undo,
         Place::Audit,
         Place::ConfirmQuit,
     ];
@@ -67,6 +70,7 @@ impl Place {
             Place::ConfirmQuit => "quit?",
             Place::Agents => "agents (F3)",
             Place::Inbox => "inbox (F4)",
+            Place::Undo => "undo (u on a run)",
         }
     }
 }
@@ -134,6 +138,8 @@ pub enum Action {
     FilterRuns,
     /// Opens the inbox.
     Inbox,
+    /// Shows what undoing the selected run would do.
+    Undo,
 }
 
 /// One row of a table: what a person presses (as shown, and each press with its action) and
@@ -177,6 +183,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::ConfirmQuit => crate::ui::overlay::confirm_quit::KEYS,
         Place::Agents => crate::ui::overlay::agents::KEYS,
         Place::Inbox => crate::ui::overlay::inbox::KEYS,
+        Place::Undo => crate::ui::overlay::undo::KEYS,
     }
 }
 

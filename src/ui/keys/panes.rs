@@ -149,6 +149,11 @@ pub const RESULTS: &[Binding] = &[
         does: "cancel the selected run (kills its process group)",
     },
     Binding {
+        keys: "u",
+        presses: &[(plain('u'), Action::Undo)],
+        does: "undo what the selected run changed in the workspace (shown first)",
+    },
+    Binding {
         keys: "a",
         presses: &[(plain('a'), Action::FilterRuns)],
         does: "only the runs of the agent on screen (again: every run)",

@@ -23,6 +23,7 @@ pub mod confirm_quit;
 pub mod grants;
 pub mod help;
 pub mod inbox;
+pub mod undo;
 
 pub use agents::AgentsOverlay;
 pub use approval::ApprovalOverlay;
@@ -31,11 +32,13 @@ pub use confirm_quit::ConfirmQuitOverlay;
 pub use grants::GrantsOverlay;
 pub use help::HelpOverlay;
 pub use inbox::InboxOverlay;
+pub use undo::UndoOverlay;
 
 /// A window on the stack.
 #[derive(Debug)]
 pub enum Overlay {
     Inbox(InboxOverlay),
+    Undo(Box<UndoOverlay>),
     Agents(AgentsOverlay),
     Approval(Box<ApprovalOverlay>),
     Help(HelpOverlay),
@@ -87,6 +90,13 @@ pub enum Effect {
     ViewAgent(Option<usize>),
     /// Answer a request waiting elsewhere (allow once, or deny) through its one-time code.
     InboxAnswer { id: i64, allow: bool },
+    /// Show what undoing this call (and every later one) would do.
+    UndoPlan { call_id: String, and_later: bool },
+    /// Do the undo that was shown (files changed since too, with `overwrite`).
+    UndoApply {
+        plan: Box<crate::protocol::UndoPlan>,
+        overwrite: bool,
+    },
 }
 
 impl Outcome {
@@ -122,6 +132,7 @@ impl Overlay {
             Overlay::Grants(o) => o.on_key(&key, cx.grants),
             Overlay::Agents(o) => o.on_key(&key, cx.agents),
             Overlay::Inbox(o) => o.on_key(&key, cx.inbox, (cx.now, cx.wall_ms), cx.screen),
+            Overlay::Undo(o) => o.on_key(&key, cx.now, cx.screen),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
         }
@@ -135,6 +146,7 @@ impl Overlay {
             Overlay::Grants(_)
             | Overlay::Agents(_)
             | Overlay::Inbox(_)
+            | Overlay::Undo(_)
             | Overlay::Audit(_)
             | Overlay::ConfirmQuit(_) => {}
         }

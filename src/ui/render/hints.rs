@@ -130,6 +130,12 @@ pub(super) fn hints(app: &App) -> Vec<Hint> {
                 hint(3, key(Place::Inbox, Action::Help), "help"),
             ],
         },
+        Some(Overlay::Undo(_)) => vec![
+            hint(2, Some("y".into()), "undo"),
+            hint(2, Some("l".into()), "later calls too"),
+            hint(KEPT, key(Place::Undo, Action::Close), "keep"),
+            hint(3, key(Place::Undo, Action::Help), "help"),
+        ],
         Some(Overlay::Audit(_)) => vec![
             hint(2, Some("↑↓".into()), "older / newer"),
             hint(KEPT, key(Place::Audit, Action::Close), "close"),

@@ -107,6 +107,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             Overlay::Grants(o) => o.render(app, frame),
             Overlay::Agents(o) => o.render(app, frame),
             Overlay::Inbox(o) => o.render(app, frame),
+            Overlay::Undo(o) => o.render(app, frame),
             Overlay::Audit(o) => o.render(app, frame),
             Overlay::ConfirmQuit(o) => o.render(app, frame),
         }

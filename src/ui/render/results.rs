@@ -238,6 +238,9 @@ fn run_header(app: &App, run: &Run, marked: bool, selected: bool, width: usize) 
         tail = format!("{tail} · {}", label.text);
         warning = true;
     }
+    if let Some(changes) = run.changes.as_ref().filter(|c| !c.is_empty()) {
+        tail = format!("{tail} · {}", changes.words());
+    }
     let marker = if marked { "›" } else { " " };
     let when = if run.earlier {
         "earlier".to_string()

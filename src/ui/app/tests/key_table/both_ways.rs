@@ -138,6 +138,47 @@ fn t0() -> Instant {
     Instant::now()
 }
 
+/// The selected run (of three) has finished: `u` can undo it.
+fn results_with_a_finished_run() -> App {
+    let mut app = results_focused(0);
+    app.on_agent_event(AgentEvent::ToolFinished {
+        call_id: "c2".into(),
+        status: crate::protocol::ToolStatus::Ok,
+        exit_code: Some(0),
+        lines: 0,
+        error: None,
+        log: None,
+    });
+    app.selected_run = 1;
+    app
+}
+
+/// The undo window over a plan longer than the window, with a file in conflict; armed,
+/// scrolled to row `scroll`.
+fn undo_state(scroll: usize) -> (App, Instant) {
+    let plan = crate::protocol::UndoPlan {
+        call_id: "c2".into(),
+        and_later: false,
+        calls: vec![("c2".into(), "$ rm -rf src".into())],
+        files: (0..30)
+            .map(|i| crate::protocol::FileUndo {
+                path: format!("src/f{i}.txt"),
+                action: crate::protocol::UndoAction::BringBack,
+                diff: vec![format!("+line {i}")],
+                conflict: (i == 0).then(|| "changed since by someone else".to_string()),
+                not_kept: false,
+            })
+            .collect(),
+        notes: vec!["writes to temp are not undone".into()],
+        digest: "d".into(),
+    };
+    let t = t0();
+    let mut overlay = crate::ui::overlay::UndoOverlay::new(plan, t);
+    overlay.scroll = scroll;
+    let (app, _) = with_overlay(Overlay::Undo(Box::new(overlay)));
+    (app, t + std::time::Duration::from_secs(1))
+}
+
 /// The demo's file change, judged once (the policy runs on a temporary workspace).
 fn edit_request() -> crate::protocol::ApprovalRequest {
     static REQUEST: std::sync::OnceLock<crate::protocol::ApprovalRequest> =
@@ -294,6 +335,17 @@ fn contexts() -> Vec<Context> {
             states: vec![
                 Box::new(|| (results_focused(0), t0())),
                 Box::new(|| (results_focused(5), t0())),
+                Box::new(|| (results_with_a_finished_run(), t0())),
+            ],
+        },
+        Context {
+            name: "undo",
+            chain: &[Place::Undo],
+            own: &[Place::Undo],
+            states: vec![
+                Box::new(|| undo_state(0)),
+                Box::new(|| undo_state(5)),
+                Box::new(|| undo_state(1000)),
             ],
         },
         Context {
