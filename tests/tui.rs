@@ -502,3 +502,62 @@ fn two_sub_agents_each_ask_once_and_the_parent_finishes_with_both_answers() {
     assert_eq!(wait_for_file(&dir.path().join("exit-status")).trim(), "0");
     assert_the_terminal_is_restored(&tmux);
 }
+
+#[test]
+fn a_destructive_command_approved_by_mistake_is_undone_from_the_results_pane_and_the_tests_pass_again()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "state", "tmp"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    let command = format!(
+        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario assets/scenarios/undo.json; echo AIRLOCK-ENDED; sleep 60",
+        root = env!("CARGO_MANIFEST_DIR"),
+        home = dir.path().join("home").display(),
+        state = dir.path().join("state").display(),
+        tmp = dir.path().join("tmp").display(),
+        status = dir.path().join("exit-status").display(),
+        bin = env!("CARGO_BIN_EXE_airlock"),
+    );
+    let tmux = Tmux::start("undo", 120, 40, &command);
+    tmux.wait_until_armed("+    return a + b");
+    tmux.keys("y");
+    tmux.wait_until_armed("rm -f calc.py test_calc.py");
+    tmux.keys("y");
+    let screen = tmux.wait_for("deleted 2");
+    assert!(screen.contains("tidied"), "{screen}");
+    let workspace = std::fs::read_dir(dir.path().join("tmp/airlock-demo"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the demo's scratch workspace");
+    assert!(!workspace.join("calc.py").exists());
+    tmux.wait_for_gone("· working");
+    // The results pane: the rm run is the newest; u shows what undo would do.
+    tmux.keys("Tab");
+    tmux.keys("u");
+    let top = tmux.wait_for("bring back calc.py");
+    assert!(top.contains("+    return a + b"), "{top}");
+    // The whole plan is read (G: to its end) before `y` is live.
+    tmux.keys("G");
+    // `y` is live once the plan was in sight and armed: the title says so.
+    let plan = tmux.wait_for("y undo · n keeps");
+    assert!(plan.contains("bring back test_calc.py"), "{plan}");
+    tmux.keys("y");
+    tmux.wait_for("undid c2");
+    // The fix is kept, the files are back, and the tests pass again.
+    let tests = std::process::Command::new("python3")
+        .args(["-m", "unittest"])
+        .current_dir(&workspace)
+        .output()
+        .unwrap();
+    assert!(
+        tests.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tests.stderr)
+    );
+    tmux.keys("C-c");
+    tmux.keys("C-c");
+    assert_the_terminal_is_restored(&tmux);
+}

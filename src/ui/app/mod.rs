@@ -404,8 +404,11 @@ impl App {
             .map(|r| now.saturating_duration_since(r.started).as_secs())
             .collect();
         for overlay in &self.overlays {
-            if let Overlay::Approval(a) = overlay {
-                face.extend(a.clock_face(now, wall_ms));
+            match overlay {
+                Overlay::Approval(a) => face.extend(a.clock_face(now, wall_ms)),
+                // The undo window's `y` arming: its title says when it is live.
+                Overlay::Undo(u) => face.push(u64::from(now < u.armed_at)),
+                _ => {}
             }
         }
         face.push(u64::from(
@@ -429,6 +432,7 @@ impl App {
             });
         let approval = self.overlays.iter().find_map(|o| match o {
             Overlay::Approval(a) => a.next_change(now, wall_ms),
+            Overlay::Undo(u) => (now < u.armed_at).then_some(u.armed_at),
             _ => None,
         });
         let quit_hint = self.quit_armed_until.filter(|until| now < *until);

@@ -26,6 +26,14 @@ pub const KEYS: &[Binding] = &[
         does: "scroll the plan",
     },
     Binding {
+        keys: "PgDn / G",
+        presses: &[
+            (key(KeyCode::PageDown), Action::PageDown),
+            (plain('G'), Action::Bottom),
+        ],
+        does: "a page down / to the end of the plan",
+    },
+    Binding {
         keys: "l",
         presses: &[(plain('l'), Action::Expand)],
         does: "this call alone, or it and every later call",
@@ -93,6 +101,14 @@ impl UndoOverlay {
             }
             Some(Action::Up(_)) => {
                 self.scroll = self.scroll.saturating_sub(1);
+                Outcome::default()
+            }
+            Some(Action::PageDown) => {
+                self.scroll += below.min(rows);
+                Outcome::default()
+            }
+            Some(Action::Bottom) => {
+                self.scroll += below;
                 Outcome::default()
             }
             Some(Action::Expand) => Outcome {
