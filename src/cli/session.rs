@@ -195,16 +195,24 @@ pub fn start_background_work(tools: &ToolRegistry, runs: &Path, session: &str) {
             sandbox.plan(sandbox.policy.default)
         });
     }
-    // Old run logs go (by age, then within a disk budget), off the start-up path.
+    // Old run logs go (by age, then within a disk budget), off the start-up path; so does old
+    // undo history, by the same rules.
     let (runs, keep) = (runs.to_path_buf(), session.to_string());
     std::thread::spawn(move || {
+        let now = std::time::SystemTime::now();
         store::runs::prune(
             &runs,
             &keep,
-            std::time::SystemTime::now(),
+            now,
             store::runs::MAX_AGE,
             store::runs::BUDGET_BYTES,
-        )
+        );
+        crate::undo::prune::prune(
+            &store::state_dir(),
+            &keep,
+            now,
+            crate::undo::prune::Bounds::default(),
+        );
     });
 }
 

@@ -13,6 +13,7 @@
 
 mod objects;
 mod plan;
+pub mod prune;
 mod scan;
 
 use std::collections::{BTreeSet, HashMap};

@@ -312,3 +312,96 @@ fn unchanged_files_are_not_read_again_and_a_content_is_kept_once() {
         "a call that changed nothing is not recorded"
     );
 }
+
+mod pruning {
+    use super::*;
+    use crate::undo::prune::{Bounds, prune};
+    use std::time::{Duration, SystemTime};
+
+    fn bounds() -> Bounds {
+        Bounds {
+            max_age: Duration::from_secs(3600),
+            budget: u64::MAX,
+            session_budget: u64::MAX,
+            recent: Duration::from_secs(60),
+            grace: Duration::ZERO,
+        }
+    }
+
+    fn session(w: &World, name: &str, file: &str, text: &str) -> History {
+        w.write(file, text);
+        let history = History::open(&w.dir.path().join("state"), name, &w.ws()).unwrap();
+        w.call(&history, "c1", &format!("rm {file}"));
+        history
+    }
+
+    #[test]
+    fn an_old_sessions_history_goes_with_the_contents_only_it_named_and_the_running_one_stays() {
+        let w = World::new();
+        session(&w, "old", "old.txt", "only the old session had this\n");
+        let running = session(&w, "running", "new.txt", "the running session's\n");
+        let later = SystemTime::now() + Duration::from_secs(2 * 3600);
+        let pruned = prune(&w.dir.path().join("state"), "running", later, bounds());
+        assert_eq!(pruned.sessions, 1);
+        assert!(pruned.contents >= 1);
+        assert!(!session_dir(&w.dir.path().join("state"), "old").exists());
+        // The running session's call can still be undone.
+        let plan = running.plan("c1", false).unwrap();
+        running.apply(&plan, false).unwrap();
+        assert_eq!(w.read("new.txt").unwrap(), "the running session's\n");
+    }
+
+    #[test]
+    fn over_its_budget_a_session_drops_its_oldest_records_first() {
+        let w = World::new();
+        let history = session(&w, "s", "a.txt", &"a".repeat(1000));
+        w.write("b.txt", &"b".repeat(1000));
+        w.call(&history, "c2", "rm b.txt");
+        drop(history);
+        let small = Bounds {
+            session_budget: 1500,
+            ..bounds()
+        };
+        let pruned = prune(
+            &w.dir.path().join("state"),
+            "other",
+            SystemTime::now(),
+            small,
+        );
+        assert_eq!(pruned.records, 1);
+        let again = History::open(&w.dir.path().join("state"), "s", &w.ws()).unwrap();
+        let ids: Vec<String> = again.records().into_iter().map(|r| r.call_id).collect();
+        assert_eq!(ids, vec!["c2".to_string()]);
+        assert!(again.plan("c1", false).is_err());
+        let plan = again.plan("c2", false).unwrap();
+        again.apply(&plan, false).unwrap();
+        assert_eq!(w.read("b.txt").unwrap(), "b".repeat(1000));
+    }
+
+    #[test]
+    fn a_content_just_written_is_never_swept_though_no_history_names_it_yet() {
+        let w = World::new();
+        let objects = Objects::new(w.dir.path().join("state/undo/objects"));
+        let hash = objects
+            .put_bytes(b"being read in by another process")
+            .unwrap();
+        let with_grace = Bounds {
+            grace: Duration::from_secs(3600),
+            ..bounds()
+        };
+        prune(
+            &w.dir.path().join("state"),
+            "x",
+            SystemTime::now(),
+            with_grace,
+        );
+        assert!(objects.has(&hash));
+        prune(
+            &w.dir.path().join("state"),
+            "x",
+            SystemTime::now(),
+            bounds(),
+        );
+        assert!(!objects.has(&hash));
+    }
+}
