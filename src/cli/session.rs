@@ -207,7 +207,7 @@ pub fn start_background_work(tools: &ToolRegistry, runs: &Path, session: &str) {
             store::runs::MAX_AGE,
             store::runs::BUDGET_BYTES,
         );
-        crate::undo::prune::prune(
+        crate::undo::prune::prune_now_and_then(
             &store::state_dir(),
             &keep,
             now,

@@ -112,9 +112,13 @@ impl History {
         let dir = session_dir(state, session);
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let workspace = fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-        let meta = serde_json::json!({ "workspace": workspace });
-        fs::write(dir.join("session.json"), meta.to_string())
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let meta = serde_json::json!({ "workspace": workspace }).to_string();
+        // Written once per session (every start reads the state directory; it writes as
+        // little as it can).
+        if fs::read_to_string(dir.join("session.json")).ok().as_deref() != Some(meta.as_str()) {
+            fs::write(dir.join("session.json"), meta)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
         let records = read_records(&dir.join("records.jsonl"));
         let manifest = fs::read(dir.join("index.json"))
             .ok()

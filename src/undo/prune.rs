@@ -106,6 +106,19 @@ fn read_session(dir: PathBuf) -> Session {
     }
 }
 
+/// `prune`, at most once an hour (it reads every session's history): a session start that
+/// comes soon after another one does nothing.
+pub fn prune_now_and_then(state: &Path, keep: &str, now: SystemTime, bounds: Bounds) -> Pruned {
+    let mark = state.join("undo").join(".pruned");
+    let last = fs::metadata(&mark).and_then(|m| m.modified()).ok();
+    if last.is_some_and(|t| now.duration_since(t).unwrap_or_default() < Duration::from_secs(3600)) {
+        return Pruned::default();
+    }
+    let pruned = prune(state, keep, now, bounds);
+    let _ = fs::write(&mark, b"");
+    pruned
+}
+
 /// Prunes the history kept under `state` (`state/undo`), never session `keep` (the running
 /// one).
 pub fn prune(state: &Path, keep: &str, now: SystemTime, bounds: Bounds) -> Pruned {
@@ -120,7 +133,7 @@ pub fn prune(state: &Path, keep: &str, now: SystemTime, bounds: Bounds) -> Prune
     let mut others: Vec<Session> = Vec::new();
     for entry in entries.flatten() {
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if !is_dir || entry.file_name() == "objects" {
+        if !is_dir || entry.file_name() == "objects" || entry.file_name() == ".pruned" {
             continue;
         }
         let session = read_session(entry.path());
