@@ -169,6 +169,11 @@ impl History {
         let previous = state.manifest.as_deref().unwrap_or(&empty);
         let scanned = scan::scan(&self.workspace, previous, &self.objects, self.limits);
         let changed = state.manifest.as_deref() != Some(&scanned.manifest);
+        // Unchanged: the manifest read before is kept (a call that changed nothing compares
+        // the same manifest with itself, at no cost).
+        if let (false, Some(same)) = (changed, &state.manifest) {
+            return same.clone();
+        }
         let manifest = Arc::new(scanned.manifest);
         if changed {
             // Kept so a later process reads incrementally from here; a failed write only costs
@@ -255,7 +260,11 @@ impl WorkspaceHistory for History {
             return Err(format!("no checkpoint was taken before {call_id}"));
         };
         let after = self.read_now(&mut state);
-        let changes = changes(&open.before, &after);
+        let changes = if Arc::ptr_eq(&open.before, &after) {
+            Vec::new()
+        } else {
+            changes(&open.before, &after)
+        };
         if changes.is_empty() {
             return Ok(ChangeCount::default());
         }
