@@ -171,6 +171,10 @@ pub fn scan(root: &Path, previous: &Manifest, objects: &Objects, limits: Limits)
     walk.out
 }
 
+/// A directory's entries: each name (`Err`: not UTF-8, shown lossily) and what `fstatat` said
+/// of it (`None`: it could not be looked at).
+type Listing = Vec<(Result<String, String>, Option<Meta>)>;
+
 /// What `fstatat` says of one path, as the walk needs it.
 struct Meta {
     kind: u32,
@@ -205,7 +209,7 @@ impl Meta {
 /// directory's descriptor (a path lookup from the root for each entry cost a third of a read).
 /// Never follows a link, the directory's own included.
 /// A name that is not UTF-8 comes as `Err` (shown lossily): it cannot be a manifest key.
-fn entries_of(dir: &Path) -> nix::Result<Vec<(Result<String, String>, Option<Meta>)>> {
+fn entries_of(dir: &Path) -> nix::Result<Listing> {
     use nix::fcntl::{AtFlags, OFlag};
     let fd = nix::fcntl::open(
         dir,
