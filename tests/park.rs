@@ -515,17 +515,8 @@ const TWO_AGENTS: &str = r#"{"name": "p", "prompt": "go", "steps": [
     ]}
 }}"#;
 
-/// The `parked` event a command printed.
-fn parked_event(out: &std::process::Output) -> Value {
-    World::events(out)
-        .into_iter()
-        .find(|e| e["event"] == "parked")
-        .unwrap_or_else(|| panic!("no parked event: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-#[test]
-fn a_sub_agents_request_parks_the_run_and_each_resume_brings_the_whole_tree_back() {
-    let w = World::new(TWO_AGENTS);
+/// Runs the scenario headless with asks parked; the `parked` event it printed.
+fn parks(w: &World) -> Value {
     let out = w.airlock(
         &[
             "exec",
@@ -544,7 +535,21 @@ fn a_sub_agents_request_parks_the_run_and_each_resume_brings_the_whole_tree_back
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let parked = parked_event(&out);
+    parked_event(&out)
+}
+
+/// The `parked` event a command printed.
+fn parked_event(out: &std::process::Output) -> Value {
+    World::events(out)
+        .into_iter()
+        .find(|e| e["event"] == "parked")
+        .unwrap_or_else(|| panic!("no parked event: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn a_sub_agents_request_parks_the_run_and_each_resume_brings_the_whole_tree_back() {
+    let w = World::new(TWO_AGENTS);
+    let parked = parks(&w);
     // The run parks on the first sub-agent's request, which names it, and nothing ran.
     assert_eq!(parked["agent"], "a1", "{parked}");
     assert!(parked["call_id"].as_str().unwrap().starts_with("a1-"));
@@ -626,25 +631,7 @@ fn a_parked_sub_agent_goes_on_under_the_narrower_sandbox_it_had() {
             {"say": "tried"}
         ]}}}"#,
     );
-    let out = w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "park",
-        ],
-        &[],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let parked = parked_event(&out);
+    let parked = parks(&w);
     assert_eq!(parked["agent"], "a1", "{parked}");
     let run = parked["run"].as_str().unwrap().to_string();
     assert!(

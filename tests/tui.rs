@@ -45,6 +45,23 @@ fn start_demo(dir: &Path, name: &str) -> Tmux {
     Tmux::start(name, 120, 40, &command)
 }
 
+/// `start_demo`, playing `scenario` (a path from the crate's root) instead of the demo.
+fn start_scenario(dir: &Path, name: &str, scenario: &str) -> Tmux {
+    for sub in ["home", "state", "tmp"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let command = format!(
+        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario {scenario}; echo AIRLOCK-ENDED; sleep 60",
+        root = env!("CARGO_MANIFEST_DIR"),
+        home = dir.join("home").display(),
+        state = dir.join("state").display(),
+        tmp = dir.join("tmp").display(),
+        status = dir.join("exit-status").display(),
+        bin = env!("CARGO_BIN_EXE_airlock"),
+    );
+    Tmux::start(name, 120, 40, &command)
+}
+
 /// Answers the demo's two approvals (the edit, then the test run) once each is on screen and armed.
 fn approve_the_edit_and_the_test_run(tmux: &Tmux) {
     tmux.wait_for("wants to run edit_file");
@@ -455,19 +472,7 @@ fn a_file_change_edited_in_the_editor_is_shown_again_and_written_as_edited() {
 #[test]
 fn two_sub_agents_each_ask_once_and_the_parent_finishes_with_both_answers() {
     let dir = tempfile::tempdir().unwrap();
-    for sub in ["home", "state", "tmp"] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-    }
-    let command = format!(
-        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario assets/scenarios/subagents.json; echo AIRLOCK-ENDED; sleep 60",
-        root = env!("CARGO_MANIFEST_DIR"),
-        home = dir.path().join("home").display(),
-        state = dir.path().join("state").display(),
-        tmp = dir.path().join("tmp").display(),
-        status = dir.path().join("exit-status").display(),
-        bin = env!("CARGO_BIN_EXE_airlock"),
-    );
-    let tmux = Tmux::start("subagents", 120, 40, &command);
+    let tmux = start_scenario(dir.path(), "subagents", "assets/scenarios/subagents.json");
     // Both ask before either is answered: one on screen, the other behind it in the queue.
     let first = tmux.wait_until_armed("1 of 2 waiting");
     assert!(
@@ -509,19 +514,7 @@ fn two_sub_agents_each_ask_once_and_the_parent_finishes_with_both_answers() {
 fn a_destructive_command_approved_by_mistake_is_undone_from_the_results_pane_and_the_tests_pass_again()
  {
     let dir = tempfile::tempdir().unwrap();
-    for sub in ["home", "state", "tmp"] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-    }
-    let command = format!(
-        "cd {root} && env -u AIRLOCK_PROVIDER -u AIRLOCK_MODEL -u AIRLOCK_BASE_URL -u AIRLOCK_MODE -u AIRLOCK_RULES XDG_CONFIG_HOME={home}/.config HOME={home} AIRLOCK_HOME={state} TMPDIR={tmp} AIRLOCK_EXIT_STATUS_FILE={status} {bin} --scenario assets/scenarios/undo.json; echo AIRLOCK-ENDED; sleep 60",
-        root = env!("CARGO_MANIFEST_DIR"),
-        home = dir.path().join("home").display(),
-        state = dir.path().join("state").display(),
-        tmp = dir.path().join("tmp").display(),
-        status = dir.path().join("exit-status").display(),
-        bin = env!("CARGO_BIN_EXE_airlock"),
-    );
-    let tmux = Tmux::start("undo", 120, 40, &command);
+    let tmux = start_scenario(dir.path(), "undo", "assets/scenarios/undo.json");
     tmux.wait_until_armed("+    return a + b");
     tmux.keys("y");
     tmux.wait_until_armed("rm -f calc.py test_calc.py");
