@@ -22,6 +22,9 @@ pub struct Limits {
     pub max_file: u64,
     /// The files of a build or ignored directory holding more than this.
     pub bulky_dir: u64,
+    /// New content one read keeps at most (a first read of a huge repository does not copy it
+    /// all into the state directory): past it, files are kept by size and time only.
+    pub new_bytes: u64,
 }
 
 impl Default for Limits {
@@ -29,6 +32,7 @@ impl Default for Limits {
         Limits {
             max_file: 128 << 20,
             bulky_dir: 64 << 20,
+            new_bytes: 2 << 30,
         }
     }
 }
@@ -113,6 +117,8 @@ struct Walk<'a> {
     limits: Limits,
     ignore: Option<ignore::gitignore::Gitignore>,
     out: Scan,
+    /// New content kept by this walk so far (bytes).
+    kept: u64,
     /// Directories found but not walked yet (the root's, shared out between two threads).
     defer: Option<Vec<(PathBuf, String, bool)>>,
 }
@@ -135,6 +141,7 @@ pub fn scan(root: &Path, previous: &Manifest, objects: &Objects, limits: Limits)
         limits,
         ignore,
         out: Scan::default(),
+        kept: 0,
         defer: Some(Vec::new()),
     };
     walk.dir(root, "", false);
@@ -152,8 +159,11 @@ pub fn scan(root: &Path, previous: &Manifest, objects: &Objects, limits: Limits)
         limits,
         ignore: walk.ignore.clone(),
         out: Scan::default(),
+        // Each of the two threads may keep half the budget of new content.
+        kept: limits.new_bytes / 2,
         defer: None,
     };
+    walk.kept = walk.kept.max(limits.new_bytes / 2);
     std::thread::scope(|scope| {
         if !theirs.is_empty() {
             scope.spawn(|| {
@@ -314,8 +324,18 @@ impl Walk<'_> {
                             entry: Entry::File { hash: Some(h), .. },
                             stamp: was,
                         }) if *was == stamp => Some(h.clone()),
+                        // Not kept before and unchanged: still not kept (a read never goes on
+                        // copying, piece by piece, what an earlier one left out).
+                        Some(Item {
+                            entry: Entry::File { hash: None, .. },
+                            stamp: was,
+                        }) if *was == stamp => None,
+                        _ if self.kept + meta.size > self.limits.new_bytes => None,
                         _ => match self.objects.put(&path(), meta.size) {
-                            Ok(h) => Some(h),
+                            Ok(h) => {
+                                self.kept += meta.size;
+                                Some(h)
+                            }
                             Err(_) => {
                                 self.out.skipped.push(child);
                                 continue;

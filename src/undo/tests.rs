@@ -261,6 +261,7 @@ fn a_bulky_ignored_directory_is_kept_by_size_only_and_undo_says_it_cannot_bring_
     let history = w.history().with_limits(Limits {
         max_file: 1 << 20,
         bulky_dir: 1024,
+        ..Limits::default()
     });
     let count = w.call(&history, "c1", "rm -rf cache && echo y > f.txt");
     assert_eq!((count.deleted, count.modified, count.not_kept), (1, 1, 1));
@@ -281,6 +282,34 @@ fn a_bulky_ignored_directory_is_kept_by_size_only_and_undo_says_it_cannot_bring_
     assert!(said.contains("cache/blob.bin"), "{said}");
     assert_eq!(w.read("f.txt").unwrap(), "x\n");
     assert!(!w.ws().join("cache/blob.bin").exists());
+}
+
+#[test]
+fn a_first_read_keeps_at_most_its_budget_of_new_content_and_says_what_it_could_not_keep() {
+    let w = World::new();
+    for i in 0..10 {
+        w.write(&format!("f{i}.txt"), &format!("{i}").repeat(1000));
+    }
+    let history = w.history().with_limits(Limits {
+        new_bytes: 4000,
+        ..Limits::default()
+    });
+    let count = w.call(&history, "c1", "rm f*.txt");
+    assert_eq!(count.deleted, 10);
+    // About a budget's worth came into the store; the rest is known by size and time only.
+    assert!(count.not_kept >= 5, "{count:?}");
+    assert!(history.objects.all().len() <= 4);
+    let plan = history.plan("c1", false).unwrap();
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("cannot be brought back"))
+    );
+    history.apply(&plan, false).unwrap();
+    let back = (0..10)
+        .filter(|i| w.ws().join(format!("f{i}.txt")).exists())
+        .count();
+    assert_eq!(back, 10 - count.not_kept);
 }
 
 #[test]
