@@ -660,3 +660,60 @@ fn a_parked_sub_agent_goes_on_under_the_narrower_sandbox_it_had() {
         "the read-only sandbox kept the write out"
     );
 }
+
+#[test]
+fn airlock_undo_lists_a_headless_runs_calls_and_puts_back_what_one_changed() {
+    let w = World::new(
+        r#"{"name": "p", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "echo broken > calc.py && rm notes.txt"}}]},
+            {"say": "done", "expect": ["ok"]}
+        ]}"#,
+    );
+    std::fs::write(w.path("ws/notes.txt"), "keep me\n").unwrap();
+    let out = w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "dangerously-allow-all",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stdout(&out));
+    assert!(
+        World::events(&out)
+            .iter()
+            .any(|e| e["event"] == "workspace_changed"
+                && e["changes"]["modified"] == 1
+                && e["changes"]["deleted"] == 1),
+        "{}",
+        common::stdout(&out)
+    );
+    let listed = common::stdout(&w.airlock(&["undo"], &[]));
+    assert!(
+        listed.contains("c1") && listed.contains("changed 1 file, deleted 1"),
+        "{listed}"
+    );
+    let session = listed.split_whitespace().nth(1).unwrap().to_string();
+    // Asked, and answered no: nothing changes.
+    let kept = w.airlock(&["undo", &session, "c1"], &[]);
+    assert_eq!(kept.status.code(), Some(1));
+    assert!(!w.path("ws/notes.txt").exists());
+    let undone = w.airlock(&["undo", &session, "c1", "--yes"], &[]);
+    assert_eq!(undone.status.code(), Some(0), "{}", common::stdout(&undone));
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/calc.py")).unwrap(),
+        "return a - b\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/notes.txt")).unwrap(),
+        "keep me\n"
+    );
+    // A session id is never a path.
+    let refused = w.airlock(&["undo", "../state"], &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not a session id"));
+}

@@ -54,6 +54,12 @@ pub fn run(args: UndoArgs, input: &mut impl BufRead, out: &mut impl Write) -> Re
             }
         },
     };
+    if session.is_empty() || session.contains('/') || session.starts_with('.') {
+        bail!(
+            "{} is not a session id (`airlock undo` lists the newest session's calls)",
+            visible_line(&session)
+        );
+    }
     let Some(workspace) = History::workspace_of(&state, &session) else {
         bail!(
             "no history for session {}: check the id (`airlock undo` lists the newest session's calls)",
