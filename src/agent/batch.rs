@@ -355,10 +355,10 @@ impl Agent {
                     ));
                 }
             });
-            let title = title_of_canonical(approved.tool(), &approved.frozen().canonical);
             running.spawn(async move {
                 let call_id = approved.call_id().to_string();
                 if let Some(history) = &kept {
+                    let title = title_of_canonical(approved.tool(), &approved.frozen().canonical);
                     let (h, id) = (history.clone(), call_id.clone());
                     let before = tokio::task::spawn_blocking(move || h.before(&id, &title)).await;
                     let failed = match before {
