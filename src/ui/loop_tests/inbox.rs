@@ -3,6 +3,23 @@
 
 use super::*;
 
+/// A parked run's `make`, waiting elsewhere until `expires_ms`.
+fn parked_make(expires_ms: u64) -> crate::protocol::InboxEntry {
+    crate::protocol::InboxEntry {
+        id: 1,
+        session: "exec-1".into(),
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        agent: None,
+        risk: "mutating".into(),
+        reasons: Vec::new(),
+        preview: vec!["$ make".into()],
+        created_ms: 0,
+        expires_ms,
+        parked: true,
+    }
+}
+
 /// An inbox whose changes the test announces.
 struct Announced {
     entries: Mutex<Vec<crate::protocol::InboxEntry>>,
@@ -31,23 +48,7 @@ async fn a_request_parked_elsewhere_shows_in_the_status_bar_when_the_state_chang
         changed: Arc::new(tokio::sync::Notify::new()),
     });
     let mut cockpit = Cockpit::streaming_with(Some(source.clone())).await;
-    source
-        .entries
-        .lock()
-        .unwrap()
-        .push(crate::protocol::InboxEntry {
-            id: 1,
-            session: "exec-1".into(),
-            call_id: "c1".into(),
-            tool: "bash".into(),
-            agent: None,
-            risk: "mutating".into(),
-            reasons: Vec::new(),
-            preview: vec!["$ make".into()],
-            created_ms: 0,
-            expires_ms: u64::MAX,
-            parked: true,
-        });
+    source.entries.lock().unwrap().push(parked_make(u64::MAX));
     source.changed.notify_one();
     cockpit
         .frame_where(|f| f.screen.contains("1 waiting elsewhere (F4)"))
@@ -93,19 +94,11 @@ async fn a_request_waiting_elsewhere_leaves_the_status_bar_when_it_expires_thoug
         Arc::new(tokio::sync::Notify::new()),
     ));
     let mut cockpit = Cockpit::streaming_with(Some(source.clone())).await;
-    source.0.lock().unwrap().push(crate::protocol::InboxEntry {
-        id: 1,
-        session: "exec-1".into(),
-        call_id: "c1".into(),
-        tool: "bash".into(),
-        agent: None,
-        risk: "mutating".into(),
-        reasons: Vec::new(),
-        preview: vec!["$ make".into()],
-        created_ms: 0,
-        expires_ms: crate::clock::now_ms() + 1_500,
-        parked: true,
-    });
+    source
+        .0
+        .lock()
+        .unwrap()
+        .push(parked_make(crate::clock::now_ms() + 1_500));
     source.1.notify_one();
     cockpit
         .frame_where(|f| f.screen.contains("1 waiting elsewhere (F4)"))
