@@ -40,6 +40,7 @@ pub mod mcp;
 pub mod model;
 pub mod output;
 pub mod protocol;
+pub mod remote;
 pub mod sandbox;
 pub mod store;
 pub mod tools;

@@ -14,6 +14,7 @@
 mod approval;
 mod call;
 mod inbox;
+mod remote;
 mod restored;
 mod scope;
 mod undo;
@@ -28,6 +29,7 @@ pub use approval::{
 };
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
 pub use inbox::{InboxEntry, InboxSource};
+pub use remote::{PairedDevice, PairingOffer, RemotePairing};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};
 pub use scope::{GrantScope, Subject};
 pub use undo::{ChangeCount, FileUndo, UndoAction, UndoPlan, UndoSource, WorkspaceHistory};
@@ -180,6 +182,8 @@ pub enum AgentEvent {
     /// runs until an `Op::Decide` for this call id, an interrupt, or a timeout.
     ApprovalRequested { request: Box<ApprovalRequest> },
     /// A request was answered somewhere else (its one-time code); the driver drops it from view.
+    /// `by` says how, as words that follow "answered": `by a one-time code from another
+    /// terminal`, `on paired device NAME`.
     ApprovalSettled { call_id: CallId, by: String },
     /// The gate refused the call; the model will see `message` as the call's result.
     ToolDenied {

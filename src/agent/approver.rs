@@ -20,6 +20,8 @@ pub struct ChannelApprover {
     /// When set, every request also gets a one-time code, so it can be answered from another
     /// terminal (`airlock approve CODE`); the first answer wins.
     remote: Option<Arc<dyn CodeBook>>,
+    /// How each call answered through its code was answered, until the gate takes it.
+    via: std::sync::Mutex<std::collections::HashMap<String, serde_json::Value>>,
 }
 
 impl ChannelApprover {
@@ -28,6 +30,7 @@ impl ChannelApprover {
             control,
             events,
             remote: None,
+            via: Default::default(),
         }
     }
 
@@ -69,9 +72,18 @@ impl ChannelApprover {
                     first = false;
                     if let Some(decision) = issued.answered() {
                         self.control.decisions.forget(call_id);
+                        let via = issued.via();
+                        let by = match (via["channel"].as_str(), via["device"].as_str()) {
+                            (Some("page"), Some(device)) => format!("on paired device {device}"),
+                            _ => "by a one-time code from another terminal".to_string(),
+                        };
+                        self.via
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(call_id.to_string(), via);
                         let _ = self.events.send(AgentEvent::ApprovalSettled {
                             call_id: call_id.to_string(),
-                            by: "a one-time code from another terminal".into(),
+                            by,
                         });
                         return Ok(decision);
                     }
@@ -82,6 +94,13 @@ impl ChannelApprover {
 }
 
 impl Approver for ChannelApprover {
+    fn answered_via(&self, call_id: &str) -> Option<serde_json::Value> {
+        self.via
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(call_id)
+    }
+
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>> {
         Box::pin(async move {
             let call_id = request.call_id.clone();

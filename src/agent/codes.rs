@@ -21,6 +21,12 @@ pub trait IssuedCode: Send {
     /// count: a record changed behind its back is not an answer.
     fn answered(&self) -> Option<Decision>;
 
+    /// How the answer [`IssuedCode::answered`] gave came, for the audit: `{"channel": "code"}`
+    /// (`airlock approve`, another cockpit's inbox) or `{"channel": "page", "device": NAME}`.
+    fn via(&self) -> serde_json::Value {
+        serde_json::json!({"channel": "code"})
+    }
+
     /// Records the driver's answer, so the code no longer answers anything. When another
     /// terminal answered first, that answer stands and is returned.
     fn settle(&self, decision: &Decision) -> Option<Decision>;

@@ -175,6 +175,7 @@ fn rig_with(scenario: serde_json::Value, approvals: Approvals, extras: Extras) -
                 let codes = crate::cli::codes::StateDbCodes {
                     db: dir.path().join("state/airlock.db"),
                     session: "t".into(),
+                    run: "t".into(),
                     workspace: workspace.clone(),
                 };
                 match extras.looks {

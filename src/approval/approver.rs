@@ -68,6 +68,13 @@ pub enum ApproverError {
 pub trait Approver: Send + Sync {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, Result<Decision, ApproverError>>;
 
+    /// How the answer to `call_id` came, when not through this approver's own channel (a code
+    /// answered from another terminal or a paired device): recorded with the decision. Taken
+    /// once.
+    fn answered_via(&self, _call_id: &str) -> Option<serde_json::Value> {
+        None
+    }
+
     /// Whether a person answers, or a headless stand-in (recorded as the decision's source).
     fn is_human(&self) -> bool {
         true

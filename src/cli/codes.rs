@@ -17,16 +17,72 @@ const CODE_TTL_MS: u64 = 24 * 3600 * 1000;
 pub struct StateDbCodes {
     pub db: PathBuf,
     pub session: String,
+    /// The run its requests are kept under: the session itself for a cockpit; a headless run
+    /// answered on the approval page keeps them beside its own run (whose checkpoint moves as
+    /// it goes), so an answer is not refused as made for another checkpoint.
+    pub run: String,
     pub workspace: PathBuf,
+}
+
+/// What a person reads about a request, as stored with its code: risk, reasons, preview, the
+/// sub-agent that asks, a change made to it, and the parts of a command that ask or are denied
+/// (each with its byte range, which the approval page marks).
+pub fn summary_of(request: &ApprovalRequest) -> serde_json::Value {
+    use crate::protocol::{PartKind, Ruling};
+    let mut summary = serde_json::json!({
+        "risk": request.risk,
+        "reasons": request.verdict.reason_lines(),
+        "preview": request.preview,
+    });
+    if let Some(agent) = &request.agent {
+        summary["agent"] = serde_json::json!({"id": agent.id, "task": agent.task});
+    }
+    if let Some(amended) = &request.amended {
+        summary["amended"] = serde_json::json!({
+            "original_digest": amended.original_digest,
+            "amendment": amended.amendment,
+        });
+    }
+    let parts: Vec<serde_json::Value> = request
+        .verdict
+        .parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            matches!(
+                p.kind,
+                PartKind::Command | PartKind::Redirect | PartKind::Script
+            )
+        })
+        .map(|(index, p)| {
+            let why: Vec<&str> = request
+                .verdict
+                .reasons
+                .iter()
+                .filter(|r| r.part == Some(index) && p.ruling != Ruling::Allow)
+                .map(|r| r.message.as_str())
+                .collect();
+            serde_json::json!({
+                "label": p.label,
+                "ruling": p.ruling,
+                "span": p.span.as_ref().map(|s| [s.start, s.end]),
+                "why": why,
+            })
+        })
+        .collect();
+    if !parts.is_empty() {
+        summary["parts"] = serde_json::Value::Array(parts);
+    }
+    summary
 }
 
 impl CodeBook for StateDbCodes {
     fn issue(&self, request: &ApprovalRequest) -> Option<Box<dyn IssuedCode>> {
         let store = Store::open(&self.db).ok()?;
         let now = now_ms();
-        let (session, workspace) = (&self.session, &self.workspace);
+        let (session, workspace, run) = (&self.session, &self.workspace, &self.run);
         store
-            .save_run(session, session, workspace, "live", None, now)
+            .save_run(run, session, workspace, "live", None, now)
             .ok()?;
         let ttl = request
             .deadline_ms
@@ -42,40 +98,27 @@ impl CodeBook for StateDbCodes {
         // the cockpit quit): asked about as changed, with the change's own code.
         if request.amended.is_none()
             && let Some((code, amendment)) =
-                changed_before(&store, session, call_id, &frozen.digest, now)
+                changed_before(&store, run, call_id, &frozen.digest, now)
         {
             let watch = watch();
             return Some(Box::new(ChangedCode {
-                code: StoredCode { store, code, watch },
+                code: StoredCode::new(store, code, watch),
                 amendment,
             }));
         }
-        let mut summary = serde_json::json!({
-            "risk": request.risk,
-            "reasons": request.verdict.reason_lines(),
-            "preview": request.preview,
-        });
-        if let Some(agent) = &request.agent {
-            summary["agent"] = serde_json::json!({"id": agent.id, "task": agent.task});
-        }
-        if let Some(amended) = &request.amended {
-            summary["amended"] = serde_json::json!({
-                "original_digest": amended.original_digest,
-                "amendment": amended.amendment,
-            });
-        }
-        let summary = summary.to_string();
+        let summary = summary_of(request).to_string();
+        let run = &self.run;
         // Asked before for exactly this call (a reopened session): the same code, so the one
         // printed then still answers it, and an answer given with it meanwhile counts.
-        let code = match store.reusable_code(session, call_id, &frozen.digest, now) {
+        let code = match store.reusable_code(run, call_id, &frozen.digest, now) {
             Ok(Some(code)) => code,
             _ => store
-                .add_approval(session, session, call_id, frozen, &summary, now, ttl)
+                .add_approval(run, session, call_id, frozen, &summary, now, ttl)
                 .ok()?,
         };
         // Woken by writes to the database's directory, not by a timer.
         let watch = watch();
-        Some(Box::new(StoredCode { store, code, watch }))
+        Some(Box::new(StoredCode::new(store, code, watch)))
     }
 }
 
@@ -129,12 +172,29 @@ impl IssuedCode for ChangedCode {
     fn settle(&self, _decision: &Decision) -> Option<Decision> {
         self.answered()
     }
+
+    fn via(&self) -> serde_json::Value {
+        self.code.via()
+    }
 }
 
 struct StoredCode {
     store: Store,
     code: String,
     watch: Option<crate::store::watch::DirWatch>,
+    /// How the last answer read came (the `by` its decision names: a paired device).
+    via: std::sync::Mutex<Option<serde_json::Value>>,
+}
+
+impl StoredCode {
+    fn new(store: Store, code: String, watch: Option<crate::store::watch::DirWatch>) -> Self {
+        StoredCode {
+            store,
+            code,
+            watch,
+            via: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 impl IssuedCode for StoredCode {
@@ -157,9 +217,27 @@ impl IssuedCode for StoredCode {
         }
         // Only an answer airlock signed counts: a row set to approved with sqlite3 is not one.
         let row = self.store.approval_by_code(&self.code).ok().flatten()?;
+        let decision: serde_json::Value =
+            serde_json::from_str(row.decision.as_deref().unwrap_or("{}")).unwrap_or_default();
+        if row.signed {
+            *self.via.lock().unwrap_or_else(|e| e.into_inner()) = Some(
+                decision
+                    .get("by")
+                    .cloned()
+                    .unwrap_or(serde_json::json!({"channel": "code"})),
+            );
+        }
         row.signed
             .then(|| stored_decision(&row.state, row.decision.as_deref()))
             .flatten()
+    }
+
+    fn via(&self) -> serde_json::Value {
+        self.via
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or(serde_json::json!({"channel": "code"}))
     }
 
     fn settle(&self, decision: &Decision) -> Option<Decision> {
@@ -240,11 +318,7 @@ mod tests {
         let code = store
             .add_approval("s", "s", call_id, &frozen, "{}", 1, 1 << 40)
             .unwrap();
-        StoredCode {
-            store,
-            code,
-            watch: None,
-        }
+        StoredCode::new(store, code, None)
     }
 
     /// The request the gate makes for `command` (call `c1`), changed from `from` if given.
@@ -268,6 +342,7 @@ mod tests {
         let book = StateDbCodes {
             db: dir.path().join("airlock.db"),
             session: "s".into(),
+            run: "s".into(),
             workspace: dir.path().to_path_buf(),
         };
         let original = request("make", None);

@@ -63,6 +63,9 @@ pub struct Started {
     pub notify: crate::ui::notify::NotifyMethod,
     /// The session's workspace history (undo), when it can be kept.
     pub history: Option<Arc<crate::undo::History>>,
+    /// The approval page's settings, when it is to be served (`--remote`, `[remote]`,
+    /// `--approvals remote`); the driver starts it.
+    pub remote: Option<crate::remote::Settings>,
 }
 
 impl Started {
@@ -117,7 +120,22 @@ pub fn start_with(
     let mcp = super::mcp::hub_for(&config, &workspace);
     let (model, prompt, no_key) =
         super::session::model_for(args, &config, &workspace, real_model, mcp.as_ref())?;
-    let approval_timeout = config.approval_timeout_secs;
+    // A headless run answered on the approval page: its gate asks through the driver's channel
+    // (whose one-time codes the page answers), for as long as the approval timeout.
+    let page_answers = headless.is_some() && args.approvals == HeadlessApprovals::Remote;
+    let approval_timeout = match page_answers {
+        true => config.approval_timeout_secs.or(Some(PAGE_WAIT_SECS)),
+        false => config.approval_timeout_secs,
+    };
+    let remote = super::remote::settings(
+        &config,
+        args.config.remote || page_answers,
+        match headless {
+            Some(_) => crate::remote::Scope::Session(session.clone()),
+            None => crate::remote::Scope::Everything,
+        },
+        &state,
+    )?;
     let notify = match &config.notify {
         None => crate::ui::notify::NotifyMethod::default(),
         Some(text) => crate::ui::notify::NotifyMethod::parse(text).map_err(|e| {
@@ -187,7 +205,15 @@ pub fn start_with(
     let is_headless = headless.is_some();
     // The policy files as this session found them: kept with its checkpoints and its journal.
     let policy_files = crate::config::fingerprint::PolicyFingerprint::of(&config.active_files());
-    let kept = Kept::of(args, is_headless, &session, &workspace, &policy_files)?;
+    let mut kept = Kept::of(args, is_headless, &session, &workspace, &policy_files)?;
+    if page_answers {
+        kept.remote_codes = Some(Arc::new(super::codes::StateDbCodes {
+            db: super::runs::db_path(),
+            session: session.clone(),
+            run: format!("{session}.page"),
+            workspace: workspace.clone(),
+        }));
+    }
     let (journal, remote_codes, checkpoints) = (kept.journal, kept.remote_codes, kept.checkpoints);
     let handle = agent::spawn_with(
         model,
@@ -196,7 +222,10 @@ pub fn start_with(
             Gate::new(
                 policy,
                 grants,
-                headless.unwrap_or(driver),
+                match headless {
+                    Some(headless) if !page_answers => headless,
+                    _ => driver,
+                },
                 Some(audit),
                 GateConfig {
                     session: session_for_gate,
@@ -240,8 +269,13 @@ pub fn start_with(
         policy: policy_files,
         checkpoints,
         history,
+        remote,
     })
 }
+
+/// How long a headless run waits for an answer on the approval page when the config sets no
+/// approval timeout.
+pub const PAGE_WAIT_SECS: u64 = 30 * 60;
 
 /// The session's tools: in the sandbox, with every key variable the config names (the
 /// providers' and the MCP servers' tokens) kept out of every command like the known ones, and
@@ -392,6 +426,11 @@ pub fn headless_approver(approvals: HeadlessApprovals) -> Arc<dyn Approver> {
         }),
         HeadlessApprovals::DangerouslyAllowAll => Arc::new(AllowAllOnce),
         HeadlessApprovals::Park => Arc::new(crate::approval::approver::ParkAll),
+        // Never asked: such a run's gate asks through the driver's channel, whose codes the
+        // approval page answers (see `start_with`). Were it asked, it would deny.
+        HeadlessApprovals::Remote => Arc::new(DenyAll {
+            reason: "nobody answered on the approval page".into(),
+        }),
     }
 }
 
@@ -408,6 +447,7 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         let asks = match args.approvals {
             HeadlessApprovals::Deny => "asks are denied: nobody is there to approve them",
             HeadlessApprovals::Park => "asks are parked for a one-time code",
+            HeadlessApprovals::Remote => "asks wait for an answer on the approval page",
             HeadlessApprovals::DangerouslyAllowAll => {
                 "asks are allowed once each (--approvals dangerously-allow-all)"
             }
@@ -442,6 +482,36 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
             serde_json::json!({"event": "session", "session": started.session, "workspace": started.workspace})
         )?;
     }
+    // Served while the run lasts: dropped with it.
+    let _page = match started.remote.clone() {
+        None => None,
+        Some(settings) => {
+            let page = super::remote::start(settings).await?;
+            let offer = super::remote::offer(&page)?;
+            if args.human {
+                let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+                writeln!(
+                    out,
+                    "{}",
+                    super::remote::offer_lines(&offer, color).join("\n")
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({
+                        "event": "remote",
+                        "origin": offer.origin,
+                        "pairing_url": offer.url,
+                        "expires_in_ms": offer.expires_ms.saturating_sub(crate::clock::now_ms()),
+                        "fingerprint": offer.fingerprint,
+                    })
+                )?;
+            }
+            out.flush()?;
+            Some(page)
+        }
+    };
     started
         .handle
         .ops

@@ -18,6 +18,10 @@ pub enum HeadlessApprovals {
     /// Whatever would ask is parked: checkpoint, one-time code, exit with status 5. Decide later
     /// with `airlock approve CODE` / `airlock deny CODE`, go on with `airlock resume RUN`.
     Park,
+    /// Whatever would ask waits for an answer on the approval page (served for the run; see
+    /// README.md, Approving from another device) or from `airlock approve CODE`, up to the
+    /// approval timeout (30 minutes unless the config sets one); unanswered, it is denied.
+    Remote,
 }
 
 #[derive(Debug, clap::Args)]

@@ -18,6 +18,7 @@ pub mod inbox;
 pub mod mcp;
 pub mod park;
 pub mod policy_check;
+pub mod remote;
 pub mod runs;
 pub mod session;
 pub mod sessions;

@@ -283,6 +283,7 @@ pub fn cockpit_stores(
     let codes = Arc::new(StateDbCodes {
         db: super::runs::db_path(),
         session: session.to_string(),
+        run: session.to_string(),
         workspace: workspace.to_path_buf(),
     });
     Ok((journal, codes))

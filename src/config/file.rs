@@ -43,6 +43,27 @@ pub struct ConfigFile {
     pub notify: Option<String>,
     /// How far sub-agents may go (`[agents]`).
     pub agents: Option<AgentsConfig>,
+    /// The approval page for other devices (`[remote]`); only the user's own config opens it.
+    pub remote: Option<RemoteConfig>,
+}
+
+/// `[remote]`: approving from another device (see README.md, Approving from another device).
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteConfig {
+    /// Serve the page in every cockpit and headless run (`--remote` does it for one).
+    pub enabled: Option<bool>,
+    /// Where to listen (default 127.0.0.1:8377); an address beyond this machine needs TLS.
+    pub listen: Option<String>,
+    /// `off` (default) or `self-signed`; or give `tls_cert` and `tls_key`.
+    pub tls: Option<String>,
+    /// A PEM certificate (chain) and its key, relative to the config file's directory.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// The address a device opens, when it is not the one listened on (a tunnel, a proxy).
+    pub public_url: Option<String>,
+    /// An ntfy-style push URL nudged (with no details) when a request starts waiting.
+    pub notify_url: Option<String>,
 }
 
 /// `[agents]`: limits of the tree of sub-agents.

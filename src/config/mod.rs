@@ -87,6 +87,11 @@ pub struct ConfigFlags {
     /// workspace-write (default), network or off.
     #[arg(long, value_parser = parse_profile)]
     pub sandbox: Option<Profile>,
+    /// Serve the approval page, so requests can be answered from a paired phone or other
+    /// device (see README.md, Approving from another device; `[remote]` in the config).
+    #[arg(long)]
+    #[serde(default)]
+    pub remote: bool,
 }
 
 fn parse_profile(text: &str) -> std::result::Result<Profile, String> {
@@ -113,6 +118,8 @@ pub struct Resolved {
     pub notify: Option<String>,
     /// The user's `[agents]` limits.
     pub agents: file::AgentsConfig,
+    /// The user's `[remote]` (the approval page), and the file it was read from.
+    pub remote: Option<(file::RemoteConfig, PathBuf)>,
     /// Project settings left out because the project is not trusted, in words.
     pub ignored: Vec<String>,
     pub project_file: Option<PathBuf>,
@@ -173,6 +180,12 @@ pub fn resolve(
     let sandbox = safety::sandbox(&layers, flags, &mut ignored);
     let rules = safety::rules(&layers, flags, env);
     let (mcp_servers, mcp_not_trusted) = servers::mcp_servers(workspace, &layers, &mut ignored);
+    if layers.has_project && layers.project.remote.is_some() {
+        ignored.push(format!(
+            "[remote] in {}: only your own config can open the approval page",
+            layers.project_path.display()
+        ));
+    }
     Ok(Resolved {
         mcp_servers,
         mcp_not_trusted,
@@ -180,6 +193,11 @@ pub fn resolve(
         dangerous_approval_timeout_secs: layers.user.dangerous_approval_timeout_secs,
         notify: layers.user.notify.clone(),
         agents: layers.user.agents.unwrap_or_default(),
+        remote: layers
+            .user
+            .remote
+            .clone()
+            .map(|r| (r, layers.user_path.clone())),
         read_timeout_secs: model.read_timeout_secs,
         provider: model.provider,
         model: model.model,

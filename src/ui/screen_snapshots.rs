@@ -63,7 +63,7 @@ fn every_text_the_panes_show_from_the_model_or_a_tool_makes_its_hidden_character
     });
     app.on_agent_event(AgentEvent::ApprovalSettled {
         call_id: "c9".into(),
-        by: format!("code {HIDDEN}"),
+        by: format!("by code {HIDDEN}"),
     });
     let screen = draw(&app, 160, 40);
     let rows: Vec<&str> = screen.lines().collect();

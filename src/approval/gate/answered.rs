@@ -193,6 +193,7 @@ impl Gate {
             return self.refuse_standing(standing, DecisionSource::Policy, message, true);
         }
         let mut note = None;
+        let via = self.approver.answered_via(&call.id);
         let (source, mut detail) = match decision {
             Decision::AllowOnce => (answered_by, json!({"decision": "allow_once"})),
             Decision::AllowNoted { note: said } => {
@@ -227,7 +228,15 @@ impl Gate {
             }
             Decision::Deny { reason } => {
                 let message = asking::denied_by(&answered_by, reason.as_deref());
-                return self.refuse_standing(standing, answered_by, message, true);
+                let Some(via) = via else {
+                    return self.refuse_standing(standing, answered_by, message, true);
+                };
+                let record = json!({
+                    "call_id": call.id, "tool": call.tool, "digest": standing.digest,
+                    "decision": "deny", "source": answered_by, "message": message, "via": via,
+                });
+                let _ = self.stage("decision", record);
+                return self.refuse_standing(standing, answered_by, message, false);
             }
             Decision::Amend { .. } => {
                 let message =
@@ -236,6 +245,9 @@ impl Gate {
                 return self.refuse_standing(standing, DecisionSource::Error, message, true);
             }
         };
+        if let Some(via) = via {
+            detail["via"] = via;
+        }
         if let Some(amended) = &standing.amended {
             detail["amended"] = json!({
                 "original_digest": amended.original_digest,

@@ -97,7 +97,7 @@ pub fn human_line(event: &AgentEvent) -> Option<String> {
         ),
         AgentEvent::ApprovalSettled { call_id, by } => {
             format!(
-                "\n✓ {} was answered by {}",
+                "\n✓ {} was answered {}",
                 visible_line(call_id),
                 visible_line(&by.to_string())
             )

@@ -168,14 +168,12 @@ pub fn park(
     )?;
     // The row names the parked checkpoint now: the running one's file goes.
     keeper.tidy(checkpoint);
-    let mut summary = json!({
-        "risk": request.risk,
-        "reasons": request.verdict.reason_lines(),
-        "preview": request.preview,
-    });
-    // A sub-agent's request names it wherever it is listed (`airlock inbox`, the cockpit).
-    if let Some(agent) = &request.agent {
-        summary["agent"] = json!({"id": agent.id, "task": agent.task});
+    // A sub-agent's request names it wherever it is listed (`airlock inbox`, the cockpit), and
+    // the approval page marks the parts of a command that ask.
+    let mut summary = super::codes::summary_of(request);
+    if let Some(fields) = summary.as_object_mut() {
+        // A parked request is resumed as it was parked; a change is made again on resume.
+        fields.remove("amended");
     }
     let code = db.add_approval(
         session,

@@ -35,6 +35,9 @@ pub use session_messages::MessageChain;
 mod mcp_pins;
 pub use mcp_pins::StatePins;
 
+pub mod devices;
+pub use devices::{DeviceRow, new_secret};
+
 pub mod health;
 
 #[derive(Debug, thiserror::Error)]
@@ -181,6 +184,17 @@ const MIGRATIONS: &[&str] = &[
     // (NULL) until their session next writes its log; verify does not take one as proof (see
     // `anchors`).
     "ALTER TABLE audit_anchors ADD COLUMN mac TEXT;",
+    // 10: devices paired with the approval page (see `devices`): only a hash of each device's
+    // session cookie is kept, the row signed under the state key.
+    "CREATE TABLE paired_devices (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        cookie_hash TEXT NOT NULL UNIQUE,
+        created_ms INTEGER NOT NULL,
+        last_seen_ms INTEGER NOT NULL,
+        revoked_ms INTEGER,
+        mac TEXT
+    );",
 ];
 
 /// The page size of a database made from now on.

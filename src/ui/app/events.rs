@@ -66,7 +66,7 @@ impl App {
                 self.drop_request(&call_id);
                 let shown = self.ids.note(&call_id);
                 self.entries
-                    .push(Entry::Notice(format!("{shown} was answered by {by}")));
+                    .push(Entry::Notice(format!("{shown} was answered {by}")));
                 // An answer given elsewhere may have stored a session grant.
                 self.granting.push(call_id);
             }

@@ -1,0 +1,193 @@
+//! Approving from another device: a small web page, served by airlock itself, that lists the
+//! requests waiting for an answer and answers them with their one-time codes, exactly as
+//! `airlock approve CODE` / `airlock deny CODE` would (the first answer wins, wherever it comes
+//! from). It is a channel for answers only: nothing on it can start a tool, change a rule or read
+//! a file.
+//!
+//! - **Pairing, not an open port.** It listens on 127.0.0.1 unless given an address, and an
+//!   address beyond this machine needs TLS (a certificate given, or a self-signed one made and
+//!   pinned by the fingerprint the terminal shows). A device pairs by opening the URL the
+//!   terminal shows (a one-time token, [`pairing::TOKEN_TTL_MS`]); the token is exchanged for a
+//!   session cookie (HttpOnly, SameSite=Strict, Secure over TLS) whose hash the state database
+//!   keeps, signed, until the device is revoked.
+//! - **Bound to the call.** Every answer carries the request's code and the digest of the frozen
+//!   call it was shown; an answer for a digest no longer waiting is refused.
+//! - **No way in from other pages.** No CORS, a Content-Security-Policy that allows only the
+//!   page's own style sheet (no script at all), a form token derived from the cookie under the
+//!   state key on every answer, the `Origin` and `Host` checked, wrong guesses limited.
+//!
+//! Imports only `protocol`, `store`, `clock`, `digest` and `visible`.
+
+mod http;
+pub mod nudge;
+pub mod page;
+pub mod pairing;
+pub mod qr;
+pub mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::protocol::{PairedDevice, PairingOffer, RemotePairing};
+
+/// The port the page listens on when no address is given (any free one if it is taken).
+pub const DEFAULT_PORT: u16 = 8377;
+
+/// Which requests the page lists and answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// One session's (a headless run's).
+    Session(String),
+    /// Every request waiting on this machine (a cockpit: its own and its inbox).
+    Everything,
+}
+
+/// How the page is served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tls {
+    Off,
+    /// A certificate made once and kept in the state directory (`remote/`), pinned by the
+    /// fingerprint the terminal shows.
+    SelfSigned,
+    Files {
+        cert: PathBuf,
+        key: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where to listen; `None`: 127.0.0.1:[`DEFAULT_PORT`], or any free port.
+    pub listen: Option<SocketAddr>,
+    pub tls: Tls,
+    /// The address a device opens when it is not the one listened on (a tunnel, a proxy):
+    /// the pairing URL uses it, and requests must come to its host.
+    pub public_url: Option<String>,
+    /// An ntfy-style push URL nudged when a request starts waiting (it carries nothing).
+    pub notify_url: Option<String>,
+    pub scope: Scope,
+    /// The state directory: its database, and where a self-signed certificate is kept.
+    pub state: PathBuf,
+}
+
+/// The page, serving until dropped.
+pub struct RemotePage {
+    shared: Arc<http::Shared>,
+    /// Where it listens.
+    pub address: SocketAddr,
+    /// The address a device opens (scheme, host and port).
+    pub origin: String,
+    /// The SHA-256 fingerprint of its certificate, when it serves TLS.
+    pub fingerprint: Option<String>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl RemotePage {
+    /// Starts serving. Refuses an address beyond this machine without TLS, a certificate that
+    /// cannot be read, an address that cannot be listened on.
+    pub async fn start(settings: Settings) -> Result<RemotePage, String> {
+        let listen = settings
+            .listen
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)));
+        if !listen.ip().is_loopback() && settings.tls == Tls::Off {
+            return Err(format!(
+                "the approval page would listen on {listen}, beyond this machine, without TLS: \
+                 anyone on the network could read the requests on their way. Set \
+                 `tls = \"self-signed\"` (or `tls_cert` and `tls_key`) under [remote], or listen \
+                 on 127.0.0.1 and reach it through a tunnel"
+            ));
+        }
+        let acceptor = match &settings.tls {
+            Tls::Off => None,
+            tls => Some(tls::acceptor(tls, &settings.state)?),
+        };
+        let listener = match tokio::net::TcpListener::bind(listen).await {
+            Ok(listener) => listener,
+            // The default port taken (another airlock's page): any free one.
+            Err(_) if settings.listen.is_none() => {
+                tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+                    .await
+                    .map_err(|e| format!("the approval page cannot listen on 127.0.0.1: {e}"))?
+            }
+            Err(e) => {
+                return Err(format!(
+                    "the approval page cannot listen on {listen}: {e}; choose another `listen` under [remote]"
+                ));
+            }
+        };
+        let address = listener
+            .local_addr()
+            .map_err(|e| format!("the approval page's address: {e}"))?;
+        let secure = acceptor.is_some();
+        let scheme = if secure { "https" } else { "http" };
+        let origin = match &settings.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("{scheme}://{address}"),
+        };
+        let hosts = http::allowed_hosts(&origin, address);
+        let fingerprint = acceptor.as_ref().map(|(_, f)| f.clone());
+        let shared = Arc::new(http::Shared::new(
+            settings.state.join("airlock.db"),
+            settings.scope.clone(),
+            secure || origin.starts_with("https://"),
+            hosts,
+        ));
+        let mut tasks = vec![tokio::spawn(http::serve(
+            listener,
+            acceptor.map(|(a, _)| a),
+            shared.clone(),
+        ))];
+        if let Some(url) = settings.notify_url.clone() {
+            tasks.push(tokio::spawn(nudge::run(
+                url,
+                format!("{origin}/"),
+                shared.clone(),
+            )));
+        }
+        Ok(RemotePage {
+            shared,
+            address,
+            origin,
+            fingerprint,
+            tasks,
+        })
+    }
+}
+
+impl RemotePairing for RemotePage {
+    fn offer(&self) -> Result<PairingOffer, String> {
+        let token = crate::store::db::new_secret().map_err(|e| e.to_string())?;
+        let expires_ms = self.shared.add_token(&token);
+        let url = format!("{}/pair?token={token}", self.origin);
+        Ok(PairingOffer {
+            qr: qr::lines(&url)?,
+            url,
+            expires_ms,
+            fingerprint: self.fingerprint.clone(),
+            origin: self.origin.clone(),
+        })
+    }
+
+    fn devices(&self) -> Result<Vec<PairedDevice>, String> {
+        self.shared.devices()
+    }
+
+    fn revoke(&self, id: i64) -> Result<(), String> {
+        self.shared.revoke(id)
+    }
+}
+
+impl Drop for RemotePage {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Two texts compared in time that depends only on their length.
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}

@@ -1,0 +1,58 @@
+//! The nudge: when a request starts waiting, one HTTP POST to a push service in the style of
+//! ntfy (`notify_url` under [remote]). It says that an approval waits and links to the page,
+//! nothing more: no command, path, file content or code travels through a service the person
+//! does not run. Woken by the state directory's writes, not a timer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::http::Shared;
+
+/// What the push says, whole.
+pub const MESSAGE: &str =
+    "An approval request waits for your answer in airlock. Open the page to see it.";
+
+/// Nudges at most this often (a batch of requests is one nudge).
+const AT_MOST_EVERY: Duration = Duration::from_secs(10);
+
+pub async fn run(url: String, page: String, shared: Arc<Shared>) {
+    let Some(watch) = shared
+        .db_dir()
+        .and_then(|d| crate::store::watch::DirWatch::new(&d))
+    else {
+        return;
+    };
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build();
+    let Ok(client) = client else {
+        return;
+    };
+    let mut seen: Vec<i64> = Vec::new();
+    let mut last: Option<tokio::time::Instant> = None;
+    loop {
+        let look = shared.clone();
+        let ids = tokio::task::spawn_blocking(move || look.waiting_ids())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let new = ids.iter().any(|id| !seen.contains(id));
+        seen = ids;
+        if new {
+            if let Some(last) = last {
+                tokio::time::sleep_until(last + AT_MOST_EVERY).await;
+            }
+            last = Some(tokio::time::Instant::now());
+            let _ = client
+                .post(&url)
+                .header("Title", "airlock: an approval waits")
+                .header("Click", &page)
+                .header("Tags", "lock")
+                .body(MESSAGE)
+                .send()
+                .await;
+        }
+        watch.changed().await;
+    }
+}

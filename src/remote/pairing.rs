@@ -1,0 +1,118 @@
+//! Pairing tokens and the guess limit. A pairing token is shown once, in the terminal (its URL
+//! and QR code), answers for [`TOKEN_TTL_MS`], and is used up by the first device that pairs
+//! with it. Only its hash is held. Wrong tokens, cookies, form tokens and codes all count as
+//! guesses: past [`GUESSES_PER_MINUTE`] in a minute, every check is refused until the minute is
+//! over, so neither a token nor a code can be found by trying.
+
+use sha2::{Digest, Sha256};
+
+use crate::digest::hex;
+
+/// How long a pairing token answers.
+pub const TOKEN_TTL_MS: u64 = 5 * 60 * 1000;
+
+/// Wrong guesses allowed in a minute, from anywhere.
+pub const GUESSES_PER_MINUTE: usize = 20;
+
+const MINUTE_MS: u64 = 60 * 1000;
+
+/// The tokens shown and not yet used or expired.
+#[derive(Debug, Default)]
+pub struct Tokens {
+    live: Vec<(String, u64)>,
+}
+
+/// Why a token does not pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRefused {
+    /// Never shown, or already used (one use only: the two look the same from outside).
+    UnknownOrUsed,
+    Expired,
+}
+
+impl Tokens {
+    /// Holds `token` (its hash) until `now + TOKEN_TTL_MS`.
+    pub fn add(&mut self, token: &str, now: u64) -> u64 {
+        let expires = now + TOKEN_TTL_MS;
+        self.live.retain(|(_, until)| *until > now);
+        self.live.push((hash(token), expires));
+        expires
+    }
+
+    /// Whether `token` would pair now, without using it (the pairing form is shown for it).
+    pub fn check(&self, token: &str, now: u64) -> Result<(), TokenRefused> {
+        let wanted = hash(token);
+        match self.live.iter().find(|(h, _)| super::same(h, &wanted)) {
+            None => Err(TokenRefused::UnknownOrUsed),
+            Some((_, until)) if *until <= now => Err(TokenRefused::Expired),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Uses `token`: it pairs one device, once.
+    pub fn take(&mut self, token: &str, now: u64) -> Result<(), TokenRefused> {
+        self.check(token, now)?;
+        let wanted = hash(token);
+        self.live.retain(|(h, _)| *h != wanted);
+        Ok(())
+    }
+}
+
+fn hash(token: &str) -> String {
+    hex(&Sha256::digest(token.as_bytes()))
+}
+
+/// Wrong guesses in the last minute.
+#[derive(Debug, Default)]
+pub struct Guesses {
+    at: Vec<u64>,
+}
+
+impl Guesses {
+    /// Whether checks are refused now (too many wrong guesses in the last minute).
+    pub fn limited(&mut self, now: u64) -> bool {
+        self.at.retain(|t| now.saturating_sub(*t) < MINUTE_MS);
+        self.at.len() >= GUESSES_PER_MINUTE
+    }
+
+    pub fn wrong(&mut self, now: u64) {
+        self.at.push(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_pairs_once() {
+        let mut tokens = Tokens::default();
+        tokens.add("t1", 0);
+        assert_eq!(tokens.check("t1", 10), Ok(()));
+        assert_eq!(tokens.take("t1", 10), Ok(()));
+        assert_eq!(tokens.take("t1", 11), Err(TokenRefused::UnknownOrUsed));
+        assert_eq!(tokens.check("t2", 11), Err(TokenRefused::UnknownOrUsed));
+    }
+
+    #[test]
+    fn a_token_past_its_minutes_is_refused_as_expired() {
+        let mut tokens = Tokens::default();
+        tokens.add("t1", 1_000);
+        assert_eq!(
+            tokens.take("t1", 1_000 + TOKEN_TTL_MS),
+            Err(TokenRefused::Expired)
+        );
+        assert_eq!(tokens.take("t1", 1_000 + TOKEN_TTL_MS - 1), Ok(()));
+    }
+
+    #[test]
+    fn too_many_wrong_guesses_in_a_minute_refuse_every_check_until_it_is_over() {
+        let mut guesses = Guesses::default();
+        for i in 0..GUESSES_PER_MINUTE as u64 {
+            assert!(!guesses.limited(i));
+            guesses.wrong(i);
+        }
+        assert!(guesses.limited(100));
+        assert!(!guesses.limited(MINUTE_MS + 100));
+    }
+}
