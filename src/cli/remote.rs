@@ -83,6 +83,13 @@ pub fn settings(
         notify_url: remote.notify_url,
         scope,
         state: state.to_path_buf(),
+        // Shorter only for tests of expiry; never longer than the default.
+        pairing_ttl_ms: std::env::var("AIRLOCK_PAIRING_TTL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(crate::remote::pairing::TOKEN_TTL_MS, |ms: u64| {
+                ms.min(crate::remote::pairing::TOKEN_TTL_MS)
+            }),
     }))
 }
 
@@ -97,9 +104,9 @@ pub async fn start(settings: Settings) -> Result<RemotePage> {
 /// `█`, painted dark on light when `color`), the URL, how long it answers.
 pub fn offer_lines(offer: &PairingOffer, color: bool) -> Vec<String> {
     let mut lines = vec![format!(
-        "approval page: {} — pair a device by scanning this code or opening the link (one use, {} min):",
+        "approval page: {} — pair a device by scanning this code or opening the link (one use, for {}):",
         offer.origin,
-        crate::remote::pairing::TOKEN_TTL_MS / 60_000
+        minutes(offer.expires_ms.saturating_sub(crate::clock::now_ms()))
     )];
     for row in &offer.qr {
         // A QR reader wants dark on light: the rows are painted so on any terminal theme.
@@ -121,4 +128,11 @@ pub fn offer_lines(offer: &PairingOffer, color: bool) -> Vec<String> {
 /// A new pairing offer from a running page.
 pub fn offer(page: &RemotePage) -> Result<PairingOffer> {
     page.offer().map_err(|e| anyhow!("no pairing token: {e}"))
+}
+
+fn minutes(ms: u64) -> String {
+    match ms.div_ceil(60_000) {
+        1 => "1 minute".into(),
+        n => format!("{n} minutes"),
+    }
 }

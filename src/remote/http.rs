@@ -109,8 +109,8 @@ impl Shared {
     }
 
     /// Holds a new pairing token; when it expires.
-    pub fn add_token(&self, token: &str) -> u64 {
-        lock(&self.tokens).add(token, now_ms())
+    pub fn add_token(&self, token: &str, ttl_ms: u64) -> u64 {
+        lock(&self.tokens).add(token, now_ms(), ttl_ms)
     }
 
     pub fn devices(&self) -> Result<Vec<PairedDevice>, String> {
@@ -202,6 +202,9 @@ impl Shared {
     fn posted(&self, head: &Parts, then: impl FnOnce(&Self) -> Reply) -> Reply {
         let get = |name: &str| head.headers.get(name).and_then(|v| v.to_str().ok());
         let from_here = match (get("origin"), get("sec-fetch-site")) {
+            // A browser that hides where the form came from (`Origin: null`) still says
+            // whether it was this very site.
+            (Some("null"), site) => site == Some("same-origin"),
             (Some(origin), _) => {
                 let origin = origin.to_ascii_lowercase();
                 origin.split_once("://").is_some_and(|(scheme, host)| {
@@ -544,7 +547,7 @@ fn response(reply: Reply) -> Response<Full<Bytes>> {
         .header(header::CONTENT_SECURITY_POLICY, CSP)
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::X_FRAME_OPTIONS, "DENY")
-        .header(header::REFERRER_POLICY, "no-referrer")
+        .header(header::REFERRER_POLICY, "same-origin")
         .header(header::CACHE_CONTROL, "no-store");
     if let Some(cookie) = &reply.cookie {
         builder = builder.header(header::SET_COOKIE, cookie);

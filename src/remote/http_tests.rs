@@ -84,7 +84,8 @@ impl Page {
 
     /// Pairs a device; its cookie header.
     fn paired(&self) -> String {
-        self.shared.add_token("tok");
+        self.shared
+            .add_token("tok", super::super::pairing::TOKEN_TTL_MS);
         let reply = self.call(
             Method::POST,
             "/pair",
@@ -117,7 +118,8 @@ impl Page {
 fn a_pairing_token_gives_a_strict_http_only_cookie_and_pairs_only_once() {
     let page = Page::new(Scope::Everything);
     let token = "0123abcd";
-    page.shared.add_token(token);
+    page.shared
+        .add_token(token, super::super::pairing::TOKEN_TTL_MS);
     let form = page.get(&format!("/pair?token={token}"), &[]);
     assert_eq!(form.status, StatusCode::OK);
     assert!(form.body.contains("Pair this device"));
@@ -154,7 +156,8 @@ fn a_pairing_token_gives_a_strict_http_only_cookie_and_pairs_only_once() {
 #[test]
 fn an_expired_pairing_token_is_refused_as_expired() {
     let page = Page::new(Scope::Everything);
-    page.shared.add_token("tok");
+    page.shared
+        .add_token("tok", super::super::pairing::TOKEN_TTL_MS);
     let late = now_ms() + super::super::pairing::TOKEN_TTL_MS + 1;
     let reply = page.call(
         Method::POST,
@@ -314,7 +317,8 @@ fn a_headless_runs_page_lists_and_answers_only_its_own_session() {
 #[test]
 fn too_many_wrong_tokens_lock_pairing_for_a_minute_even_for_the_right_one() {
     let page = Page::new(Scope::Everything);
-    page.shared.add_token("right");
+    page.shared
+        .add_token("right", super::super::pairing::TOKEN_TTL_MS);
     let now = now_ms();
     for i in 0..super::super::pairing::GUESSES_PER_MINUTE {
         let reply = page.call(Method::GET, &format!("/pair?token=guess{i}"), &[], "", now);

@@ -69,6 +69,8 @@ pub struct Settings {
     pub scope: Scope,
     /// The state directory: its database, and where a self-signed certificate is kept.
     pub state: PathBuf,
+    /// How long a pairing token answers ([`pairing::TOKEN_TTL_MS`] unless a test says less).
+    pub pairing_ttl_ms: u64,
 }
 
 /// The page, serving until dropped.
@@ -80,6 +82,7 @@ pub struct RemotePage {
     pub origin: String,
     /// The SHA-256 fingerprint of its certificate, when it serves TLS.
     pub fingerprint: Option<String>,
+    pairing_ttl_ms: u64,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -150,6 +153,7 @@ impl RemotePage {
             address,
             origin,
             fingerprint,
+            pairing_ttl_ms: settings.pairing_ttl_ms,
             tasks,
         })
     }
@@ -158,7 +162,7 @@ impl RemotePage {
 impl RemotePairing for RemotePage {
     fn offer(&self) -> Result<PairingOffer, String> {
         let token = crate::store::db::new_secret().map_err(|e| e.to_string())?;
-        let expires_ms = self.shared.add_token(&token);
+        let expires_ms = self.shared.add_token(&token, self.pairing_ttl_ms);
         let url = format!("{}/pair?token={token}", self.origin);
         Ok(PairingOffer {
             qr: qr::lines(&url)?,

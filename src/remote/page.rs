@@ -99,7 +99,7 @@ fn document(title: &str, body: &str, refresh: Option<u32>) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"referrer\" content=\"no-referrer\">{refresh}\
+         <meta name=\"referrer\" content=\"same-origin\">{refresh}\
          <title>{title}</title><link rel=\"stylesheet\" href=\"/page.css\"></head>\
          <body><header><h1>airlock</h1><span>{title}</span></header><main>{body}</main></body></html>",
         title = escape(title),

@@ -31,9 +31,9 @@ pub enum TokenRefused {
 }
 
 impl Tokens {
-    /// Holds `token` (its hash) until `now + TOKEN_TTL_MS`.
-    pub fn add(&mut self, token: &str, now: u64) -> u64 {
-        let expires = now + TOKEN_TTL_MS;
+    /// Holds `token` (its hash) until `now + ttl_ms`.
+    pub fn add(&mut self, token: &str, now: u64, ttl_ms: u64) -> u64 {
+        let expires = now + ttl_ms;
         self.live.retain(|(_, until)| *until > now);
         self.live.push((hash(token), expires));
         expires
@@ -87,7 +87,7 @@ mod tests {
     #[test]
     fn a_token_pairs_once() {
         let mut tokens = Tokens::default();
-        tokens.add("t1", 0);
+        tokens.add("t1", 0, TOKEN_TTL_MS);
         assert_eq!(tokens.check("t1", 10), Ok(()));
         assert_eq!(tokens.take("t1", 10), Ok(()));
         assert_eq!(tokens.take("t1", 11), Err(TokenRefused::UnknownOrUsed));
@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn a_token_past_its_minutes_is_refused_as_expired() {
         let mut tokens = Tokens::default();
-        tokens.add("t1", 1_000);
+        tokens.add("t1", 1_000, TOKEN_TTL_MS);
         assert_eq!(
             tokens.take("t1", 1_000 + TOKEN_TTL_MS),
             Err(TokenRefused::Expired)

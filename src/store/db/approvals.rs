@@ -110,6 +110,9 @@ fn approval_mac(store: &Store, row: &ApprovalRow, state: &str, decision: Option<
     )
 }
 
+/// The file written after each answer is committed (see `Store::ring_bell`).
+pub const BELL: &str = "answered.bell";
+
 /// The message for a row whose signature does not verify.
 pub fn tampered(call_id: &str) -> String {
     format!(
@@ -354,7 +357,10 @@ impl Store {
                         .map_err(|e| self.sqlite(e))?;
                     let latest = self.approval_by_code(code)?;
                     match latest {
-                        Some(latest) if n == 1 => return Ok(latest),
+                        Some(latest) if n == 1 => {
+                            self.ring_bell();
+                            return Ok(latest);
+                        }
                         Some(latest) if latest.state == "pending" && latest.expires_ms <= now => {
                             format!(
                                 "the approval for {} expired; nothing was decided",
@@ -380,6 +386,28 @@ impl Store {
             now,
         )?;
         Err(StoreError::Refused(why))
+    }
+
+    /// Tells whoever waits on the state directory (`super::super::watch`) that an answer is
+    /// committed and visible. The commit's own writes to the WAL can wake a waiter before the
+    /// WAL index (shared memory, whose writes make no event) names the new frames; that waiter
+    /// then reads the old state, and no later event would wake it. This write comes after the
+    /// commit, so the wake it makes finds the answer.
+    fn ring_bell(&self) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Some(dir) = self.path.parent() {
+            let bell = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+                .open(dir.join(BELL));
+            if let Ok(mut bell) = bell {
+                let _ = bell.write_all(b"1");
+            }
+        }
     }
 
     /// Puts an attempt that was refused on record.

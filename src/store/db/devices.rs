@@ -231,3 +231,41 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod bell_tests {
+    use super::*;
+    use crate::protocol::FrozenCall;
+
+    #[test]
+    fn an_answer_rings_the_bell_after_its_commit_so_a_waiter_wakes_to_find_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("airlock.db")).unwrap();
+        let frozen = FrozenCall::freeze("bash", &serde_json::json!({"command": "make"}));
+        let now = crate::clock::now_ms();
+        store
+            .save_run("s", "s", std::path::Path::new("/w"), "live", None, now)
+            .unwrap();
+        let code = store
+            .add_approval("s", "s", "c1", &frozen, "{}", now, 60_000)
+            .unwrap();
+        let bell = dir.path().join(super::super::approvals::BELL);
+        assert!(!bell.exists(), "asking rings nothing");
+        let watch = crate::store::watch::DirWatch::new(dir.path()).unwrap();
+        store
+            .decide(&code, r#"{"decision":"allow_once"}"#, now + 1)
+            .unwrap();
+        assert!(bell.exists(), "the answer rang the bell");
+        // The bell's write is the last event: a waiter woken by it reads the answer.
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(3), watch.changed())
+                .await
+                .unwrap()
+        });
+        assert_eq!(
+            store.approval_state_by_code(&code).unwrap().as_deref(),
+            Some("approved")
+        );
+    }
+}
