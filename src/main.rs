@@ -374,6 +374,18 @@ async fn cockpit(
             airlock::visible::visible_line(&session)
         ));
     }
+    // The approval page, served while the cockpit runs (`--remote`, `[remote] enabled`).
+    let page = match started.remote.clone() {
+        Some(settings) => {
+            let page = std::sync::Arc::new(airlock::cli::remote::start(settings).await?);
+            notices.push(format!(
+                "approval page at {}: F6 shows a code to pair a phone with it, and the paired devices",
+                airlock::visible::visible_line(&page.origin)
+            ));
+            Some(page)
+        }
+        None => None,
+    };
     let inbox = std::sync::Arc::new(airlock::cli::inbox::StateInbox::new(
         airlock::cli::runs::db_path(),
         Some(session.clone()),
@@ -389,8 +401,11 @@ async fn cockpit(
             .history
             .clone()
             .map(|h| h as std::sync::Arc<dyn airlock::protocol::UndoSource>),
+        page.clone()
+            .map(|p| p as std::sync::Arc<dyn airlock::protocol::RemotePairing>),
     )
     .await;
+    drop(page);
     if let Some(journal) = journal {
         journal.close();
         println!(

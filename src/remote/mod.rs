@@ -161,7 +161,10 @@ impl RemotePage {
 
 impl RemotePairing for RemotePage {
     fn offer(&self) -> Result<PairingOffer, String> {
-        let token = crate::store::db::new_secret().map_err(|e| e.to_string())?;
+        // 128 bits: plenty for a token that lives minutes, pairs once and is rate-limited, and
+        // a shorter URL makes a smaller QR code (one a 30-row terminal shows whole).
+        let mut token = crate::store::db::new_secret().map_err(|e| e.to_string())?;
+        token.truncate(32);
         let expires_ms = self.shared.add_token(&token, self.pairing_ttl_ms);
         let url = format!("{}/pair?token={token}", self.origin);
         Ok(PairingOffer {

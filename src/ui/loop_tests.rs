@@ -100,6 +100,7 @@ enum Window {
     Agents,
     Inbox,
     Undo,
+    Devices,
     Audit,
     ConfirmQuit,
 }
@@ -113,6 +114,7 @@ impl Window {
             Overlay::Agents(_) => Window::Agents,
             Overlay::Inbox(_) => Window::Inbox,
             Overlay::Undo(_) => Window::Undo,
+            Overlay::Devices(_) => Window::Devices,
             Overlay::Audit(_) => Window::Audit,
             Overlay::ConfirmQuit(_) => Window::ConfirmQuit,
         }
@@ -127,6 +129,7 @@ impl Window {
             Window::Agents => "agents (Enter shows one",
             Window::Inbox => "waiting elsewhere",
             Window::Undo => " undo · ",
+            Window::Devices => " other devices (",
             Window::Audit => "audit: this session's decisions",
             Window::ConfirmQuit => "quit?",
         }

@@ -27,6 +27,8 @@ mod snapshots;
 #[cfg(test)]
 mod snapshots_agents;
 #[cfg(test)]
+mod snapshots_devices;
+#[cfg(test)]
 mod snapshots_inbox;
 #[cfg(test)]
 mod snapshots_layout;
@@ -157,6 +159,7 @@ pub async fn run(
     notify: notify::NotifyMethod,
     inbox: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
     undo: Option<std::sync::Arc<dyn crate::protocol::UndoSource>>,
+    remote: Option<std::sync::Arc<dyn crate::protocol::RemotePairing>>,
 ) -> Result<()> {
     let (mut terminal, guard) = TerminalGuard::enter()?;
     let mut app = App::new(status, Instant::now());
@@ -165,6 +168,7 @@ pub async fn run(
     app.notifier = Some(notify::Notifier::new(method, env("TMUX").is_some()));
     app.inbox_source = inbox;
     app.undo_source = undo;
+    app.remote = remote;
     app.refresh_inbox();
     for notice in notices {
         app.entries.push(app::Entry::Notice(notice));

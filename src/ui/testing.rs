@@ -111,3 +111,58 @@ pub fn hidden_payload_edit() -> ApprovalRequest {
     request.preview = Some(crate::facts::diff::unified("calc.py", old, &new));
     request
 }
+
+/// The approval page's pairing, from memory: each offer a new token (its QR code made by the
+/// real encoder), devices that can be revoked.
+pub struct MemoryPairing {
+    pub offers: std::sync::Mutex<u32>,
+    pub devices: std::sync::Mutex<Vec<crate::protocol::PairedDevice>>,
+}
+
+impl MemoryPairing {
+    /// Two devices, paired an hour and a minute before `now_ms`.
+    pub fn with_two_devices(now_ms: u64) -> MemoryPairing {
+        let device = |id: i64, name: &str, ago_ms: u64| crate::protocol::PairedDevice {
+            id,
+            name: name.into(),
+            created_ms: now_ms - ago_ms,
+            last_seen_ms: now_ms - ago_ms / 2,
+        };
+        MemoryPairing {
+            offers: std::sync::Mutex::new(0),
+            devices: std::sync::Mutex::new(vec![
+                device(1, "my phone", 3_600_000),
+                device(2, "tablet\u{1b}[2J", 60_000),
+            ]),
+        }
+    }
+}
+
+impl crate::protocol::RemotePairing for MemoryPairing {
+    fn offer(&self) -> Result<crate::protocol::PairingOffer, String> {
+        let mut n = self.offers.lock().unwrap();
+        *n += 1;
+        let url = format!("http://127.0.0.1:8377/pair?token={:032x}", *n);
+        Ok(crate::protocol::PairingOffer {
+            qr: crate::remote::qr::lines(&url)?,
+            url,
+            expires_ms: 0,
+            fingerprint: None,
+            origin: "http://127.0.0.1:8377".into(),
+        })
+    }
+
+    fn devices(&self) -> Result<Vec<crate::protocol::PairedDevice>, String> {
+        Ok(self.devices.lock().unwrap().clone())
+    }
+
+    fn revoke(&self, id: i64) -> Result<(), String> {
+        let mut devices = self.devices.lock().unwrap();
+        let before = devices.len();
+        devices.retain(|d| d.id != id);
+        if devices.len() == before {
+            return Err(format!("no paired device has the number {id}"));
+        }
+        Ok(())
+    }
+}

@@ -59,6 +59,7 @@ impl App {
                 self.overlays
                     .push(Overlay::Inbox(crate::ui::overlay::InboxOverlay::default()));
             }
+            Action::Devices => self.open_devices(),
             Action::NextAgent => self.cycle_agent(true),
             Action::PrevAgent => self.cycle_agent(false),
             _ => {}
@@ -154,6 +155,8 @@ impl App {
                 Effect::InboxAnswer { id, allow } => self.answer_inbox(id, allow),
                 Effect::UndoPlan { call_id, and_later } => self.open_undo(&call_id, and_later),
                 Effect::UndoApply { plan, overwrite } => self.apply_undo(&plan, overwrite),
+                Effect::RevokeDevice { id } => self.revoke_device(id),
+                Effect::NewPairing => self.new_pairing(),
                 Effect::Parked { call_id, text } => {
                     let shown = self.ids.note(&call_id);
                     // Said in the conversation of the agent whose call it is.

@@ -16,6 +16,7 @@ use crate::protocol::{SandboxLabel, Stream, ToolStatus};
 
 mod agents;
 mod batch;
+mod devices;
 mod events;
 mod ids;
 mod input;
@@ -217,6 +218,8 @@ pub struct App {
     pub inbox_source: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
     /// Shows and does undos of the session's calls.
     pub undo_source: Option<std::sync::Arc<dyn crate::protocol::UndoSource>>,
+    /// The approval page for other devices, when it is served (`--remote`).
+    pub remote: Option<std::sync::Arc<dyn crate::protocol::RemotePairing>>,
     /// Bytes for the terminal that the loop writes out after the events that made them
     /// (a desktop notification).
     pub nudges: Vec<u8>,
@@ -281,6 +284,7 @@ impl App {
             inbox: Vec::new(),
             inbox_source: None,
             undo_source: None,
+            remote: None,
             nudges: Vec::new(),
             quit_armed_until: None,
         }

@@ -34,11 +34,13 @@ pub enum Place {
     Inbox,
     /// What undoing a run would do (`u` in the results pane).
     Undo,
+    /// The approval page's pairing code and paired devices (F6).
+    Devices,
 }
 
 impl Place {
     /// The order the help lists them in.
-    pub const ALL: [Place; 14] = [
+    pub const ALL: [Place; 15] = [
         Place::Prompt,
         Place::Anywhere,
         Place::Conversation,
@@ -51,6 +53,7 @@ impl Place {
         Place::Agents,
         Place::Inbox,
         Place::Undo,
+        Place::Devices,
         Place::Audit,
         Place::ConfirmQuit,
     ];
@@ -71,6 +74,7 @@ impl Place {
             Place::Agents => "agents (F3)",
             Place::Inbox => "inbox (F4)",
             Place::Undo => "undo (u on a run)",
+            Place::Devices => "other devices (F6)",
         }
     }
 }
@@ -140,6 +144,10 @@ pub enum Action {
     Inbox,
     /// Shows what undoing the selected run would do.
     Undo,
+    /// Opens the approval page's pairing code and paired devices.
+    Devices,
+    /// A new pairing code for the approval page.
+    NewPairing,
 }
 
 /// One row of a table: what a person presses (as shown, and each press with its action) and
@@ -184,6 +192,7 @@ pub fn table(place: Place) -> &'static [Binding] {
         Place::Agents => crate::ui::overlay::agents::KEYS,
         Place::Inbox => crate::ui::overlay::inbox::KEYS,
         Place::Undo => crate::ui::overlay::undo::KEYS,
+        Place::Devices => crate::ui::overlay::devices::KEYS,
     }
 }
 

@@ -84,6 +84,11 @@ pub const ANYWHERE: &[Binding] = &[
         does: "the inbox: requests waiting in other sessions and parked runs on this machine",
     },
     Binding {
+        keys: "F6",
+        presses: &[(key(KeyCode::F(6)), Action::Devices)],
+        does: "other devices: pair a phone with the approval page (--remote), revoke one",
+    },
+    Binding {
         keys: "Alt-→ / Alt-←",
         presses: &[
             (Press::Key(KeyCode::Right, ALT), Action::NextAgent),

@@ -63,10 +63,11 @@ fn every_place_is_in_the_help_once() {
         Place::Agents => 11,
         Place::Inbox => 12,
         Place::Undo => 13,
+        Place::Devices => 14,
     };
     let mut listed: Vec<usize> = Place::ALL.iter().map(|p| number(*p)).collect();
     listed.sort();
-    assert_eq!(listed, (0..=13).collect::<Vec<_>>());
+    assert_eq!(listed, (0..=14).collect::<Vec<_>>());
 }
 
 #[test]

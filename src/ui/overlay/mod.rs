@@ -20,6 +20,7 @@ pub mod agents;
 pub mod approval;
 pub mod audit;
 pub mod confirm_quit;
+pub mod devices;
 pub mod grants;
 pub mod help;
 pub mod inbox;
@@ -29,6 +30,7 @@ pub use agents::AgentsOverlay;
 pub use approval::ApprovalOverlay;
 pub use audit::AuditOverlay;
 pub use confirm_quit::ConfirmQuitOverlay;
+pub use devices::DevicesOverlay;
 pub use grants::GrantsOverlay;
 pub use help::HelpOverlay;
 pub use inbox::InboxOverlay;
@@ -39,6 +41,7 @@ pub use undo::UndoOverlay;
 pub enum Overlay {
     Inbox(InboxOverlay),
     Undo(Box<UndoOverlay>),
+    Devices(Box<DevicesOverlay>),
     Agents(AgentsOverlay),
     Approval(Box<ApprovalOverlay>),
     Help(HelpOverlay),
@@ -97,6 +100,10 @@ pub enum Effect {
         plan: Box<crate::protocol::UndoPlan>,
         overwrite: bool,
     },
+    /// Revoke a device paired with the approval page.
+    RevokeDevice { id: i64 },
+    /// Show a new pairing code for the approval page.
+    NewPairing,
 }
 
 impl Outcome {
@@ -133,6 +140,7 @@ impl Overlay {
             Overlay::Agents(o) => o.on_key(&key, cx.agents),
             Overlay::Inbox(o) => o.on_key(&key, cx.inbox, (cx.now, cx.wall_ms), cx.screen),
             Overlay::Undo(o) => o.on_key(&key, cx.now, cx.screen),
+            Overlay::Devices(o) => o.on_key(&key),
             Overlay::Audit(o) => o.on_key(&key),
             Overlay::ConfirmQuit(o) => o.on_key(&key),
         }
@@ -147,6 +155,7 @@ impl Overlay {
             | Overlay::Agents(_)
             | Overlay::Inbox(_)
             | Overlay::Undo(_)
+            | Overlay::Devices(_)
             | Overlay::Audit(_)
             | Overlay::ConfirmQuit(_) => {}
         }

@@ -107,6 +107,15 @@ pub(super) fn hints(app: &App) -> Vec<Hint> {
             hint(KEPT, key(Place::Grants, Action::Close), "close"),
             hint(3, key(Place::Grants, Action::Help), "help"),
         ],
+        Some(Overlay::Devices(d)) => vec![
+            hint(1, key(Place::Devices, Action::NewPairing), "new code"),
+            (!d.devices.is_empty())
+                .then(|| key(Place::Devices, Action::Revoke))
+                .flatten()
+                .and_then(|k| hint(2, Some(k), "revoke")),
+            hint(KEPT, key(Place::Devices, Action::Close), "close"),
+            hint(3, key(Place::Devices, Action::Help), "help"),
+        ],
         Some(Overlay::Agents(_)) => vec![
             (!app.agents.list.is_empty())
                 .then(|| "j k".to_string())

@@ -105,6 +105,7 @@ pub fn render(app: &App, frame: &mut Frame) -> Option<(String, crate::ui::previe
             }
             Overlay::Help(o) => o.render(frame),
             Overlay::Grants(o) => o.render(app, frame),
+            Overlay::Devices(o) => o.render(app, frame),
             Overlay::Agents(o) => o.render(app, frame),
             Overlay::Inbox(o) => o.render(app, frame),
             Overlay::Undo(o) => o.render(app, frame),

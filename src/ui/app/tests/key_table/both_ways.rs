@@ -99,6 +99,20 @@ impl crate::protocol::InboxSource for Inbox {
     }
 }
 
+/// The other-devices window over a pairing with two devices, device `selected` selected.
+fn devices_state(selected: usize) -> (App, Instant) {
+    let (mut app, t) = with_overlay(Overlay::Inbox(crate::ui::overlay::InboxOverlay::default()));
+    app.overlays.clear();
+    app.remote = Some(std::sync::Arc::new(
+        crate::ui::testing::MemoryPairing::with_two_devices(1_800_000_000_000),
+    ));
+    app.open_devices();
+    if let Some(Overlay::Devices(d)) = app.overlays.last_mut() {
+        d.selected = selected;
+    }
+    (app, t)
+}
+
 /// The inbox open on three requests, the second selected; with `open`, that one open whole,
 /// armed, scrolled to row `open` of a preview longer than the window.
 fn inbox_state(open: Option<usize>) -> (App, Instant) {
@@ -337,6 +351,12 @@ fn contexts() -> Vec<Context> {
                 Box::new(|| (results_focused(5), t0())),
                 Box::new(|| (results_with_a_finished_run(), t0())),
             ],
+        },
+        Context {
+            name: "other devices",
+            chain: &[Place::Devices],
+            own: &[Place::Devices],
+            states: vec![Box::new(|| devices_state(0)), Box::new(|| devices_state(1))],
         },
         Context {
             name: "undo",
