@@ -396,13 +396,16 @@ async fn cockpit(
         first,
         notices,
         started.notify,
-        Some(inbox),
-        started
-            .history
-            .clone()
-            .map(|h| h as std::sync::Arc<dyn airlock::protocol::UndoSource>),
-        page.clone()
-            .map(|p| p as std::sync::Arc<dyn airlock::protocol::RemotePairing>),
+        airlock::ui::Sources {
+            inbox: Some(inbox),
+            undo: started
+                .history
+                .clone()
+                .map(|h| h as std::sync::Arc<dyn airlock::protocol::UndoSource>),
+            remote: page
+                .clone()
+                .map(|p| p as std::sync::Arc<dyn airlock::protocol::RemotePairing>),
+        },
     )
     .await;
     drop(page);

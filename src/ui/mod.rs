@@ -150,6 +150,17 @@ impl Watcher for () {
     fn frame(&mut self, _: &App, _: &FrameReport) {}
 }
 
+/// What the cockpit reads and changes outside the agent, each when there is one.
+#[derive(Default)]
+pub struct Sources {
+    /// Requests waiting elsewhere on this machine (F4).
+    pub inbox: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
+    /// The session's workspace history (`u`).
+    pub undo: Option<std::sync::Arc<dyn crate::protocol::UndoSource>>,
+    /// The approval page for other devices (F6).
+    pub remote: Option<std::sync::Arc<dyn crate::protocol::RemotePairing>>,
+}
+
 /// The cockpit on the real terminal.
 pub async fn run(
     handle: AgentHandle,
@@ -157,18 +168,16 @@ pub async fn run(
     first_prompt: Option<String>,
     notices: Vec<String>,
     notify: notify::NotifyMethod,
-    inbox: Option<std::sync::Arc<dyn crate::protocol::InboxSource>>,
-    undo: Option<std::sync::Arc<dyn crate::protocol::UndoSource>>,
-    remote: Option<std::sync::Arc<dyn crate::protocol::RemotePairing>>,
+    sources: Sources,
 ) -> Result<()> {
     let (mut terminal, guard) = TerminalGuard::enter()?;
     let mut app = App::new(status, Instant::now());
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let method = notify::resolve(notify, &env);
     app.notifier = Some(notify::Notifier::new(method, env("TMUX").is_some()));
-    app.inbox_source = inbox;
-    app.undo_source = undo;
-    app.remote = remote;
+    app.inbox_source = sources.inbox;
+    app.undo_source = sources.undo;
+    app.remote = sources.remote;
     app.refresh_inbox();
     for notice in notices {
         app.entries.push(app::Entry::Notice(notice));
