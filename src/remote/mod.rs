@@ -103,7 +103,14 @@ impl RemotePage {
         }
         let acceptor = match &settings.tls {
             Tls::Off => None,
-            tls => Some(tls::acceptor(tls, &settings.state)?),
+            tls => {
+                let ip = listen.ip();
+                let names: Vec<String> = (!ip.is_unspecified() && !ip.is_loopback())
+                    .then(|| ip.to_string())
+                    .into_iter()
+                    .collect();
+                Some(tls::acceptor(tls, &settings.state, &names)?)
+            }
         };
         let listener = match tokio::net::TcpListener::bind(listen).await {
             Ok(listener) => listener,
@@ -124,11 +131,24 @@ impl RemotePage {
             .map_err(|e| format!("the approval page's address: {e}"))?;
         let secure = acceptor.is_some();
         let scheme = if secure { "https" } else { "http" };
-        let origin = match &settings.public_url {
-            Some(url) => url.trim_end_matches('/').to_string(),
-            None => format!("{scheme}://{address}"),
+        // Listening on every address: a device opens the page by this machine's name.
+        let host_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_ascii_lowercase())
+            .filter(|h| !h.is_empty());
+        let origin = match (&settings.public_url, &host_name) {
+            (Some(url), _) => url.trim_end_matches('/').to_string(),
+            (None, Some(name)) if address.ip().is_unspecified() => {
+                format!("{scheme}://{name}:{}", address.port())
+            }
+            (None, _) => format!("{scheme}://{address}"),
         };
-        let hosts = http::allowed_hosts(&origin, address);
+        let mut hosts = http::allowed_hosts(&origin, address);
+        if address.ip().is_unspecified() {
+            let port = address.port();
+            hosts.extend(host_name.iter().map(|name| format!("{name}:{port}")));
+            hosts.extend(["127.0.0.1", "localhost", "[::1]"].map(|n| format!("{n}:{port}")));
+        }
         let fingerprint = acceptor.as_ref().map(|(_, f)| f.clone());
         let shared = Arc::new(http::Shared::new(
             settings.state.join("airlock.db"),

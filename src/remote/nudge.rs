@@ -22,6 +22,8 @@ pub async fn run(url: String, page: String, shared: Arc<Shared>) {
     else {
         return;
     };
+    // reqwest is built without a crypto provider of its own: ring, as for the model's HTTP.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build();

@@ -15,11 +15,16 @@ use sha2::{Digest, Sha256};
 use super::Tls;
 
 /// The acceptor for `tls`, and its certificate's SHA-256 fingerprint (`AB:CD:…`).
-pub fn acceptor(tls: &Tls, state: &Path) -> Result<(tokio_rustls::TlsAcceptor, String), String> {
+/// A self-signed certificate made now names `names` too (the address listened on).
+pub fn acceptor(
+    tls: &Tls,
+    state: &Path,
+    names: &[String],
+) -> Result<(tokio_rustls::TlsAcceptor, String), String> {
     let (cert, key) = match tls {
         Tls::Off => return Err("TLS is off".into()),
         Tls::Files { cert, key } => (cert.clone(), key.clone()),
-        Tls::SelfSigned => self_signed(&state.join("remote"))?,
+        Tls::SelfSigned => self_signed(&state.join("remote"), names)?,
     };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert)
         .and_then(|certs| certs.collect())
@@ -71,7 +76,10 @@ pub fn fingerprint(der: &[u8]) -> String {
 }
 
 /// The self-signed certificate and key in `dir`, made if there are none yet.
-fn self_signed(dir: &Path) -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
+fn self_signed(
+    dir: &Path,
+    names: &[String],
+) -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     if cert.exists() && key.exists() {
         return Ok((cert, key));
@@ -83,7 +91,9 @@ fn self_signed(dir: &Path) -> Result<(std::path::PathBuf, std::path::PathBuf), S
         )
     };
     crate::store::private_dir(dir).map_err(|e| fail(&e))?;
-    let mut names = vec!["localhost".to_string()];
+    let mut names: Vec<String> = std::iter::once("localhost".to_string())
+        .chain(names.iter().cloned())
+        .collect();
     if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
         names.extend(Some(host.trim().to_string()).filter(|h| !h.is_empty()));
     }
@@ -110,8 +120,8 @@ mod tests {
     #[test]
     fn a_self_signed_certificate_is_made_once_and_keeps_its_fingerprint() {
         let dir = tempfile::tempdir().unwrap();
-        let (_, first) = acceptor(&Tls::SelfSigned, dir.path()).unwrap();
-        let (_, again) = acceptor(&Tls::SelfSigned, dir.path()).unwrap();
+        let (_, first) = acceptor(&Tls::SelfSigned, dir.path(), &[]).unwrap();
+        let (_, again) = acceptor(&Tls::SelfSigned, dir.path(), &[]).unwrap();
         assert_eq!(first, again);
         assert_eq!(first.len(), 32 * 3 - 1);
         use std::os::unix::fs::PermissionsExt;
@@ -131,7 +141,7 @@ mod tests {
             cert: cert.clone(),
             key: dir.path().join("k.pem"),
         };
-        let Err(e) = acceptor(&tls, dir.path()) else {
+        let Err(e) = acceptor(&tls, dir.path(), &[]) else {
             panic!("accepted");
         };
         assert!(e.contains("c.pem") && e.contains("tls_cert"), "{e}");

@@ -1,0 +1,270 @@
+//! The approval page's settings with the real binary, outside a browser: the nudge to a push
+//! service carries nothing but "an approval waits" and the link; beyond this machine the page
+//! needs TLS, and a self-signed certificate is pinned by the fingerprint the run prints; bad
+//! `[remote]` settings are refused with where and how to fix them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, Read, Write};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use common::World;
+use serde_json::Value;
+
+const COMMAND: &str = r#"{"name": "p", "prompt": "go", "steps": [
+    {"calls": [{"tool": "bash", "args": {"command": "echo secret-words >> made.txt"}}]},
+    {"say": "ok", "expect": ["any"]}
+]}"#;
+
+fn configure(w: &World, remote: &str) {
+    let dir = w.path("home/.config/airlock");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), format!("[remote]\n{remote}")).unwrap();
+}
+
+struct Run {
+    child: Child,
+    events: Receiver<Value>,
+}
+
+impl Run {
+    fn start(w: &World) -> Run {
+        let mut child = w
+            .command(
+                w.dir.path(),
+                &[
+                    "exec",
+                    "--scenario",
+                    "s.json",
+                    "--workspace",
+                    "ws",
+                    "--approvals",
+                    "remote",
+                ],
+                &[],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, events) = channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Ok(event) = serde_json::from_str::<Value>(&line)
+                    && tx.send(event).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        Run { child, events }
+    }
+
+    fn wait_for(&self, event: &str) -> Value {
+        loop {
+            let got = self
+                .events
+                .recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("no `{event}` event"));
+            if got["event"] == event {
+                return got;
+            }
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_nudge_says_only_that_an_approval_waits_and_links_to_the_page() {
+    let w = World::new(COMMAND);
+    let push = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let push_url = format!("http://{}/airlock", push.local_addr().unwrap());
+    configure(&w, &format!("notify_url = \"{push_url}\"\n"));
+    let (tx, pushed) = channel();
+    std::thread::spawn(move || {
+        let (mut stream, _) = push.accept().unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Headers and the short body arrive in a write or two.
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            request.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&request);
+            if text.contains("Open the page to see it.") {
+                break;
+            }
+        }
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+        tx.send(String::from_utf8_lossy(&request).into_owned())
+            .unwrap();
+    });
+    let run = Run::start(&w);
+    let origin = run.wait_for("remote")["origin"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let asked = run.wait_for("approval_requested");
+    let code = asked["request"]["code"].as_str().unwrap().to_string();
+    let request = pushed.recv_timeout(Duration::from_secs(20)).unwrap();
+    let lower = request.to_ascii_lowercase();
+    assert!(request.starts_with("POST /airlock "), "{request}");
+    assert!(
+        request.contains("An approval request waits for your answer in airlock."),
+        "{request}"
+    );
+    assert!(
+        lower.contains(&format!("click: {origin}/")),
+        "links to the page: {request}"
+    );
+    for secret in ["secret-words", "made.txt", "echo", code.as_str(), "bash"] {
+        assert!(
+            !request.contains(secret),
+            "the nudge carried {secret:?}: {request}"
+        );
+    }
+}
+
+#[test]
+fn beyond_this_machine_the_page_needs_tls_and_says_how_to_give_it() {
+    let w = World::new(COMMAND);
+    configure(&w, "listen = \"0.0.0.0:0\"\n");
+    let out = w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "remote",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = common::stderr(&out);
+    assert!(
+        stderr.contains("without TLS") && stderr.contains("tls = \"self-signed\""),
+        "{stderr}"
+    );
+    assert!(!w.path("ws/made.txt").exists());
+}
+
+#[test]
+fn a_self_signed_page_is_pinned_by_the_fingerprint_it_prints_and_its_cookie_is_secure() {
+    let w = World::new(COMMAND);
+    configure(&w, "listen = \"0.0.0.0:0\"\ntls = \"self-signed\"\n");
+    let run = Run::start(&w);
+    let remote = run.wait_for("remote");
+    let fingerprint = remote["fingerprint"].as_str().unwrap().to_string();
+    // The certificate kept in the state directory is the one printed.
+    let pem = std::fs::read_to_string(w.path("state/remote/cert.pem")).unwrap();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = decode_base64(&body);
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(&der);
+    let expected: Vec<String> = digest.iter().map(|b| format!("{b:02X}")).collect();
+    assert_eq!(fingerprint, expected.join(":"));
+    assert!(remote["origin"].as_str().unwrap().starts_with("https://"));
+    // Over TLS (the test trusts the pinned certificate by its fingerprint, checked above).
+    let pairing = remote["pairing_url"].as_str().unwrap();
+    let port = remote["origin"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let token = pairing.rsplit('=').next().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (status, cookie) = rt.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .danger_accept_invalid_certs(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let reply = client
+            .post(format!("https://127.0.0.1:{port}/pair"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("token={token}&name=phone"))
+            .send()
+            .await
+            .unwrap();
+        let cookie = reply
+            .headers()
+            .get("set-cookie")
+            .map(|c| c.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        (reply.status().as_u16(), cookie)
+    });
+    assert_eq!(status, 303);
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+}
+
+#[test]
+fn bad_remote_settings_are_refused_with_the_file_and_the_key() {
+    for (setting, key) in [
+        ("tls = \"maybe\"\n", "tls"),
+        ("listen = \"everywhere\"\n", "listen"),
+        ("tls_cert = \"c.pem\"\n", "tls_cert"),
+        ("notify_url = \"ntfy.sh/x\"\n", "notify_url"),
+        ("colour = \"blue\"\n", "colour"),
+    ] {
+        let w = World::new(COMMAND);
+        configure(&w, setting);
+        let out = w.airlock(
+            &[
+                "exec",
+                "--scenario",
+                "s.json",
+                "--workspace",
+                "ws",
+                "--remote",
+            ],
+            &[],
+        );
+        assert_ne!(out.status.code(), Some(0), "{setting}");
+        let stderr = common::stderr(&out);
+        assert!(
+            stderr.contains("config.toml") && stderr.contains(key),
+            "{setting}: {stderr}"
+        );
+        assert!(!w.path("ws/made.txt").exists());
+    }
+}
+
+fn decode_base64(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter(|c| *c != b'=') {
+        let v = ALPHABET.iter().position(|a| *a == c).unwrap() as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
