@@ -49,3 +49,31 @@ fn f6_without_the_page_says_how_to_serve_it() {
     assert!(app.overlays.is_empty());
     assert!(draw(&app, 100, 30).contains("the approval page is off"));
 }
+
+#[test]
+fn f6_over_the_modal_pairs_a_phone_and_esc_brings_the_modal_back_armed_again() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    conversation(&mut app);
+    app.wall_ms = NOW_MS;
+    app.remote = Some(Arc::new(MemoryPairing::with_two_devices(NOW_MS)));
+    super::snapshots::ask(
+        &mut app,
+        crate::ui::testing::command_request("c1", "rm -rf build"),
+    );
+    super::snapshots::frame(&mut app, 100, 30);
+    let later = t0 + std::time::Duration::from_secs(2);
+    press(&mut app, KeyCode::F(6), later);
+    assert!(matches!(app.overlays.last(), Some(Overlay::Devices(_))));
+    both_sizes("devices_over_the_modal", &app);
+    press(&mut app, KeyCode::Esc, later);
+    let Some(Overlay::Approval(modal)) = app.overlays.last() else {
+        panic!("the modal is not back on top");
+    };
+    assert!(
+        modal.armed_at > later,
+        "the modal arms again before its keys go live"
+    );
+    // Its `y` pressed at once answers nothing.
+    assert!(press(&mut app, KeyCode::Char('y'), later).is_empty());
+}

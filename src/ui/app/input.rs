@@ -157,6 +157,7 @@ impl App {
                 Effect::UndoApply { plan, overwrite } => self.apply_undo(&plan, overwrite),
                 Effect::RevokeDevice { id } => self.revoke_device(id),
                 Effect::NewPairing => self.new_pairing(),
+                Effect::OpenDevices => self.open_devices(),
                 Effect::Parked { call_id, text } => {
                     let shown = self.ids.note(&call_id);
                     // Said in the conversation of the agent whose call it is.

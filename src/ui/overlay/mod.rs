@@ -104,6 +104,8 @@ pub enum Effect {
     RevokeDevice { id: i64 },
     /// Show a new pairing code for the approval page.
     NewPairing,
+    /// Open the other-devices window (over the approval modal).
+    OpenDevices,
 }
 
 impl Outcome {

@@ -60,6 +60,13 @@ impl ApprovalOverlay {
         if action == Some(Action::Help) && !(now < self.armed_at && is_typing(&key)) {
             return Outcome::help(Place::Approval);
         }
+        // Pairing a phone answers nothing: at any time, like the help.
+        if action == Some(Action::Devices) {
+            return Outcome {
+                effects: vec![super::super::Effect::OpenDevices],
+                ..Outcome::default()
+            };
+        }
         match action {
             // Scrolling is always safe, armed or not, with or without modifiers; typing meant
             // for the prompt (j and k too) is not scrolling.

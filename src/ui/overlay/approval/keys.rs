@@ -116,6 +116,11 @@ pub const KEYS: &[Binding] = &[
         ],
         does: "the help, over the modal (Esc there closes only the help)",
     },
+    Binding {
+        keys: "F6",
+        presses: &[(key(KeyCode::F(6)), Action::Devices)],
+        does: "other devices, over the modal: pair a phone to answer this from it",
+    },
 ];
 
 /// What the modal's text boxes (a reason, a note, the command editor) share.
