@@ -322,6 +322,8 @@ async fn drive_to_end(
     started: exec::Started,
     out: &mut impl Write,
 ) -> Result<u8> {
+    // A run answered on the approval page serves it again for the rest of its turn.
+    let _page = exec::serve_page(args, &started, out).await?;
     let code = exec::drive(args, started, out).await?;
     let state = match code {
         exec::status::PARKED => return Ok(code),
