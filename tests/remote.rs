@@ -6,14 +6,11 @@
 mod browser;
 mod common;
 
-use std::io::BufRead;
-use std::process::{Child, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use browser::{Browser, png};
 use common::World;
-use serde_json::Value;
+use common::page::PageRun;
 
 const WRITE: &str = r#"{"name": "p", "prompt": "go", "steps": [
     {"calls": [{"tool": "write_file", "args": {"path": "calc.py", "content": "def sub(a, b):\n    return a - b\n"}}]},
@@ -28,95 +25,19 @@ const COMMAND: &str = r#"{"name": "p", "prompt": "go", "steps": [
 const WAIT: Duration = Duration::from_secs(20);
 const PHONE: (u32, u32) = (390, 844);
 
-/// A headless run answered on the page, with its events as they come.
-struct Run {
-    child: Child,
-    events: Receiver<Value>,
-    pairing: String,
-    origin: String,
-}
-
-impl Run {
-    fn start(w: &World, env: &[(&str, &str)]) -> Run {
-        let mut child = w
-            .command(
-                w.dir.path(),
-                &[
-                    "exec",
-                    "--scenario",
-                    "s.json",
-                    "--workspace",
-                    "ws",
-                    "--approvals",
-                    "remote",
-                ],
-                env,
-            )
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(w.path("stderr.txt")).unwrap())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, events) = channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Ok(event) = serde_json::from_str::<Value>(&line)
-                    && tx.send(event).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let mut run = Run {
-            child,
-            events,
-            pairing: String::new(),
-            origin: String::new(),
-        };
-        let remote = run.wait_for("remote");
-        run.pairing = remote["pairing_url"].as_str().unwrap().to_string();
-        run.origin = remote["origin"].as_str().unwrap().to_string();
-        run
-    }
-
-    fn wait_for(&self, event: &str) -> Value {
-        let mut seen = Vec::new();
-        loop {
-            let got = self
-                .events
-                .recv_timeout(WAIT)
-                .unwrap_or_else(|_| panic!("no `{event}` event; after it asked: {seen:?}"));
-            if got["event"] == event {
-                return got;
-            }
-            seen.push(got);
-        }
-    }
-
-    /// Waits for the run to end; its exit status.
-    fn finish(mut self) -> Option<i32> {
-        for _ in 0..200 {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("the run did not end");
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A run waiting at its first request, and a phone-size browser paired with its page, showing
+/// the request (`shown`: text it waits for).
+async fn paired_on(w: &World, shown: &str) -> (PageRun, Browser) {
+    let run = PageRun::start(w, &[]);
+    run.wait_for("approval_requested");
+    let browser = Browser::start(PHONE.0, PHONE.1).await;
+    pair(&browser, &run).await;
+    browser.wait_for_text(shown, WAIT).await.unwrap();
+    (run, browser)
 }
 
 /// Pairs the browser with the run's token, as a person opening the link would.
-async fn pair(browser: &Browser, run: &Run) {
+async fn pair(browser: &Browser, run: &PageRun) {
     browser.goto(&run.pairing).await;
     let name = browser.find("#name").await.unwrap();
     browser.type_into(&name, "test phone").await;
@@ -136,7 +57,7 @@ async fn field(browser: &Browser, name: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_phone_pairs_sees_the_diff_of_a_waiting_write_approves_it_and_exactly_that_is_written() {
     let w = World::new(WRITE);
-    let run = Run::start(&w, &[]);
+    let run = PageRun::start(&w, &[]);
     run.wait_for("approval_requested");
     let browser = Browser::start(PHONE.0, PHONE.1).await;
     pair(&browser, &run).await;
@@ -200,14 +121,7 @@ async fn a_phone_pairs_sees_the_diff_of_a_waiting_write_approves_it_and_exactly_
 #[tokio::test(flavor = "multi_thread")]
 async fn a_denial_with_a_reason_given_on_the_page_reaches_the_model() {
     let w = World::new(COMMAND);
-    let run = Run::start(&w, &[]);
-    run.wait_for("approval_requested");
-    let browser = Browser::start(PHONE.0, PHONE.1).await;
-    pair(&browser, &run).await;
-    browser
-        .wait_for_text("echo ran >> made.txt", WAIT)
-        .await
-        .unwrap();
+    let (run, browser) = paired_on(&w, "echo ran >> made.txt").await;
     let reason = browser.find("input[name=reason]").await.unwrap();
     browser.type_into(&reason, "not today").await;
     browser
@@ -226,14 +140,7 @@ async fn a_denial_with_a_reason_given_on_the_page_reaches_the_model() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_for_a_stale_digest_is_refused_and_the_request_still_waits() {
     let w = World::new(COMMAND);
-    let run = Run::start(&w, &[]);
-    run.wait_for("approval_requested");
-    let browser = Browser::start(PHONE.0, PHONE.1).await;
-    pair(&browser, &run).await;
-    browser
-        .wait_for_text("echo ran >> made.txt", WAIT)
-        .await
-        .unwrap();
+    let (run, browser) = paired_on(&w, "echo ran >> made.txt").await;
     // The page as it was for another version of the call.
     browser
         .execute(
@@ -260,14 +167,14 @@ async fn an_answer_for_a_stale_digest_is_refused_and_the_request_still_waits() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_used_pairing_link_and_an_expired_one_are_refused() {
     let w = World::new(COMMAND);
-    let run = Run::start(&w, &[]);
+    let run = PageRun::start(&w, &[]);
     let browser = Browser::start(PHONE.0, PHONE.1).await;
     pair(&browser, &run).await;
     browser.goto(&run.pairing).await;
     browser.wait_for_text("already used", WAIT).await.unwrap();
     drop(run);
     let w = World::new(COMMAND);
-    let run = Run::start(&w, &[("AIRLOCK_PAIRING_TTL_MS", "300")]);
+    let run = PageRun::start(&w, &[("AIRLOCK_PAIRING_TTL_MS", "300")]);
     std::thread::sleep(Duration::from_millis(400));
     let fresh = Browser::start(PHONE.0, PHONE.1).await;
     fresh.goto(&run.pairing).await;
@@ -308,14 +215,7 @@ async fn serve_forgery(origin: &str, code: &str, digest: &str, token: &str) -> S
 #[tokio::test(flavor = "multi_thread")]
 async fn answers_without_the_cookie_from_another_origin_or_with_a_wrong_form_token_are_refused() {
     let w = World::new(COMMAND);
-    let run = Run::start(&w, &[]);
-    run.wait_for("approval_requested");
-    let browser = Browser::start(PHONE.0, PHONE.1).await;
-    pair(&browser, &run).await;
-    browser
-        .wait_for_text("echo ran >> made.txt", WAIT)
-        .await
-        .unwrap();
+    let (run, browser) = paired_on(&w, "echo ran >> made.txt").await;
     let (code, digest, token) = (
         field(&browser, "code").await,
         field(&browser, "digest").await,

@@ -6,13 +6,12 @@
 
 mod common;
 
-use std::io::{BufRead, Read, Write};
-use std::process::{Child, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::io::{Read, Write};
+use std::sync::mpsc::channel;
 use std::time::Duration;
 
 use common::World;
-use serde_json::Value;
+use common::page::PageRun;
 
 const COMMAND: &str = r#"{"name": "p", "prompt": "go", "steps": [
     {"calls": [{"tool": "bash", "args": {"command": "echo secret-words >> made.txt"}}]},
@@ -23,68 +22,6 @@ fn configure(w: &World, remote: &str) {
     let dir = w.path("home/.config/airlock");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.toml"), format!("[remote]\n{remote}")).unwrap();
-}
-
-struct Run {
-    child: Child,
-    events: Receiver<Value>,
-}
-
-impl Run {
-    fn start(w: &World) -> Run {
-        let mut child = w
-            .command(
-                w.dir.path(),
-                &[
-                    "exec",
-                    "--scenario",
-                    "s.json",
-                    "--workspace",
-                    "ws",
-                    "--approvals",
-                    "remote",
-                ],
-                &[],
-            )
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, events) = channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Ok(event) = serde_json::from_str::<Value>(&line)
-                    && tx.send(event).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        Run { child, events }
-    }
-
-    fn wait_for(&self, event: &str) -> Value {
-        loop {
-            let got = self
-                .events
-                .recv_timeout(Duration::from_secs(20))
-                .unwrap_or_else(|_| panic!("no `{event}` event"));
-            if got["event"] == event {
-                return got;
-            }
-        }
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -116,11 +53,8 @@ fn the_nudge_says_only_that_an_approval_waits_and_links_to_the_page() {
         tx.send(String::from_utf8_lossy(&request).into_owned())
             .unwrap();
     });
-    let run = Run::start(&w);
-    let origin = run.wait_for("remote")["origin"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let run = PageRun::start(&w, &[]);
+    let origin = run.origin.clone();
     let asked = run.wait_for("approval_requested");
     let code = asked["request"]["code"].as_str().unwrap().to_string();
     let request = pushed.recv_timeout(Duration::from_secs(20)).unwrap();
@@ -171,9 +105,8 @@ fn beyond_this_machine_the_page_needs_tls_and_says_how_to_give_it() {
 fn a_self_signed_page_is_pinned_by_the_fingerprint_it_prints_and_its_cookie_is_secure() {
     let w = World::new(COMMAND);
     configure(&w, "listen = \"0.0.0.0:0\"\ntls = \"self-signed\"\n");
-    let run = Run::start(&w);
-    let remote = run.wait_for("remote");
-    let fingerprint = remote["fingerprint"].as_str().unwrap().to_string();
+    let run = PageRun::start(&w, &[]);
+    let fingerprint = run.fingerprint.clone().unwrap();
     // The certificate kept in the state directory is the one printed.
     let pem = std::fs::read_to_string(w.path("state/remote/cert.pem")).unwrap();
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
@@ -182,16 +115,10 @@ fn a_self_signed_page_is_pinned_by_the_fingerprint_it_prints_and_its_cookie_is_s
     let digest = sha2::Sha256::digest(&der);
     let expected: Vec<String> = digest.iter().map(|b| format!("{b:02X}")).collect();
     assert_eq!(fingerprint, expected.join(":"));
-    assert!(remote["origin"].as_str().unwrap().starts_with("https://"));
+    assert!(run.origin.starts_with("https://"));
     // Over TLS (the test trusts the pinned certificate by its fingerprint, checked above).
-    let pairing = remote["pairing_url"].as_str().unwrap();
-    let port = remote["origin"]
-        .as_str()
-        .unwrap()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_string();
+    let pairing = &run.pairing;
+    let port = run.origin.rsplit(':').next().unwrap().to_string();
     let token = pairing.rsplit('=').next().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (status, cookie) = rt.block_on(async {

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+pub mod page;
+
 pub struct World {
     pub dir: tempfile::TempDir,
 }
