@@ -36,6 +36,7 @@ pub mod demo;
 pub mod digest;
 pub mod facts;
 pub mod harden;
+pub mod hooks;
 pub mod mcp;
 pub mod model;
 pub mod output;

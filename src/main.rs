@@ -148,6 +148,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         .map(ExitCode::from),
         Some(Command::BenchCockpit(args)) => bench_cockpit(args),
         Some(Command::Mcp { command }) => mcp(command),
+        Some(Command::Hooks { command }) => hooks(command),
         Some(Command::Trust { workspace }) => trust_project(workspace),
         Some(Command::State {
             command: StateCommand::Check,
@@ -321,6 +322,45 @@ fn mcp(command: McpCommand) -> Result<ExitCode> {
     })
 }
 
+/// `airlock hooks list` / `airlock hooks test EVENT`.
+fn hooks(command: airlock::cli::HooksCommand) -> Result<ExitCode> {
+    use airlock::cli::HooksCommand;
+    let (workspace, event) = match command {
+        HooksCommand::List { workspace } => (workspace, None),
+        HooksCommand::Test { event, workspace } => (workspace, Some(event)),
+    };
+    let workspace = match workspace {
+        Some(w) => w,
+        None => std::env::current_dir()?,
+    };
+    let state = airlock::store::state_dir();
+    let env = airlock::config::ProcessEnv;
+    let config = airlock::config::resolve(
+        &workspace,
+        &airlock::config::ConfigFlags::default(),
+        &env,
+        &state,
+    )?;
+    let mut out = io::stdout().lock();
+    match event {
+        None => {
+            airlock::cli::hooks::list(&config, &state, &mut out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(event) => {
+            let code = block_on(airlock::cli::hooks::test(
+                &config,
+                &state,
+                &event,
+                &workspace,
+                &mut io::stdin().lock(),
+                &mut out,
+            ))?;
+            Ok(ExitCode::from(code))
+        }
+    }
+}
+
 fn trust_project(workspace: Option<PathBuf>) -> Result<ExitCode> {
     let workspace = match workspace {
         Some(w) => w,
@@ -390,6 +430,14 @@ async fn cockpit(
         airlock::cli::runs::db_path(),
         Some(session.clone()),
     ));
+    let (hooks, workspace) = (started.hooks.clone(), started.workspace.clone());
+    airlock::cli::hooks::session_event(
+        hooks.as_ref(),
+        airlock::protocol::HookEvent::SessionStart,
+        &session,
+        &workspace,
+    )
+    .await;
     let result = airlock::ui::run(
         started.handle,
         status,
@@ -409,6 +457,13 @@ async fn cockpit(
     )
     .await;
     drop(page);
+    airlock::cli::hooks::session_event(
+        hooks.as_ref(),
+        airlock::protocol::HookEvent::Stop,
+        &session,
+        &workspace,
+    )
+    .await;
     if let Some(journal) = journal {
         journal.close();
         println!(

@@ -13,6 +13,7 @@
 
 mod approval;
 mod call;
+mod hooks;
 mod inbox;
 mod remote;
 mod restored;
@@ -28,6 +29,7 @@ pub use approval::{
     Preview, SandboxLabel,
 };
 pub use call::{CallId, Stream, ToolCall, ToolStatus};
+pub use hooks::{HookEvent, HookInput, HookOutcome, HookSay, HookSpec, Hooks, claude_tool_name};
 pub use inbox::{InboxEntry, InboxSource};
 pub use remote::{PairedDevice, PairingOffer, RemotePairing};
 pub use restored::{RestoredCall, RestoredEntry, RestoredSession};

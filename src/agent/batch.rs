@@ -338,6 +338,13 @@ impl Agent {
             let tools = self.tools.clone();
             let spawner = self.spawner.clone();
             let preface = preface(&approved);
+            // The person's PostToolUse hooks, given the call as it ran (its frozen arguments).
+            let after = self.gate.after_call().and_then(|after| {
+                approved
+                    .args()
+                    .ok()
+                    .map(|args| (after, approved.tool().to_string(), args))
+            });
             // A call that may change the workspace runs only once the workspace before it is
             // kept (so it can be undone); what it changed is said before it is reported done.
             let kept = self
@@ -385,12 +392,23 @@ impl Agent {
                         tokio::task::spawn_blocking(move || history.after(&id)).await
                         && !changes.is_empty()
                     {
-                        changed(call_id, changes);
+                        changed(call_id.clone(), changes);
                     }
                 }
                 // Output a tool had paced goes out before the call is reported done, with the
                 // marker of a last line that was being cut (it ended without a newline).
                 sink.end();
+                let mut outcome = outcome;
+                if let (Some((after, tool, args)), Ok(done)) = (after, outcome.as_mut()) {
+                    let response = serde_json::json!({
+                        "success": done.status == ToolStatus::Ok,
+                        "exit_code": done.exit_code,
+                        "output": done.content,
+                    });
+                    if let Some(note) = after.run(&call_id, &tool, args, response).await {
+                        done.content.push_str(&format!("\n\n{note}"));
+                    }
+                }
                 (index, outcome, preface)
             });
         }

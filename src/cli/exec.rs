@@ -15,7 +15,7 @@ use crate::approval::policy::{Mode, Policy};
 use crate::config::{ProcessEnv, resolve};
 use crate::facts::catalog::ToolCatalog;
 use crate::facts::paths::PathContext;
-use crate::protocol::{AgentEvent, Op, TurnOutcome};
+use crate::protocol::{AgentEvent, HookEvent, Op, TurnOutcome};
 use crate::sandbox::{Sandbox, SandboxPolicy, Support};
 use crate::store;
 use crate::tools::ToolRegistry;
@@ -66,6 +66,8 @@ pub struct Started {
     /// The approval page's settings, when it is to be served (`--remote`, `[remote]`,
     /// `--approvals remote`); the driver starts it.
     pub remote: Option<crate::remote::Settings>,
+    /// The person's hooks, when the config has any (the driver runs SessionStart and Stop).
+    pub hooks: Option<Arc<crate::hooks::HookRunner>>,
 }
 
 impl Started {
@@ -159,6 +161,8 @@ pub fn start_with(
         policy = policy.with_mcp(hub.catalog());
     }
     let policy = Arc::new(policy);
+    let hooks = super::hooks::runner(&config, &state);
+    let gate_hooks = hooks.clone().map(|h| h as Arc<dyn crate::protocol::Hooks>);
     let sandbox = policy.sandbox.clone().unwrap_or(SandboxPolicy {
         default: config.sandbox.value,
         support: sandbox_support(),
@@ -236,6 +240,7 @@ pub fn start_with(
             )
             .with_previewer(previewer)
             .with_grant_log(grant_log)
+            .with_hooks(gate_hooks)
         },
         AgentConfig {
             remote: remote_codes,
@@ -270,6 +275,7 @@ pub fn start_with(
         checkpoints,
         history,
         remote,
+        hooks,
     })
 }
 
@@ -484,6 +490,18 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
     }
     // Served while the run lasts: dropped with it.
     let _page = serve_page(&args, &started, &mut out).await?;
+    let (hooks, session, workspace) = (
+        started.hooks.clone(),
+        started.session.clone(),
+        started.workspace.clone(),
+    );
+    super::hooks::session_event(
+        hooks.as_ref(),
+        HookEvent::SessionStart,
+        &session,
+        &workspace,
+    )
+    .await;
     started
         .handle
         .ops
@@ -491,7 +509,9 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
             prompt: started.prompt.clone(),
         })
         .context("the agent task ended before it started")?;
-    drive(&args, started, &mut out).await
+    let code = drive(&args, started, &mut out).await;
+    super::hooks::session_event(hooks.as_ref(), HookEvent::Stop, &session, &workspace).await;
+    code
 }
 
 /// Starts the approval page when the run serves one, and shows how to pair with it: the

@@ -14,6 +14,7 @@ pub mod cockpit_journal;
 pub mod codes;
 pub mod exec;
 pub mod exec_args;
+pub mod hooks;
 pub mod inbox;
 pub mod mcp;
 pub mod park;
@@ -73,6 +74,11 @@ pub enum Command {
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+    /// Hooks: list them with where they come from and their last result, or run one on an input.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
     },
     /// MCP servers: list them and their tools, accept changed tool definitions.
     Mcp {
@@ -199,6 +205,25 @@ pub enum AuditCommand {
     Verify {
         /// The session log, e.g. ~/.local/state/airlock/audit/<session>.jsonl
         file: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Every hook in force: its event, what it matches, its program and digest, where it comes
+    /// from (a project's run only once trusted), and its last result.
+    List {
+        /// The project (default: the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Runs the hooks of EVENT on the JSON given on standard input (a hook's input: tool_name,
+    /// tool_input, cwd…) and prints what each said; nothing else runs.
+    Test {
+        /// PreToolUse, PermissionRequest, PostToolUse, Notification, SessionStart or Stop.
+        event: String,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
     },
 }
 

@@ -45,6 +45,29 @@ pub struct ConfigFile {
     pub agents: Option<AgentsConfig>,
     /// The approval page for other devices (`[remote]`); only the user's own config opens it.
     pub remote: Option<RemoteConfig>,
+    /// The person's own programs run around tool calls (`[[hooks]]`, see README.md, Hooks); a
+    /// project's run only once it is trusted.
+    #[serde(default)]
+    pub hooks: Vec<HookConfig>,
+}
+
+/// `[[hooks]]`: one program run at one event.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    /// PreToolUse, PermissionRequest, PostToolUse, Notification, SessionStart or Stop.
+    pub event: String,
+    /// What the audit and the modal call it (default: its program's file name).
+    pub name: Option<String>,
+    /// A regular expression matched against the whole tool name, airlock's (`bash`) or Claude
+    /// Code's (`Bash`); none, `""` or `"*"`: every tool.
+    pub matcher: Option<String>,
+    /// For bash: only commands that start with this.
+    pub command_prefix: Option<String>,
+    /// The program and its arguments; a path in it is relative to the config file's directory.
+    pub command: Vec<String>,
+    /// Seconds it may take (default 10); past it, it is stopped and has no say.
+    pub timeout_secs: Option<u64>,
 }
 
 /// `[remote]`: approving from another device (see README.md, Approving from another device).
@@ -116,6 +139,11 @@ impl ConfigFile {
         let mut files = Vec::new();
         if let Some(rules) = &self.rules {
             files.push(("rules", relative_to(path, rules)));
+        }
+        for hook in &self.hooks {
+            for file in super::hooks::files_of(path, &hook.command) {
+                files.push(("hooks.command", file));
+            }
         }
         files
     }

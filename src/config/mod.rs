@@ -17,6 +17,7 @@
 
 pub mod file;
 pub mod fingerprint;
+pub mod hooks;
 mod layers;
 mod provider;
 mod safety;
@@ -118,6 +119,10 @@ pub struct Resolved {
     pub notify: Option<String>,
     /// The user's `[agents]` limits.
     pub agents: file::AgentsConfig,
+    /// The hooks in force: the user's, then a trusted project's.
+    pub hooks: Vec<crate::protocol::HookSpec>,
+    /// Every file those hooks name (their programs and scripts): protected like the rules.
+    pub hook_files: Vec<PathBuf>,
     /// The user's `[remote]` (the approval page), and the file it was read from.
     pub remote: Option<(file::RemoteConfig, PathBuf)>,
     /// Project settings left out because the project is not trusted, in words.
@@ -180,6 +185,30 @@ pub fn resolve(
     let sandbox = safety::sandbox(&layers, flags, &mut ignored);
     let rules = safety::rules(&layers, flags, env);
     let (mcp_servers, mcp_not_trusted) = servers::mcp_servers(workspace, &layers, &mut ignored);
+    let mut hooks = hooks::specs(&layers.user_path, &layers.user.hooks)?;
+    let mut hook_files: Vec<PathBuf> = layers
+        .user
+        .hooks
+        .iter()
+        .flat_map(|h| hooks::files_of(&layers.user_path, &h.command))
+        .collect();
+    if layers.has_project && !layers.project.hooks.is_empty() {
+        if layers.trusted {
+            hooks.extend(hooks::specs(&layers.project_path, &layers.project.hooks)?);
+            hook_files.extend(
+                layers
+                    .project
+                    .hooks
+                    .iter()
+                    .flat_map(|h| hooks::files_of(&layers.project_path, &h.command)),
+            );
+        } else {
+            ignored.push(format!(
+                "[[hooks]] in {}: not run until you trust the project (`airlock trust` lists each hook's files and their hashes)",
+                layers.project_path.display()
+            ));
+        }
+    }
     if layers.has_project && layers.project.remote.is_some() {
         ignored.push(format!(
             "[remote] in {}: only your own config can open the approval page",
@@ -193,6 +222,11 @@ pub fn resolve(
         dangerous_approval_timeout_secs: layers.user.dangerous_approval_timeout_secs,
         notify: layers.user.notify.clone(),
         agents: layers.user.agents.unwrap_or_default(),
+        hooks,
+        hook_files: hook_files
+            .into_iter()
+            .map(|f| std::path::absolute(&f).unwrap_or(f))
+            .collect(),
         remote: layers
             .user
             .remote

@@ -209,6 +209,7 @@ impl Resolved {
         for setting in &self.rules {
             files.push(std::path::absolute(&setting.value).unwrap_or(setting.value.clone()));
         }
+        files.extend(self.hook_files.iter().cloned());
         files
     }
 }

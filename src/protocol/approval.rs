@@ -41,6 +41,10 @@ pub struct ApprovalRequest {
     /// Why the last change a person made to this proposal was refused: the proposal is as it
     /// was, and still waits for an answer.
     pub notice: Option<String>,
+    /// What the person's hooks said about this call, one line each (a hook that asks, or one
+    /// that failed and so has no say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
     /// The sub-agent that asks (`None`: the session's own agent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentLabel>,
@@ -210,6 +214,8 @@ pub enum DecisionSource {
     /// Parked for later; decided with a one-time code (`airlock approve` / `deny`).
     Parked,
     RemoteCode,
+    /// One of the person's hooks (`[[hooks]]`) decided.
+    Hook,
     Timeout,
     Error,
     Cancelled,

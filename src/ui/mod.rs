@@ -581,6 +581,7 @@ mod tests {
             sandbox: None,
             amended: None,
             notice: None,
+            hooks: Vec::new(),
             agent: None,
         }
     }

@@ -72,6 +72,7 @@ fn request_in(
         sandbox: None,
         amended: None,
         notice: None,
+        hooks: Vec::new(),
         agent: None,
     }
 }

@@ -55,6 +55,7 @@ pub fn command_request(call_id: &str, command: &str) -> ApprovalRequest {
         sandbox: None,
         amended: None,
         notice: None,
+        hooks: Vec::new(),
         agent: None,
     }
 }
@@ -96,6 +97,7 @@ pub fn edit_request() -> ApprovalRequest {
         sandbox: None,
         amended: None,
         notice: None,
+        hooks: Vec::new(),
         agent: None,
     }
 }

@@ -26,6 +26,7 @@ impl Gate {
             args,
             verdict,
             judged,
+            hooks,
         } = asked;
         let workspace = self.workspace();
         if let Some(ids) = self.covering_grants(&call.tool, args, &verdict, &workspace) {
@@ -62,7 +63,9 @@ impl Gate {
             let message = format!("denied: {e}; nothing runs without a record");
             return self.refuse_standing(&standing, DecisionSource::Error, message, false);
         }
+        request.hooks = hooks.clone();
         let answered_by = self.answered_by();
+        self.notify_hooks(call);
         loop {
             // Kept for parking and for a change refused: the request without its frozen text.
             let canonical = std::mem::take(&mut request.frozen.canonical);
@@ -151,6 +154,7 @@ impl Gate {
                 &standing.verdict,
                 &standing.judged,
             );
+            request.hooks = hooks.clone();
             request.amended = standing.amended.clone();
             request.notice = notice;
             // The change (and its request) is on record before the person is asked again.
@@ -300,6 +304,8 @@ pub(super) struct Asked<'a> {
     pub args: &'a Value,
     pub verdict: Verdict,
     pub judged: Judged,
+    /// What the person's hooks said about it, for the modal.
+    pub hooks: Vec<String>,
 }
 
 /// The call frozen again, after its question took the first frozen text: the same arguments,

@@ -57,6 +57,7 @@ impl Gate {
             sandbox: crate::sandbox::title_label(&call.tool, &frozen, verdict),
             amended: None,
             notice: None,
+            hooks: Vec::new(),
             agent: self.agent.clone(),
             call_id: call.id.clone(),
             session: self.config.session.clone(),

@@ -15,6 +15,8 @@ mod answered;
 use answered::Asked;
 mod asking;
 mod forecast;
+mod hooks;
+pub use hooks::AfterCall;
 mod judged;
 mod outcome;
 mod record;
@@ -45,6 +47,7 @@ use crate::protocol::AgentLabel;
 use crate::protocol::AmendedCall;
 use crate::protocol::ApprovalRequest;
 use crate::protocol::FrozenCall;
+use crate::protocol::HookEvent;
 use crate::protocol::ReasonSource;
 use crate::protocol::Ruling;
 use crate::protocol::Verdict;
@@ -200,6 +203,8 @@ pub struct Gate {
     /// sandbox its calls are judged under (see [`Gate::for_agent`]).
     agent: Option<AgentLabel>,
     limits: Option<Limits>,
+    /// The person's hooks (`[[hooks]]`), when there are any.
+    hooks: Option<Arc<dyn crate::protocol::Hooks>>,
 }
 
 /// Called with a session's live grants whenever they change, to keep them beyond this process.
@@ -224,6 +229,7 @@ impl Gate {
             grant_log: None,
             agent: None,
             limits: None,
+            hooks: None,
         }
     }
 
@@ -261,6 +267,7 @@ impl Gate {
             clock: self.clock.clone(),
             previewer: self.previewer.clone(),
             grant_log: self.grant_log.clone(),
+            hooks: self.hooks.clone(),
             agent: Some(agent),
             limits: Some(Limits {
                 mode: limits.mode,
@@ -291,6 +298,12 @@ impl Gate {
     fn fill_profile<'a>(&self, tool: &str, args: &'a Value) -> std::borrow::Cow<'a, Value> {
         self.policy
             .with_profile_within(tool, args, self.limits.as_ref())
+    }
+
+    /// Runs the person's hooks around each call (see `hooks`).
+    pub fn with_hooks(mut self, hooks: Option<Arc<dyn crate::protocol::Hooks>>) -> Gate {
+        self.hooks = hooks;
+        self
     }
 
     pub fn with_grant_log(mut self, log: GrantLog) -> Gate {
@@ -475,6 +488,44 @@ impl Gate {
                 false,
             );
         }
+        // The person's hooks: never over a hard deny.
+        let mut hooked = hooks::HookVerdict::default();
+        if verdict.ruling != Ruling::Deny {
+            self.run_hooks(HookEvent::PreToolUse, call, args, &mut hooked)
+                .await;
+            if verdict.ruling == Ruling::Ask || hooked.ask {
+                self.run_hooks(HookEvent::PermissionRequest, call, args, &mut hooked)
+                    .await;
+            }
+        }
+        if let Some((hook, digest, reason)) = &hooked.deny {
+            let message = format!("denied by hook {hook}: {reason}");
+            let record = json!({
+                "call_id": call.id, "tool": call.tool, "digest": frozen.digest,
+                "decision": "deny", "source": DecisionSource::Hook, "message": message,
+                "hook": hook, "hook_digest": digest,
+            });
+            let _ = self.stage("decision", record);
+            return self.refuse(
+                call,
+                &frozen.digest,
+                DecisionSource::Hook,
+                message,
+                &verdict,
+                false,
+            );
+        }
+        if let Some((hook, digest, reason)) = hooked.allowed_by().cloned() {
+            if self.hook_may_allow(verdict.ruling, call, args) {
+                let detail = json!({"hook": hook, "hook_digest": digest, "reason": reason});
+                return self.approve(call, frozen, DecisionSource::Hook, detail, judged);
+            }
+            if verdict.ruling == Ruling::Ask {
+                hooked.lines.push(format!(
+                    "hook {hook} allows it, but a command without a sandbox is a person's call"
+                ));
+            }
+        }
         match verdict.ruling {
             Ruling::Deny => {
                 let source = source_of(&verdict, Ruling::Deny);
@@ -489,17 +540,19 @@ impl Gate {
                 );
                 self.refuse(call, &frozen.digest, source, message, &verdict, true)
             }
-            Ruling::Allow => {
+            Ruling::Allow if !hooked.ask => {
                 let source = source_of(&verdict, Ruling::Allow);
                 self.approve(call, frozen, source, json!({}), judged)
             }
-            Ruling::Ask => {
+            // Asked about: by the policy, or by a hook (one that asks, or one that failed).
+            Ruling::Allow | Ruling::Ask => {
                 let asked = Asked {
                     call,
                     frozen_args: &frozen_args,
                     args,
                     verdict,
                     judged,
+                    hooks: hooked.lines,
                 };
                 self.ask(asked, frozen, cancel).await
             }

@@ -40,6 +40,7 @@ pub fn write_request(old: &str, new: &str) -> ApprovalRequest {
         sandbox: None,
         amended: None,
         notice: None,
+        hooks: Vec::new(),
         agent: None,
     }
 }

@@ -49,6 +49,7 @@ pub fn request(call_id: &str, command: &str, grantable: bool) -> ApprovalRequest
         sandbox: None,
         amended: None,
         notice: None,
+        hooks: Vec::new(),
         agent: None,
     }
 }

@@ -72,6 +72,14 @@ pub(super) fn prelude(request: &ApprovalRequest) -> (Vec<DocLine>, Vec<(usize, M
             Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
         );
     }
+    // What the person's hooks said: one that asks, one that failed and has no say.
+    for line in &request.hooks {
+        out.push(
+            format!("⚑ {}", visible_line(line)),
+            TEXT_CONT,
+            Style::default().fg(Color::Yellow),
+        );
+    }
     if let Some(amended) = &request.amended {
         out.push(
             format!(

@@ -1,0 +1,256 @@
+//! Claude Code's hook protocol, so a script written for it runs unchanged: its tool names and
+//! argument names (`Bash` ↔ `bash`, `Write` ↔ `write_file` with `file_path` ↔ `path`, …,
+//! `mcp__server__tool` ↔ `server__tool`), its input fields, and its outputs (exit code 2 blocks
+//! with stderr as the reason; JSON with `hookSpecificOutput.permissionDecision`, the older
+//! `decision: approve / block`, or PermissionRequest's `decision.behavior`).
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::{HookEvent, HookInput, HookSay};
+
+/// The name a Claude Code script knows a tool by.
+pub fn tool_name(tool: &str) -> String {
+    crate::protocol::claude_tool_name(tool)
+}
+
+/// A tool's arguments under the names a Claude Code script reads (paths made absolute, as
+/// Claude Code gives them); anything else keeps its name.
+pub fn tool_input(tool: &str, args: &Value, cwd: &str) -> Value {
+    let Some(fields) = args.as_object() else {
+        return args.clone();
+    };
+    let renames: &[(&str, &str)] = match tool {
+        "write_file" | "read_file" => &[("path", "file_path")],
+        "edit_file" => &[
+            ("path", "file_path"),
+            ("old", "old_string"),
+            ("new", "new_string"),
+        ],
+        _ => &[],
+    };
+    let mut out = Map::new();
+    for (key, value) in fields {
+        let renamed = renames
+            .iter()
+            .find(|(from, _)| from == key)
+            .map_or(key.as_str(), |(_, to)| to);
+        let value = match (renamed, value.as_str()) {
+            ("file_path", Some(path)) if !path.starts_with('/') => {
+                Value::String(format!("{}/{path}", cwd.trim_end_matches('/')))
+            }
+            _ => value.clone(),
+        };
+        out.insert(renamed.to_string(), value);
+    }
+    Value::Object(out)
+}
+
+/// The JSON a hook reads on its standard input.
+pub fn input(event: HookEvent, input: &HookInput) -> Value {
+    let mut value = json!({
+        "session_id": input.session_id,
+        "transcript_path": "",
+        "cwd": input.cwd,
+        "hook_event_name": event.as_str(),
+    });
+    if let Some(tool) = &input.tool {
+        value["tool_name"] = Value::String(tool_name(tool));
+        let args = input.args.clone().unwrap_or(Value::Null);
+        value["tool_input"] = tool_input(tool, &args, &input.cwd);
+        // airlock's own names too, for hooks written for airlock.
+        value["airlock"] = json!({"tool": tool, "args": args, "call_id": input.call_id});
+    }
+    if let Some(response) = &input.response {
+        value["tool_response"] = response.clone();
+    }
+    if let Some(message) = &input.message {
+        value["message"] = Value::String(message.clone());
+    }
+    match event {
+        HookEvent::SessionStart => value["source"] = Value::String("startup".into()),
+        HookEvent::Stop => value["stop_hook_active"] = Value::Bool(false),
+        _ => {}
+    }
+    value
+}
+
+/// What a hook's run said: its decision and reason, a note for the model, or why it has no
+/// say (`Err`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Said {
+    pub say: Option<HookSay>,
+    pub reason: Option<String>,
+    pub note: Option<String>,
+}
+
+/// Reads a finished hook: its exit code, standard output and standard error.
+pub fn output(event: HookEvent, code: i32, stdout: &str, stderr: &str) -> Result<Said, String> {
+    let stderr = stderr.trim();
+    match code {
+        0 => {}
+        // Blocks, with stderr as the reason (for the model, after a call).
+        2 => {
+            let reason = (!stderr.is_empty()).then(|| stderr.to_string());
+            return Ok(match event {
+                HookEvent::PostToolUse => Said {
+                    note: reason,
+                    ..Said::default()
+                },
+                e if e.decides() => Said {
+                    say: Some(HookSay::Deny),
+                    reason: Some(reason.unwrap_or_else(|| "blocked (exit code 2)".into())),
+                    note: None,
+                },
+                _ => Said::default(),
+            });
+        }
+        code => {
+            let why = if stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", first_line(stderr))
+            };
+            return Err(format!("it failed with exit code {code}{why}"));
+        }
+    }
+    let text = stdout.trim();
+    if text.is_empty() {
+        return Ok(Said::default());
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value @ Value::Object(_)) => value,
+        _ if !event.decides() => return Ok(Said::default()),
+        _ => {
+            return Err(format!(
+                "it printed something that is not its JSON answer: {}",
+                first_line(text)
+            ));
+        }
+    };
+    let specific = &value["hookSpecificOutput"];
+    let text_of = |v: &Value| v.as_str().map(str::to_string).filter(|s| !s.is_empty());
+    let mut said = Said {
+        note: text_of(&specific["additionalContext"]),
+        ..Said::default()
+    };
+    if event == HookEvent::PostToolUse {
+        if value["decision"] == "block" {
+            said.note = text_of(&value["reason"]).or(said.note);
+        }
+        return Ok(said);
+    }
+    if !event.decides() {
+        return Ok(said);
+    }
+    // The newer form first, then PermissionRequest's, then the older one.
+    let (decision, reason) = if let Some(d) = specific["permissionDecision"].as_str() {
+        (Some(d), text_of(&specific["permissionDecisionReason"]))
+    } else if let Some(d) = specific["decision"]["behavior"].as_str() {
+        (Some(d), text_of(&specific["decision"]["message"]))
+    } else if let Some(d) = value["decision"].as_str() {
+        (Some(d), text_of(&value["reason"]))
+    } else if value["continue"] == false {
+        (Some("deny"), text_of(&value["stopReason"]))
+    } else {
+        (None, None)
+    };
+    said.say = match decision {
+        None => None,
+        Some("allow" | "approve") => Some(HookSay::Allow),
+        Some("deny" | "block") => Some(HookSay::Deny),
+        Some("ask") => Some(HookSay::Ask),
+        Some(other) => {
+            return Err(format!(
+                "it answered `{other}`, which is not allow, deny or ask"
+            ));
+        }
+    };
+    said.reason = reason;
+    Ok(said)
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut cut: String = line.chars().take(200).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    crate::visible::visible_line(&cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn airlock_tools_carry_the_names_claude_code_scripts_expect() {
+        assert_eq!(tool_name("bash"), "Bash");
+        assert_eq!(tool_name("write_file"), "Write");
+        assert_eq!(tool_name("edit_file"), "Edit");
+        assert_eq!(tool_name("read_file"), "Read");
+        assert_eq!(tool_name("git__status"), "mcp__git__status");
+        let edit = tool_input(
+            "edit_file",
+            &json!({"path": "src/a.rs", "old": "x", "new": "y"}),
+            "/ws",
+        );
+        assert_eq!(
+            edit,
+            json!({"file_path": "/ws/src/a.rs", "old_string": "x", "new_string": "y"})
+        );
+    }
+
+    #[test]
+    fn each_way_a_claude_code_hook_answers_is_read() {
+        let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no pushes to main"}}"#;
+        let said = output(HookEvent::PreToolUse, 0, deny, "").unwrap();
+        assert_eq!(said.say, Some(HookSay::Deny));
+        assert_eq!(said.reason.as_deref(), Some("no pushes to main"));
+        let old = r#"{"decision":"approve","reason":"fine"}"#;
+        assert_eq!(
+            output(HookEvent::PreToolUse, 0, old, "").unwrap().say,
+            Some(HookSay::Allow)
+        );
+        let request = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not now"}}}"#;
+        let said = output(HookEvent::PermissionRequest, 0, request, "").unwrap();
+        assert_eq!(said.say, Some(HookSay::Deny));
+        let blocked = output(HookEvent::PreToolUse, 2, "", "Blocked: push to main\n").unwrap();
+        assert_eq!(blocked.say, Some(HookSay::Deny));
+        assert_eq!(blocked.reason.as_deref(), Some("Blocked: push to main"));
+        assert_eq!(
+            output(HookEvent::PreToolUse, 0, "", "").unwrap(),
+            Said::default()
+        );
+    }
+
+    #[test]
+    fn a_crash_or_garbage_is_no_answer() {
+        assert!(output(HookEvent::PreToolUse, 1, "", "Traceback").is_err());
+        assert!(output(HookEvent::PreToolUse, 0, "sure, go ahead", "").is_err());
+        assert!(output(HookEvent::PreToolUse, 0, r#"{"decision":"maybe"}"#, "").is_err());
+        // After a call, text on stdout is only text.
+        assert_eq!(
+            output(HookEvent::PostToolUse, 0, "lint ok", "").unwrap(),
+            Said::default()
+        );
+    }
+
+    #[test]
+    fn after_a_call_a_block_or_added_context_is_a_note_for_the_model() {
+        let block = r#"{"decision":"block","reason":"lint: unused import in a.py"}"#;
+        assert_eq!(
+            output(HookEvent::PostToolUse, 0, block, "")
+                .unwrap()
+                .note
+                .as_deref(),
+            Some("lint: unused import in a.py")
+        );
+        assert_eq!(
+            output(HookEvent::PostToolUse, 2, "", "3 tests fail")
+                .unwrap()
+                .note
+                .as_deref(),
+            Some("3 tests fail")
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! Running the person's hooks (`[[hooks]]`): each matching hook of an event is started with its
+//! input as JSON on standard input (Claude Code's fields, see `claude`), in its own process
+//! group, in the workspace, with the user's rights (they are the user's code) but without
+//! airlock's keys in its environment; stopped at its time limit (the whole group); read as
+//! Claude Code reads a hook. A hook that times out, crashes or answers garbage has no say, and
+//! its outcome says why. Each hook's last result is kept in the state directory for `airlock
+//! hooks list`.
+//!
+//! Imports only `protocol`, `clock`, `digest` and `visible`.
+
+pub mod claude;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::protocol::{HookEvent, HookInput, HookOutcome, HookSpec, Hooks};
+
+/// What a hook may print on each stream before the rest is dropped.
+const OUTPUT_LIMIT: u64 = 1024 * 1024;
+
+/// The hooks in force, ready to run.
+pub struct HookRunner {
+    specs: Vec<HookSpec>,
+    /// Environment variables no hook sees (the providers' and servers' keys).
+    hidden_env: Vec<String>,
+    /// Where each hook's last result is kept (`None`: nowhere).
+    last: Option<PathBuf>,
+}
+
+impl HookRunner {
+    pub fn new(specs: Vec<HookSpec>, hidden_env: Vec<String>, last: Option<PathBuf>) -> Self {
+        HookRunner {
+            specs,
+            hidden_env,
+            last,
+        }
+    }
+
+    pub fn specs(&self) -> &[HookSpec] {
+        &self.specs
+    }
+
+    /// Whether `spec` applies to this input: its tool matches (airlock's name or Claude Code's),
+    /// and for `bash`, the command starts with its prefix.
+    fn matches(spec: &HookSpec, input: &HookInput) -> bool {
+        let Some(tool) = &input.tool else {
+            return spec.matcher.is_none() && spec.command_prefix.is_none();
+        };
+        if let Some(matcher) = &spec.matcher {
+            let Ok(re) = regex::Regex::new(&format!("^(?:{matcher})$")) else {
+                return false;
+            };
+            if !re.is_match(tool) && !re.is_match(&claude::tool_name(tool)) {
+                return false;
+            }
+        }
+        match &spec.command_prefix {
+            None => true,
+            Some(prefix) => {
+                tool == "bash"
+                    && input
+                        .args
+                        .as_ref()
+                        .and_then(|a| a["command"].as_str())
+                        .is_some_and(|c| c.trim_start().starts_with(prefix.as_str()))
+            }
+        }
+    }
+
+    /// Runs one hook on `stdin`.
+    pub async fn run_one(&self, spec: &HookSpec, event: HookEvent, stdin: &Value) -> HookOutcome {
+        let mut outcome = HookOutcome {
+            hook: spec.name.clone(),
+            digest: spec.digest.clone(),
+            say: None,
+            reason: None,
+            note: None,
+            failure: None,
+        };
+        match self.spawn(spec, stdin).await {
+            Err(why) => outcome.failure = Some(why),
+            Ok((code, stdout, stderr)) => match claude::output(event, code, &stdout, &stderr) {
+                Ok(said) => {
+                    outcome.say = said.say.filter(|_| event.decides());
+                    outcome.reason = said.reason;
+                    outcome.note = said.note;
+                }
+                Err(why) => outcome.failure = Some(why),
+            },
+        }
+        self.keep_last(event, &outcome);
+        outcome
+    }
+
+    /// Starts the hook, feeds it, and waits for it up to its time limit: its exit code and
+    /// output, or why there is none.
+    async fn spawn(&self, spec: &HookSpec, stdin: &Value) -> Result<(i32, String, String), String> {
+        let Some((program, args)) = spec.argv.split_first() else {
+            return Err("it has no program".into());
+        };
+        let cwd = stdin["cwd"].as_str().unwrap_or(".");
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("CLAUDE_PROJECT_DIR", cwd)
+            .env(
+                "AIRLOCK_HOOK_EVENT",
+                stdin["hook_event_name"].as_str().unwrap_or(""),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for name in &self.hidden_env {
+            command.env_remove(name);
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("it cannot be started ({program}: {e})"))?;
+        let group = child.id();
+        let input = stdin.to_string();
+        let mut pipe_in = child.stdin.take();
+        let mut out = child.stdout.take();
+        let mut err = child.stderr.take();
+        let work = async {
+            if let Some(pipe) = pipe_in.as_mut() {
+                // A hook that does not read its input is not an error.
+                let _ = pipe.write_all(input.as_bytes()).await;
+            }
+            drop(pipe_in.take());
+            let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+            let read_out = async {
+                if let Some(pipe) = out.as_mut() {
+                    let _ = pipe.take(OUTPUT_LIMIT).read_to_end(&mut stdout).await;
+                }
+            };
+            let read_err = async {
+                if let Some(pipe) = err.as_mut() {
+                    let _ = pipe.take(OUTPUT_LIMIT).read_to_end(&mut stderr).await;
+                }
+            };
+            tokio::join!(read_out, read_err);
+            let status = child.wait().await;
+            (status, stdout, stderr)
+        };
+        let limit = Duration::from_millis(spec.timeout_ms);
+        match tokio::time::timeout(limit, work).await {
+            Ok((Ok(status), stdout, stderr)) => {
+                use std::os::unix::process::ExitStatusExt;
+                let code = match (status.code(), status.signal()) {
+                    (Some(code), _) => code,
+                    (None, Some(signal)) => {
+                        return Err(format!("it was killed by signal {signal}"));
+                    }
+                    (None, None) => return Err("it ended without an exit code".into()),
+                };
+                Ok((
+                    code,
+                    String::from_utf8_lossy(&stdout).into_owned(),
+                    String::from_utf8_lossy(&stderr).into_owned(),
+                ))
+            }
+            Ok((Err(e), _, _)) => Err(format!("it could not be waited for: {e}")),
+            Err(_) => {
+                // The whole group: a script's own children go with it.
+                if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                Err(format!(
+                    "it timed out after {} and was stopped",
+                    seconds(spec.timeout_ms)
+                ))
+            }
+        }
+    }
+
+    /// Keeps `outcome` as its hook's last result (best effort: a listing, not a record).
+    fn keep_last(&self, event: HookEvent, outcome: &HookOutcome) {
+        let Some(path) = &self.last else {
+            return;
+        };
+        let mut all: serde_json::Map<String, Value> = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        all.insert(
+            format!("{}:{}", outcome.hook, outcome.digest),
+            json!({"at_ms": crate::clock::now_ms(), "event": event.as_str(), "outcome": outcome}),
+        );
+        if let Some(dir) = path.parent() {
+            use std::os::unix::fs::DirBuilderExt;
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+        }
+        let temp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&temp, Value::Object(all).to_string()).is_ok() {
+            let _ = std::fs::rename(&temp, path);
+        }
+    }
+}
+
+impl Hooks for HookRunner {
+    fn any(&self, event: HookEvent) -> bool {
+        self.specs.iter().any(|s| s.event == event)
+    }
+
+    fn run(
+        &self,
+        event: HookEvent,
+        input: HookInput,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<HookOutcome>> + Send + '_>> {
+        Box::pin(async move {
+            let stdin = claude::input(event, &input);
+            let runs = self
+                .specs
+                .iter()
+                .filter(|s| s.event == event && Self::matches(s, &input))
+                .map(|spec| self.run_one(spec, event, &stdin));
+            futures_util::future::join_all(runs).await
+        })
+    }
+}
+
+/// A hook's last result as kept, by name and digest: `(at_ms, event, outcome)`.
+pub fn last_results(path: &std::path::Path) -> serde_json::Map<String, Value> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+fn seconds(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;
