@@ -117,9 +117,14 @@ fn a_self_signed_page_is_pinned_by_the_fingerprint_it_prints_and_its_cookie_is_s
     assert_eq!(fingerprint, expected.join(":"));
     assert!(run.origin.starts_with("https://"));
     // Over TLS (the test trusts the pinned certificate by its fingerprint, checked above).
-    let pairing = &run.pairing;
-    let port = run.origin.rsplit(':').next().unwrap().to_string();
-    let token = pairing.rsplit('=').next().unwrap();
+    // https://HOST:PORT/p/SECRET: the page's port and path.
+    let (authority, path) = run
+        .origin
+        .trim_start_matches("https://")
+        .split_once('/')
+        .unwrap();
+    let port = authority.rsplit(':').next().unwrap().to_string();
+    let token = run.pairing.rsplit('=').next().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (status, cookie) = rt.block_on(async {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -130,7 +135,7 @@ fn a_self_signed_page_is_pinned_by_the_fingerprint_it_prints_and_its_cookie_is_s
             .build()
             .unwrap();
         let reply = client
-            .post(format!("https://127.0.0.1:{port}/pair"))
+            .post(format!("https://127.0.0.1:{port}/{path}/pair"))
             .header("content-type", "application/x-www-form-urlencoded")
             .body(format!("token={token}&name=phone"))
             .send()

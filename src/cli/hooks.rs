@@ -155,9 +155,7 @@ pub async fn test(
     } else {
         serde_json::from_str(&text).map_err(|e| anyhow!("the input is not JSON ({e}); give the hook's input as one JSON object on standard input"))?
     };
-    let tool = given["tool_name"]
-        .as_str()
-        .map(airlock_tool_name);
+    let tool = given["tool_name"].as_str().map(airlock_tool_name);
     let args = given.get("tool_input").map(|input| match tool.as_deref() {
         Some(tool) => airlock_args(tool, input),
         None => input.clone(),

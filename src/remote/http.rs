@@ -27,6 +27,10 @@ pub const COOKIE: &str = "airlock_device";
 const BODY_LIMIT: usize = 16 * 1024;
 /// Connections served at once; more wait to be accepted.
 const CONNECTIONS: usize = 32;
+/// How long a request's body may take to arrive.
+const BODY_TIME: Duration = Duration::from_secs(10);
+/// How long one connection may last, keep-alive included: a slot is never held for good.
+const CONNECTION_TIME: Duration = Duration::from_secs(60);
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
                    frame-ancestors 'none'; base-uri 'none'";
 
@@ -37,7 +41,7 @@ pub struct Reply {
     pub body: String,
     pub css: bool,
     pub cookie: Option<String>,
-    pub location: Option<&'static str>,
+    pub location: Option<String>,
 }
 
 impl Reply {
@@ -62,8 +66,16 @@ pub struct Shared {
     scope: Scope,
     secure: bool,
     hosts: Vec<String>,
+    /// The secret path the page is served under (`/p/<hex>`; empty in tests): the cookie is
+    /// scoped to it, so a server on another port of this host (which a browser sends the
+    /// host's cookies to) is never sent the device's cookie.
+    base: String,
     tokens: Mutex<Tokens>,
-    guesses: Mutex<Guesses>,
+    /// Wrong pairing tokens, unknown cookies, and wrong form tokens or codes from a paired
+    /// device, each counted on its own: a stranger's guesses never lock a paired phone out.
+    tokens_tried: Mutex<Guesses>,
+    cookies_tried: Mutex<Guesses>,
+    codes_tried: Mutex<Guesses>,
     store: Mutex<Option<Store>>,
 }
 
@@ -91,14 +103,23 @@ pub fn allowed_hosts(origin: &str, address: SocketAddr) -> Vec<String> {
 }
 
 impl Shared {
-    pub fn new(db: PathBuf, scope: Scope, secure: bool, hosts: Vec<String>) -> Shared {
+    pub fn new(
+        db: PathBuf,
+        scope: Scope,
+        secure: bool,
+        hosts: Vec<String>,
+        base: String,
+    ) -> Shared {
         Shared {
+            base,
             db,
             scope,
             secure,
             hosts,
             tokens: Mutex::new(Tokens::default()),
-            guesses: Mutex::new(Guesses::default()),
+            tokens_tried: Mutex::new(Guesses::default()),
+            cookies_tried: Mutex::new(Guesses::default()),
+            codes_tried: Mutex::new(Guesses::default()),
             store: Mutex::new(None),
         }
     }
@@ -165,19 +186,34 @@ impl Shared {
 
     /// Answers one request (head and body), at `now`.
     pub fn route(&self, head: &Parts, body: &[u8], now: u64) -> Reply {
-        let host = head
-            .headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_ascii_lowercase);
-        if !host.is_some_and(|h| self.hosts.contains(&h)) {
+        // Exactly one Host, one of the page's own, and a target that names no other host.
+        let mut hosts = head.headers.get_all(header::HOST).iter();
+        let host = match (hosts.next(), hosts.next()) {
+            (Some(h), None) => h.to_str().ok().map(str::to_ascii_lowercase),
+            _ => None,
+        };
+        let target_ok = head
+            .uri
+            .authority()
+            .is_none_or(|a| self.hosts.contains(&a.as_str().to_ascii_lowercase()));
+        if !target_ok || !host.is_some_and(|h| self.hosts.contains(&h)) {
             return Reply::refused(
                 StatusCode::MISDIRECTED_REQUEST,
                 "wrong address",
                 "This page answers only at the address airlock showed.",
             );
         }
-        let path = head.uri.path();
+        // Under the secret path only; its bare form gets its slash (relative links need it).
+        let full = head.uri.path();
+        if !self.base.is_empty() && full == self.base {
+            return Reply {
+                location: Some(format!("{}/", self.base)),
+                ..Reply::page(StatusCode::SEE_OTHER, String::new())
+            };
+        }
+        let Some(path) = full.strip_prefix(self.base.as_str()) else {
+            return Reply::refused(StatusCode::NOT_FOUND, "not found", "There is no such page.");
+        };
         match (&head.method, path) {
             (&Method::GET, "/page.css") => Reply {
                 css: true,
@@ -225,29 +261,29 @@ impl Shared {
         then(self)
     }
 
-    fn limited(&self, now: u64) -> Option<Reply> {
-        lock(&self.guesses).limited(now).then(|| {
-            Reply::refused(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many tries",
-                "Too many wrong tries in the last minute; wait a minute and try again.",
-            )
-        })
+    fn too_many() -> Reply {
+        Reply::refused(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many tries",
+            "Too many wrong tries in the last minute; wait a minute and try again.",
+        )
     }
 
-    fn wrong(&self, now: u64) {
-        lock(&self.guesses).wrong(now);
-    }
-
-    /// The paired device the request's cookie names, if any. A cookie that names none counts
-    /// as a wrong guess.
-    fn device(&self, headers: &HeaderMap, now: u64) -> Option<(DeviceRow, String)> {
-        let cookie = cookie(headers)?;
+    /// The paired device the request's cookie names; else the reply for a request with no
+    /// cookie, or with one that names no device (counted as a guess).
+    fn device(&self, headers: &HeaderMap, now: u64) -> Result<(DeviceRow, String), Reply> {
+        let Some(cookie) = cookie(headers) else {
+            return Err(self.not_paired());
+        };
         match self.with_store(|s| s.device_by_cookie(&cookie, now)) {
-            Ok(Some(device)) => Some((device, cookie)),
+            Ok(Some(device)) => Ok((device, cookie)),
             _ => {
-                self.wrong(now);
-                None
+                let mut tried = lock(&self.cookies_tried);
+                if tried.limited(now) {
+                    return Err(Self::too_many());
+                }
+                tried.wrong(now);
+                Err(self.not_paired())
             }
         }
     }
@@ -262,11 +298,9 @@ impl Shared {
     }
 
     fn index(&self, headers: &HeaderMap, now: u64) -> Reply {
-        if let Some(limited) = self.limited(now) {
-            return limited;
-        }
-        let Some((device, cookie)) = self.device(headers, now) else {
-            return self.not_paired();
+        let (device, cookie) = match self.device(headers, now) {
+            Ok(found) => found,
+            Err(reply) => return reply,
         };
         match self.waiting(now) {
             Ok(waiting) => {
@@ -340,8 +374,7 @@ impl Shared {
         })
     }
 
-    fn token_refused(&self, why: TokenRefused, now: u64) -> Reply {
-        self.wrong(now);
+    fn token_refused(&self, why: TokenRefused) -> Reply {
         let text = match why {
             TokenRefused::Expired => {
                 "This pairing link expired. Make a new one in the terminal and open that."
@@ -354,20 +387,28 @@ impl Shared {
         Reply::refused(StatusCode::FORBIDDEN, "pairing refused", text)
     }
 
+    /// Counts a pairing try before its token is checked; `false`: too many this minute.
+    fn try_token(&self, now: u64) -> bool {
+        lock(&self.tokens_tried).reserve(now)
+    }
+
     fn pair_form(&self, head: &Parts, now: u64) -> Reply {
-        if let Some(limited) = self.limited(now) {
-            return limited;
+        if !self.try_token(now) {
+            return Self::too_many();
         }
         let token = form(head.uri.query().unwrap_or("").as_bytes(), "token").unwrap_or_default();
         match lock(&self.tokens).check(&token, now) {
-            Ok(()) => Reply::page(StatusCode::OK, page::pair_form(&token)),
-            Err(why) => self.token_refused(why, now),
+            Ok(()) => {
+                lock(&self.tokens_tried).release(now);
+                Reply::page(StatusCode::OK, page::pair_form(&token))
+            }
+            Err(why) => self.token_refused(why),
         }
     }
 
     fn pair(&self, body: &[u8], now: u64) -> Reply {
-        if let Some(limited) = self.limited(now) {
-            return limited;
+        if !self.try_token(now) {
+            return Self::too_many();
         }
         let token = form(body, "token").unwrap_or_default();
         let name = form(body, "name").unwrap_or_default();
@@ -380,8 +421,9 @@ impl Shared {
             );
         }
         if let Err(why) = lock(&self.tokens).take(&token, now) {
-            return self.token_refused(why, now);
+            return self.token_refused(why);
         }
+        lock(&self.tokens_tried).release(now);
         let cookie = match crate::store::db::new_secret() {
             Ok(cookie) => cookie,
             Err(e) => {
@@ -395,11 +437,12 @@ impl Shared {
         match self.with_store(|s| s.pair_device(name, &cookie, now)) {
             Ok(_) => Reply {
                 cookie: Some(format!(
-                    "{COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
+                    "{COOKIE}={cookie}; Path={}/; HttpOnly; SameSite=Strict; Max-Age={}{}",
+                    self.base,
                     crate::store::db::devices::IDLE_LIMIT_MS / 1000,
                     if self.secure { "; Secure" } else { "" }
                 )),
-                location: Some("/"),
+                location: Some(format!("{}/", self.base)),
                 ..Reply::page(
                     StatusCode::SEE_OTHER,
                     page::message("paired", "Paired.", false, true),
@@ -414,18 +457,18 @@ impl Shared {
     }
 
     fn answer(&self, headers: &HeaderMap, body: &[u8], now: u64) -> Reply {
-        if let Some(limited) = self.limited(now) {
-            return limited;
-        }
-        let Some((device, cookie)) = self.device(headers, now) else {
-            return self.not_paired();
+        let (device, cookie) = match self.device(headers, now) {
+            Ok(found) => found,
+            Err(reply) => return reply,
         };
+        if !lock(&self.codes_tried).reserve(now) {
+            return Self::too_many();
+        }
         let expected = self
             .with_store(|s| Ok(s.form_token(&cookie)))
             .unwrap_or_default();
         let given = form(body, "form_token").unwrap_or_default();
         if expected.is_empty() || !same(&given, &expected) {
-            self.wrong(now);
             return Reply::refused(
                 StatusCode::FORBIDDEN,
                 "refused",
@@ -451,9 +494,12 @@ impl Shared {
         };
         let row = self.with_store(|s| s.approval_by_code(&code));
         let row = match row {
-            Ok(Some(row)) if self.in_scope(&row.session) => row,
+            Ok(Some(row)) if self.in_scope(&row.session) => {
+                // A right code is no guess.
+                lock(&self.codes_tried).release(now);
+                row
+            }
             Ok(_) => {
-                self.wrong(now);
                 return Reply::refused(
                     StatusCode::NOT_FOUND,
                     "refused",
@@ -552,7 +598,7 @@ fn response(reply: Reply) -> Response<Full<Bytes>> {
     if let Some(cookie) = &reply.cookie {
         builder = builder.header(header::SET_COOKIE, cookie);
     }
-    if let Some(location) = reply.location {
+    if let Some(location) = &reply.location {
         builder = builder.header(header::LOCATION, location);
     }
     builder
@@ -562,9 +608,10 @@ fn response(reply: Reply) -> Response<Full<Bytes>> {
 
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Full<Bytes>> {
     let (head, body) = request.into_parts();
-    let body = match Limited::new(body, BODY_LIMIT).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(_) => {
+    let body = Limited::new(body, BODY_LIMIT).collect();
+    let body = match tokio::time::timeout(BODY_TIME, body).await {
+        Ok(Ok(body)) => body.to_bytes(),
+        Ok(Err(_)) | Err(_) => {
             return response(Reply::refused(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "refused",
@@ -611,20 +658,21 @@ pub async fn serve(
             builder
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(10));
-            match tls {
-                Some(tls) => {
-                    let accepted =
-                        tokio::time::timeout(Duration::from_secs(10), tls.accept(stream));
-                    if let Ok(Ok(stream)) = accepted.await {
+            let served = async {
+                match tls {
+                    Some(tls) => {
+                        if let Ok(stream) = tls.accept(stream).await {
+                            let io = hyper_util::rt::TokioIo::new(stream);
+                            let _ = builder.serve_connection(io, service).await;
+                        }
+                    }
+                    None => {
                         let io = hyper_util::rt::TokioIo::new(stream);
                         let _ = builder.serve_connection(io, service).await;
                     }
                 }
-                None => {
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = builder.serve_connection(io, service).await;
-                }
-            }
+            };
+            let _ = tokio::time::timeout(CONNECTION_TIME, served).await;
         });
     }
 }

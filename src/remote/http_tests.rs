@@ -14,7 +14,13 @@ impl Page {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("airlock.db");
         let address: SocketAddr = "127.0.0.1:8377".parse().unwrap();
-        let shared = Shared::new(db.clone(), scope, false, allowed_hosts(ORIGIN, address));
+        let shared = Shared::new(
+            db.clone(),
+            scope,
+            false,
+            allowed_hosts(ORIGIN, address),
+            String::new(),
+        );
         Page {
             _dir: dir,
             db,
@@ -346,4 +352,110 @@ fn nothing_on_the_page_reads_files_or_starts_anything() {
     }
     let reply = page.call(Method::PUT, "/answer", &[("cookie", &cookie)], "", now_ms());
     assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[test]
+fn the_page_answers_only_under_its_secret_path_and_scopes_the_cookie_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let address: SocketAddr = "127.0.0.1:8377".parse().unwrap();
+    let shared = Shared::new(
+        dir.path().join("airlock.db"),
+        Scope::Everything,
+        false,
+        allowed_hosts(ORIGIN, address),
+        "/p/abc".into(),
+    );
+    let call = |method: Method, uri: &str, body: &str| {
+        let (head, ()) = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", "127.0.0.1:8377")
+            .body(())
+            .unwrap()
+            .into_parts();
+        shared.route(&head, body.as_bytes(), now_ms())
+    };
+    assert_eq!(call(Method::GET, "/", "").status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        call(Method::GET, "/page.css", "").status,
+        StatusCode::NOT_FOUND
+    );
+    let bare = call(Method::GET, "/p/abc", "");
+    assert_eq!(bare.location.as_deref(), Some("/p/abc/"));
+    assert_eq!(
+        call(Method::GET, "/p/abc/page.css", "").status,
+        StatusCode::OK
+    );
+    shared.add_token("tok", super::super::pairing::TOKEN_TTL_MS);
+    let paired = call(Method::POST, "/p/abc/pair", "token=tok&name=phone");
+    assert!(
+        paired.cookie.unwrap().contains("; Path=/p/abc/;"),
+        "the cookie goes only to the page's own path"
+    );
+    assert_eq!(paired.location.as_deref(), Some("/p/abc/"));
+}
+
+#[test]
+fn a_devices_name_never_turns_its_allow_into_a_deny() {
+    let page = Page::new(Scope::Everything);
+    let (code, digest) = page.waiting("s1", "make");
+    page.shared
+        .add_token("tok2", super::super::pairing::TOKEN_TTL_MS);
+    let reply = page.call(
+        Method::POST,
+        "/pair",
+        &[("origin", ORIGIN)],
+        "token=tok2&name=deny",
+        now_ms(),
+    );
+    let cookie = reply.cookie.unwrap().split(';').next().unwrap().to_string();
+    let token = page.form_token(&cookie);
+    let allowed = page.answer(
+        &cookie,
+        &format!("code={code}&digest={digest}&form_token={token}&decision=allow"),
+    );
+    assert_eq!(allowed.status, StatusCode::OK);
+    assert_eq!(
+        page.store().approval_by_code(&code).unwrap().unwrap().state,
+        "approved"
+    );
+}
+
+#[test]
+fn a_strangers_wrong_cookies_never_lock_a_paired_device_out() {
+    let page = Page::new(Scope::Everything);
+    let cookie = page.paired();
+    for i in 0..3 * super::super::pairing::GUESSES_PER_MINUTE {
+        page.get("/", &[("cookie", &format!("airlock_device=guess{i}"))]);
+    }
+    assert_eq!(page.get("/", &[("cookie", &cookie)]).status, StatusCode::OK);
+}
+
+#[test]
+fn a_request_with_two_hosts_or_a_target_naming_another_host_is_refused() {
+    let page = Page::new(Scope::Everything);
+    let cookie = page.paired();
+    let (head, ()) = Request::builder()
+        .uri("/")
+        .header("host", "127.0.0.1:8377")
+        .header("host", "evil.example")
+        .header("cookie", &cookie)
+        .body(())
+        .unwrap()
+        .into_parts();
+    assert_eq!(
+        page.shared.route(&head, b"", now_ms()).status,
+        StatusCode::MISDIRECTED_REQUEST
+    );
+    let (head, ()) = Request::builder()
+        .uri("http://evil.example/")
+        .header("host", "127.0.0.1:8377")
+        .header("cookie", &cookie)
+        .body(())
+        .unwrap()
+        .into_parts();
+    assert_eq!(
+        page.shared.route(&head, b"", now_ms()).status,
+        StatusCode::MISDIRECTED_REQUEST
+    );
 }

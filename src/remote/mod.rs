@@ -150,12 +150,16 @@ impl RemotePage {
             hosts.extend(["127.0.0.1", "localhost", "[::1]"].map(|n| format!("{n}:{port}")));
         }
         let fingerprint = acceptor.as_ref().map(|(_, f)| f.clone());
+        let base = format!("/p/{}", secret_path(&settings.state)?);
         let shared = Arc::new(http::Shared::new(
             settings.state.join("airlock.db"),
             settings.scope.clone(),
             secure || origin.starts_with("https://"),
             hosts,
+            base.clone(),
         ));
+        // Every address a device opens is under the secret path.
+        let origin = format!("{origin}{base}");
         let mut tasks = vec![tokio::spawn(http::serve(
             listener,
             acceptor.map(|(a, _)| a),
@@ -211,6 +215,52 @@ impl Drop for RemotePage {
             task.abort();
         }
     }
+}
+
+/// The secret part of the page's path: made once (128 bits), kept in the state directory
+/// (`remote/path`, 0600) so every airlock process of this user serves the page at the same
+/// path and a paired device's cookie (scoped to it) keeps working.
+fn secret_path(state: &std::path::Path) -> Result<String, String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = state.join("remote");
+    let file = dir.join("path");
+    let valid = |text: &str| text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Ok(text) = std::fs::read_to_string(&file)
+        && valid(text.trim())
+    {
+        return Ok(text.trim().to_string());
+    }
+    let fail = |e: &dyn std::fmt::Display| {
+        format!(
+            "the approval page's path cannot be kept in {}: {e}",
+            dir.display()
+        )
+    };
+    crate::store::private_dir(&dir).map_err(|e| fail(&e))?;
+    let mut secret = crate::store::db::new_secret().map_err(|e| fail(&e))?;
+    secret.truncate(32);
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&file);
+    match made {
+        Ok(mut f) => f.write_all(secret.as_bytes()).map_err(|e| fail(&e))?,
+        // Made by another process meanwhile: theirs stands.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let text = std::fs::read_to_string(&file).map_err(|e| fail(&e))?;
+            if valid(text.trim()) {
+                return Ok(text.trim().to_string());
+            }
+            return Err(fail(&format!(
+                "{} is not a path secret; remove it",
+                file.display()
+            )));
+        }
+        Err(e) => return Err(fail(&e)),
+    }
+    Ok(secret)
 }
 
 /// Two texts compared in time that depends only on their length.

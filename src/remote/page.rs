@@ -1,4 +1,5 @@
-//! The page itself: plain HTML and one style sheet, no script. Everything that came from a
+//! The page itself: plain HTML and one style sheet, no script. Every link and form is relative,
+//! so the page works under the secret path it is served at (see `http`). Everything that came from a
 //! model, a file or the state database goes through `visible` (control, bidi and zero-width
 //! characters shown as the cockpit shows them) and then HTML escaping, in that order.
 
@@ -100,7 +101,7 @@ fn document(title: &str, body: &str, refresh: Option<u32>) -> String {
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <meta name=\"referrer\" content=\"same-origin\">{refresh}\
-         <title>{title}</title><link rel=\"stylesheet\" href=\"/page.css\"></head>\
+         <title>{title}</title><link rel=\"stylesheet\" href=\"page.css\"></head>\
          <body><header><h1>airlock</h1><span>{title}</span></header><main>{body}</main></body></html>",
         title = escape(title),
     )
@@ -109,7 +110,7 @@ fn document(title: &str, body: &str, refresh: Option<u32>) -> String {
 /// A short page that says one thing (a refusal, or what an answer did).
 pub fn message(title: &str, text: &str, bad: bool, back: bool) -> String {
     let back = if back {
-        "<p><a href=\"/\">Back to the requests</a></p>"
+        "<p><a href=\"./\">Back to the requests</a></p>"
     } else {
         ""
     };
@@ -131,7 +132,7 @@ pub fn pair_form(token: &str) -> String {
         &format!(
             "<div class=\"note\"><p>Pair this device with airlock to answer its approval requests \
              here. Only pair a device you hold: it can allow what the agent asks.</p>\
-             <form method=\"post\" action=\"/pair\" class=\"answer\">\
+             <form method=\"post\" action=\"pair\" class=\"answer\">\
              <input type=\"hidden\" name=\"token\" value=\"{}\">\
              <input type=\"text\" name=\"name\" id=\"name\" maxlength=\"40\" placeholder=\"Name of this device (e.g. my phone)\" required>\
              <button class=\"allow\" id=\"pair\" type=\"submit\">Pair this device</button></form></div>",
@@ -159,7 +160,7 @@ pub fn requests(waiting: &[Waiting], device: &str, form_token: &str, now: u64) -
     };
     let mut body = format!(
         "<p class=\"meta\">Paired as <b>{}</b>. Each answer is bound to the exact call shown; the \
-         first answer wins, here or in the terminal. <a href=\"/\">Refresh</a></p>",
+         first answer wins, here or in the terminal. <a href=\"./\">Refresh</a></p>",
         line(device)
     );
     if waiting.is_empty() {
@@ -212,9 +213,9 @@ fn card(w: &Waiting, form_token: &str, now: u64) -> String {
         escape(form_token)
     );
     out.push_str(&format!(
-        "<div class=\"answer\"><form method=\"post\" action=\"/answer\">{hidden}\
+        "<div class=\"answer\"><form method=\"post\" action=\"answer\">{hidden}\
          <button class=\"allow\" name=\"decision\" value=\"allow\" type=\"submit\">Allow once</button></form>\
-         <form method=\"post\" action=\"/answer\">{hidden}\
+         <form method=\"post\" action=\"answer\">{hidden}\
          <input type=\"text\" name=\"reason\" maxlength=\"500\" placeholder=\"Reason for the model (optional)\">\
          <button class=\"deny\" name=\"decision\" value=\"deny\" type=\"submit\">Deny</button></form></div></section>"
     ));

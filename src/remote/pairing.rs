@@ -78,6 +78,23 @@ impl Guesses {
     pub fn wrong(&mut self, now: u64) {
         self.at.push(now);
     }
+
+    /// Counts a try before it is checked, in one step with the limit (a burst of tries at once
+    /// cannot all slip in under it); `false` when the limit is reached. A try that turns out
+    /// right is given back with [`Guesses::release`].
+    pub fn reserve(&mut self, now: u64) -> bool {
+        if self.limited(now) {
+            return false;
+        }
+        self.at.push(now);
+        true
+    }
+
+    pub fn release(&mut self, at: u64) {
+        if let Some(i) = self.at.iter().rposition(|t| *t == at) {
+            self.at.remove(i);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,8 @@ mod snapshots_agents;
 #[cfg(test)]
 mod snapshots_devices;
 #[cfg(test)]
+mod snapshots_hooks;
+#[cfg(test)]
 mod snapshots_inbox;
 #[cfg(test)]
 mod snapshots_layout;

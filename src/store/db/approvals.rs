@@ -334,7 +334,10 @@ impl Store {
     /// Decides a pending approval by its code, in one conditional UPDATE: only one caller can ever
     /// win. A refusal says why (unknown, tampered, expired, already decided) and is put on record.
     pub fn decide(&self, code: &str, decision: &str, now: u64) -> Result<ApprovalRow, StoreError> {
-        let state = if decision.contains("\"deny\"") {
+        // What the decision says, read as JSON: text elsewhere in it (a device's name, a
+        // reason) never turns an allow into a deny or back.
+        let said: serde_json::Value = serde_json::from_str(decision).unwrap_or_default();
+        let state = if said["decision"] == "deny" {
             "denied"
         } else {
             "approved"
