@@ -404,3 +404,53 @@ fn a_hook_config_with_a_wrong_event_is_refused_with_the_file_and_what_to_use() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_agent_cannot_rewrite_a_hook_script_and_a_hook_never_sees_airlocks_keys() {
+    let w = World::new(
+        &serde_json::json!({"name": "h", "prompt": "go", "steps": [
+            {"calls": [{"tool": "write_file", "args": {"path": "scripts/mark.sh", "content": "exit 0\n"}}]},
+            {"say": "done", "expect": ["denied"]}
+        ]})
+        .to_string(),
+    );
+    // A hook script outside `.airlock/` (which is protected whole anyway).
+    let project = w.path("ws/.airlock");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(w.path("ws/scripts")).unwrap();
+    std::fs::write(w.path("ws/scripts/mark.sh"), MARK).unwrap();
+    std::fs::write(
+        project.join("config.toml"),
+        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"../scripts/mark.sh\"]\n",
+    )
+    .unwrap();
+    // Not even trusted yet: the script the person is about to trust is out of the agent's reach.
+    let out = exec(&w, "dangerously-allow-all");
+    let denied = event(&World::events(&out), "tool_denied").clone();
+    assert!(
+        denied["message"].as_str().unwrap().contains("mark.sh"),
+        "{denied}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/scripts/mark.sh")).unwrap(),
+        MARK
+    );
+    // A user hook that prints the key it would see.
+    let w = World::new(&scenario("ls", "ok"));
+    user_hooks(
+        &w,
+        &[(
+            "key.sh",
+            "#!/bin/sh\ncat > /dev/null\necho \"key=${OPENAI_API_KEY-unset}\" > key.seen\n",
+        )],
+        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"hooks/key.sh\"]\n",
+    );
+    w.airlock(
+        &["exec", "--scenario", "s.json", "--workspace", "ws"],
+        &[("OPENAI_API_KEY", "sk-secret")],
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/key.seen")).unwrap(),
+        "key=unset\n"
+    );
+}

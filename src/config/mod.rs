@@ -193,15 +193,17 @@ pub fn resolve(
         .flat_map(|h| hooks::files_of(&layers.user_path, &h.command))
         .collect();
     if layers.has_project && !layers.project.hooks.is_empty() {
+        // Protected whether or not the project is trusted yet: the agent must not rewrite a
+        // script the person is about to trust.
+        hook_files.extend(
+            layers
+                .project
+                .hooks
+                .iter()
+                .flat_map(|h| hooks::files_of(&layers.project_path, &h.command)),
+        );
         if layers.trusted {
             hooks.extend(hooks::specs(&layers.project_path, &layers.project.hooks)?);
-            hook_files.extend(
-                layers
-                    .project
-                    .hooks
-                    .iter()
-                    .flat_map(|h| hooks::files_of(&layers.project_path, &h.command)),
-            );
         } else {
             ignored.push(format!(
                 "[[hooks]] in {}: not run until you trust the project (`airlock trust` lists each hook's files and their hashes)",
