@@ -489,7 +489,7 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
         )?;
     }
     // Served while the run lasts: dropped with it.
-    let _page = serve_page(&args, &started, &mut out).await?;
+    let _page = super::remote::serve_page(&args, &started, &mut out).await?;
     let (hooks, session, workspace) = (
         started.hooks.clone(),
         started.session.clone(),
@@ -512,42 +512,6 @@ pub async fn run(args: ExecArgs, mut out: impl Write) -> Result<u8> {
     let code = drive(&args, started, &mut out).await;
     super::hooks::session_event(hooks.as_ref(), HookEvent::Stop, &session, &workspace).await;
     code
-}
-
-/// Starts the approval page when the run serves one, and shows how to pair with it: the
-/// `remote` event, or (`--human`) the link and its QR code. The page serves until dropped.
-pub async fn serve_page(
-    args: &ExecArgs,
-    started: &Started,
-    out: &mut impl Write,
-) -> Result<Option<crate::remote::RemotePage>> {
-    let Some(settings) = started.remote.clone() else {
-        return Ok(None);
-    };
-    let page = super::remote::start(settings).await?;
-    let offer = super::remote::offer(&page)?;
-    if args.human {
-        let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
-        writeln!(
-            out,
-            "{}",
-            super::remote::offer_lines(&offer, color).join("\n")
-        )?;
-    } else {
-        writeln!(
-            out,
-            "{}",
-            serde_json::json!({
-                "event": "remote",
-                "origin": offer.origin,
-                "pairing_url": offer.url,
-                "expires_in_ms": offer.expires_ms.saturating_sub(crate::clock::now_ms()),
-                "fingerprint": offer.fingerprint,
-            })
-        )?;
-    }
-    out.flush()?;
-    Ok(Some(page))
 }
 
 /// Prints the agent's events until its turn ends; parks the run if the turn parked.

@@ -1,6 +1,7 @@
 //! Starting the approval page (`remote`) for a cockpit or a headless run: its settings from the
 //! user's `[remote]` and `--remote`, and what the terminal shows to pair a device.
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
@@ -135,4 +136,36 @@ fn minutes(ms: u64) -> String {
         1 => "1 minute".into(),
         n => format!("{n} minutes"),
     }
+}
+
+/// Starts the approval page when the run serves one, and shows how to pair with it: the
+/// `remote` event, or (`--human`) the link and its QR code. The page serves until dropped.
+pub async fn serve_page(
+    args: &super::exec_args::ExecArgs,
+    started: &super::exec::Started,
+    out: &mut impl Write,
+) -> Result<Option<crate::remote::RemotePage>> {
+    let Some(settings) = started.remote.clone() else {
+        return Ok(None);
+    };
+    let page = start(settings).await?;
+    let offer = offer(&page)?;
+    if args.human {
+        let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        writeln!(out, "{}", offer_lines(&offer, color).join("\n"))?;
+    } else {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "event": "remote",
+                "origin": offer.origin,
+                "pairing_url": offer.url,
+                "expires_in_ms": offer.expires_ms.saturating_sub(crate::clock::now_ms()),
+                "fingerprint": offer.fingerprint,
+            })
+        )?;
+    }
+    out.flush()?;
+    Ok(Some(page))
 }

@@ -323,7 +323,7 @@ async fn drive_to_end(
     out: &mut impl Write,
 ) -> Result<u8> {
     // A run answered on the approval page serves it again for the rest of its turn.
-    let _page = exec::serve_page(args, &started, out).await?;
+    let _page = super::super::remote::serve_page(args, &started, out).await?;
     let code = exec::drive(args, started, out).await?;
     let state = match code {
         exec::status::PARKED => return Ok(code),
