@@ -454,3 +454,43 @@ fn the_agent_cannot_rewrite_a_hook_script_and_a_hook_never_sees_airlocks_keys() 
         "key=unset\n"
     );
 }
+
+#[test]
+fn a_permission_request_hook_answers_for_the_person_in_claude_codes_words() {
+    let w = World::new(&scenario("make", "denied"));
+    user_hooks(
+        &w,
+        &[(
+            "request.py",
+            r#"import json, sys
+data = json.load(sys.stdin)
+assert data["hook_event_name"] == "PermissionRequest"
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+    "decision": {"behavior": "deny", "message": "builds wait until the release is out"}}}))
+"#,
+        )],
+        "[[hooks]]\nevent = \"PermissionRequest\"\ncommand = [\"python3\", \"hooks/request.py\"]\n",
+    );
+    // It runs only for calls about to be shown: this one would ask.
+    let out = exec(&w, "dangerously-allow-all");
+    let denied = event(&World::events(&out), "tool_denied").clone();
+    assert_eq!(
+        denied["message"],
+        "denied by hook request.py: builds wait until the release is out"
+    );
+    // A call the policy allows is never shown, so the hook is not asked.
+    let w = World::new(&scenario("ls", "ok"));
+    user_hooks(
+        &w,
+        &[("never.sh", "#!/bin/sh\nexit 2\n")],
+        "[[hooks]]\nevent = \"PermissionRequest\"\ncommand = [\"sh\", \"hooks/never.sh\"]\n",
+    );
+    let out = exec(&w, "deny");
+    assert!(
+        World::events(&out)
+            .iter()
+            .all(|e| e["event"] != "tool_denied"),
+        "{}",
+        common::stdout(&out)
+    );
+}
