@@ -494,3 +494,33 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
         common::stdout(&out)
     );
 }
+
+#[test]
+fn inside_the_sandbox_a_hook_script_is_read_only_to_any_program() {
+    let w = World::new(
+        &serde_json::json!({"name": "h", "prompt": "go", "steps": [
+            {"calls": [{"tool": "bash", "args": {"command": "python3 -c \"open('scripts/mark.sh','a').write('echo pwned')\""}}]},
+            {"say": "done", "expect": ["any"]}
+        ]})
+        .to_string(),
+    );
+    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
+    std::fs::create_dir_all(w.path("ws/scripts")).unwrap();
+    std::fs::write(w.path("ws/scripts/mark.sh"), MARK).unwrap();
+    std::fs::write(
+        w.path("ws/.airlock/config.toml"),
+        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"../scripts/mark.sh\"]\n",
+    )
+    .unwrap();
+    // Allowed to run (the policy cannot see what python writes): the sandbox stops the write.
+    let out = exec(&w, "dangerously-allow-all");
+    assert!(
+        common::stdout(&out).contains("Read-only file system"),
+        "{}",
+        common::stdout(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("ws/scripts/mark.sh")).unwrap(),
+        MARK
+    );
+}
