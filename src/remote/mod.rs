@@ -217,7 +217,7 @@ impl Drop for RemotePage {
     }
 }
 
-/// The secret part of the page's path: made once (128 bits), kept in the state directory
+/// The secret part of the page's path: made once (64 bits), kept in the state directory
 /// (`remote/path`, 0600) so every airlock process of this user serves the page at the same
 /// path and a paired device's cookie (scoped to it) keeps working.
 fn secret_path(state: &std::path::Path) -> Result<String, String> {
@@ -225,7 +225,7 @@ fn secret_path(state: &std::path::Path) -> Result<String, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = state.join("remote");
     let file = dir.join("path");
-    let valid = |text: &str| text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit());
+    let valid = |text: &str| text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit());
     if let Ok(text) = std::fs::read_to_string(&file)
         && valid(text.trim())
     {
@@ -238,8 +238,10 @@ fn secret_path(state: &std::path::Path) -> Result<String, String> {
         )
     };
     crate::store::private_dir(&dir).map_err(|e| fail(&e))?;
+    // 64 bits: another server on this host would have to make the browser guess it, one request
+    // a guess, and a shorter link makes a QR code a 30-row terminal shows whole.
     let mut secret = crate::store::db::new_secret().map_err(|e| fail(&e))?;
-    secret.truncate(32);
+    secret.truncate(16);
     let made = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

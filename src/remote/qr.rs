@@ -9,7 +9,10 @@ const QUIET: usize = 2;
 
 /// `text` as lines of half blocks.
 pub fn lines(text: &str) -> Result<Vec<String>, String> {
-    let code = QrCode::new(text.as_bytes()).map_err(|e| format!("no QR code for it: {e}"))?;
+    // The lowest error correction: a screen is not a scuffed label, and a smaller code fits a
+    // smaller terminal (a 100-character link: 37 modules, not 41).
+    let code = QrCode::with_error_correction_level(text.as_bytes(), qrcode::EcLevel::L)
+        .map_err(|e| format!("no QR code for it: {e}"))?;
     let width = code.width();
     let colors = code.to_colors();
     let size = width + 2 * QUIET;

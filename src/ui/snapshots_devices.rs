@@ -25,13 +25,19 @@ fn f6_shows_the_pairing_code_and_the_paired_devices_and_d_revokes_one() {
     press(&mut app, KeyCode::F(6), t0);
     assert!(matches!(app.overlays.last(), Some(Overlay::Devices(_))));
     both_sizes("devices", &app);
+    // A 100-character link's code (37 modules, 21 rows) is shown whole where it fits.
+    let tall = draw(&app, 120, 40);
+    assert!(tall.contains("█▀▀▀▀▀█"), "the QR code fits 120x40:\n{tall}");
     let screen = draw(&app, 100, 30);
-    assert!(screen.contains("█"), "the QR code fits 100x30:\n{screen}");
+    assert!(
+        screen.contains("█▀▀▀▀▀█"),
+        "the QR code fits 100x30:\n{screen}"
+    );
     assert!(screen.contains("tablet␛[2J"), "{screen}");
     // A new code: another token.
     press(&mut app, KeyCode::Char('p'), t0);
     assert_eq!(*pairing.offers.lock().unwrap(), 2);
-    assert!(draw(&app, 100, 30).contains("token=00000000000000000000000000000002"));
+    assert!(draw(&app, 120, 40).contains("token=00000000000000000000000000000002"));
     // The second device, revoked.
     press(&mut app, KeyCode::Char('j'), t0);
     press(&mut app, KeyCode::Char('d'), t0);

@@ -144,13 +144,14 @@ impl crate::protocol::RemotePairing for MemoryPairing {
     fn offer(&self) -> Result<crate::protocol::PairingOffer, String> {
         let mut n = self.offers.lock().unwrap();
         *n += 1;
-        let url = format!("http://127.0.0.1:8377/pair?token={:032x}", *n);
+        let origin = "http://127.0.0.1:8377/p/0123456789abcdef";
+        let url = format!("{origin}/pair?token={:032x}", *n);
         Ok(crate::protocol::PairingOffer {
             qr: crate::remote::qr::lines(&url)?,
             url,
             expires_ms: 0,
             fingerprint: None,
-            origin: "http://127.0.0.1:8377".into(),
+            origin: origin.into(),
         })
     }
 

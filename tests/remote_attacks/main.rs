@@ -108,7 +108,7 @@ fn cookie_header(cookie: &str) -> String {
 }
 
 /// Where a run's page is: `host:port`, and the secret path every route lives under
-/// (`/p/<32 hex>`, no slash at the end).
+/// (`/p/<16 hex>`, no slash at the end).
 #[derive(Debug, Clone)]
 struct Page {
     addr: String,
@@ -129,7 +129,7 @@ fn page(run: &PageRun) -> Page {
     let base = format!("/{path}");
     let secret = base.strip_prefix("/p/").unwrap();
     assert!(
-        secret.len() == 32 && secret.bytes().all(|b| b.is_ascii_hexdigit()),
+        secret.len() == 16 && secret.bytes().all(|b| b.is_ascii_hexdigit()),
         "{}",
         run.origin
     );

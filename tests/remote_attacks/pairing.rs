@@ -563,7 +563,7 @@ fn no_path_reads_a_file() {
         "/p/".to_string(),
         format!("/p/{}/", "0".repeat(32)),
         format!("/p/{}/", secret.to_ascii_uppercase()),
-        format!("/p/{}/", &secret[..31]),
+        format!("/p/{}/", &secret[..secret.len() - 1]),
         format!("{}x/", p.base),
         format!("{}/", p.base.replace("/p/", "/p//")),
         format!("/%70/{secret}/"),

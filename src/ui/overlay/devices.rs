@@ -87,7 +87,16 @@ impl DevicesOverlay {
     }
 
     pub fn render(&self, app: &App, frame: &mut Frame) {
-        let area = centered(frame.area(), 90, 96);
+        // Every row but the status bar's: a QR code needs height.
+        let screen = frame.area();
+        let area = centered(
+            ratatui::layout::Rect {
+                height: screen.height.saturating_sub(1).max(1),
+                ..screen
+            },
+            90,
+            100,
+        );
         frame.render_widget(Clear, area);
         let revoke = keys::key_for(Place::Devices, Action::Revoke).unwrap_or_default();
         let new = keys::key_for(Place::Devices, Action::NewPairing).unwrap_or_default();
@@ -104,18 +113,20 @@ impl DevicesOverlay {
             ));
         }
         if let Some(offer) = &self.offer {
-            lines.push(Line::from(format!(
-                "approval page: {}",
-                visible_line(&offer.origin)
-            )));
+            // One line above the code (the link below names the page): a 100-character link's
+            // code fits a 100x30 terminal whole.
             lines.push(Line::styled(
-                "pair a phone: scan the code or open the link (one use, a few minutes)",
+                "pair a phone: scan the code or open the link below (one use, a few minutes)",
                 dim(),
             ));
             // The code only when it fits whole: a cut QR code reads as nothing.
-            // Below it: the link, the fingerprint, a blank line, the list's header, its rows.
-            let below =
-                1 + usize::from(offer.fingerprint.is_some()) + 2 + self.devices.len().max(1);
+            // Below it: the link (as it wraps), the fingerprint, a blank line, the list's header,
+            // its rows.
+            let width = usize::from(area.width.saturating_sub(2)).max(1);
+            let below = offer.url.chars().count().div_ceil(width)
+                + usize::from(offer.fingerprint.is_some())
+                + 2
+                + self.devices.len().max(1);
             let room = inner_height.saturating_sub(lines.len() + below);
             let fits = offer.qr.len() <= room
                 && offer.qr.first().map_or(0, |r| r.chars().count())
