@@ -2,9 +2,9 @@
 //! hooks (and, if it would still ask, its PermissionRequest hooks) may:
 //! - **deny** it, whatever the policy said (short of nothing: a hard deny is already final);
 //! - **ask** about it, even if the policy allowed it;
-//! - **allow** it, but only where the policy would have asked, and never a command that would
-//!   run without a sandbox (`sandbox: off`, or no sandbox on this machine): that stays a
-//!   person's call.
+//! - **allow** it, but only where the policy would have asked, and never a call that would run
+//!   without a sandbox (a command with `sandbox: off` or on a machine with no sandbox, a tool of
+//!   an MCP server configured with `sandbox = "off"`): that stays a person's call.
 //!
 //! A hook that timed out, crashed or answered garbage has no say, and the call asks, the modal
 //! saying which hook failed and how. A decision a hook made is audited with the hook's name and
@@ -109,6 +109,13 @@ impl Gate {
     pub(super) fn hook_may_allow(&self, ruling: Ruling, call: &ToolCall, args: &Value) -> bool {
         if ruling != Ruling::Ask {
             return false;
+        }
+        // An MCP server whose config runs it with no sandbox: its calls are a person's too.
+        if let Some(tool) = self.policy.mcp.as_ref().and_then(|m| m.lookup(&call.tool)) {
+            return !tool
+                .confinement
+                .as_deref()
+                .is_some_and(|c| c.starts_with("NO SANDBOX"));
         }
         if !self.policy.runs_commands(&call.tool) {
             return true;

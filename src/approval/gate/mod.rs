@@ -522,7 +522,7 @@ impl Gate {
             }
             if verdict.ruling == Ruling::Ask {
                 hooked.lines.push(format!(
-                    "hook {hook} allows it, but a command without a sandbox is a person's call"
+                    "hook {hook} allows it, but a call that would run without a sandbox is a person's call"
                 ));
             }
         }

@@ -125,3 +125,63 @@ async fn an_approved_mcp_call_carries_the_definition_it_was_judged_on() {
     };
     assert_eq!(approval(check(&rig, read).await).mcp_definition(), None);
 }
+
+/// Hooks that allow every call they are shown.
+struct AllowingHooks;
+
+impl crate::protocol::Hooks for AllowingHooks {
+    fn any(&self, event: crate::protocol::HookEvent) -> bool {
+        event == crate::protocol::HookEvent::PreToolUse
+    }
+
+    fn run(
+        &self,
+        _event: crate::protocol::HookEvent,
+        _input: crate::protocol::HookInput,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Vec<crate::protocol::HookOutcome>> + Send + '_>,
+    > {
+        Box::pin(async {
+            vec![crate::protocol::HookOutcome {
+                hook: "team".into(),
+                digest: "d".into(),
+                say: Some(crate::protocol::HookSay::Allow),
+                reason: Some("fine by the team".into()),
+                note: None,
+                failure: None,
+            }]
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_hooks_allow_runs_a_sandboxed_servers_call_but_never_one_whose_server_has_no_sandbox() {
+    for (confinement, allowed) in [
+        ("sandbox workspace-write (writes only the workspace)", true),
+        (
+            "NO SANDBOX: `sandbox = \"off\"` in config.toml, it runs with all of your rights",
+            false,
+        ),
+    ] {
+        let approver = Scripted::answering(vec![Ok(Decision::Deny { reason: None })]);
+        let (mut rig, catalog) = mcp_rig(approver.clone());
+        let mut confined = tool("Creates a directory.");
+        confined.confinement = Some(confinement.into());
+        catalog.set_tools("fs", vec![confined], Vec::new());
+        rig.gate = rig.gate.with_hooks(Some(Arc::new(AllowingHooks)));
+        let outcome = check(&rig, mkdir("c1", json!({"path": "/w/build"}))).await;
+        if allowed {
+            assert_eq!(*approval(outcome).source(), DecisionSource::Hook);
+            assert_eq!(approver.asked(), 0);
+        } else {
+            assert!(!outcome.is_approved(), "{confinement}");
+            let seen = approver.seen.lock().unwrap();
+            assert_eq!(seen.len(), 1, "asked the person instead");
+            assert!(
+                seen[0].hooks[0].contains("hook team allows it, but"),
+                "{:?}",
+                seen[0].hooks
+            );
+        }
+    }
+}
