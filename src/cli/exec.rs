@@ -292,18 +292,22 @@ fn tools_for(
     sandbox: Sandbox,
     mcp: Option<&Arc<crate::mcp::McpHub>>,
 ) -> Arc<ToolRegistry> {
-    let mut tools = tools.sandboxed(sandbox).hiding_env(
-        config.api_key_env.iter().map(|s| s.value.clone()).chain(
-            config
-                .mcp_servers
-                .iter()
-                .filter_map(|s| s.config.bearer_token_env.clone()),
-        ),
-    );
+    let mut tools = tools.sandboxed(sandbox).hiding_env(key_env_names(config));
     if let Some(hub) = mcp {
         tools = tools.with_mcp(hub.clone());
     }
     Arc::new(tools)
+}
+
+/// Every key variable the config names: the providers' and the MCP servers' tokens (kept out of
+/// every command and every hook, beside the known ones).
+pub fn key_env_names(config: &crate::config::Resolved) -> impl Iterator<Item = String> + '_ {
+    config.api_key_env.iter().map(|s| s.value.clone()).chain(
+        config
+            .mcp_servers
+            .iter()
+            .filter_map(|s| s.config.bearer_token_env.clone()),
+    )
 }
 
 /// What a session keeps in the state database: a cockpit its journal (so it can be reopened)

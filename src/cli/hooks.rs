@@ -26,13 +26,7 @@ pub fn runner(config: &Resolved, state: &Path) -> Option<Arc<HookRunner>> {
     let hidden: Vec<String> = crate::facts::envvars::HIDDEN_ENV
         .iter()
         .map(|s| s.to_string())
-        .chain(config.api_key_env.iter().map(|s| s.value.clone()))
-        .chain(
-            config
-                .mcp_servers
-                .iter()
-                .filter_map(|s| s.config.bearer_token_env.clone()),
-        )
+        .chain(super::exec::key_env_names(config))
         .collect();
     Some(Arc::new(HookRunner::new(
         config.hooks.clone(),

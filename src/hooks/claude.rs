@@ -6,12 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{HookEvent, HookInput, HookSay};
-
-/// The name a Claude Code script knows a tool by.
-pub fn tool_name(tool: &str) -> String {
-    crate::protocol::claude_tool_name(tool)
-}
+use crate::protocol::{HookEvent, HookInput, HookSay, claude_tool_name as tool_name};
 
 /// A tool's arguments under the names a Claude Code script reads (paths made absolute, as
 /// Claude Code gives them); anything else keeps its name.

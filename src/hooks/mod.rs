@@ -25,6 +25,9 @@ const OUTPUT_LIMIT: u64 = 1024 * 1024;
 /// The hooks in force, ready to run.
 pub struct HookRunner {
     specs: Vec<HookSpec>,
+    /// Each spec's matcher, compiled once (`Err`: it matches nothing; the config refuses such a
+    /// matcher before it gets here).
+    matchers: Vec<Result<Option<regex::Regex>, regex::Error>>,
     /// Environment variables no hook sees (the providers' and servers' keys).
     hidden_env: Vec<String>,
     /// Where each hook's last result is kept (`None`: nowhere).
@@ -33,8 +36,18 @@ pub struct HookRunner {
 
 impl HookRunner {
     pub fn new(specs: Vec<HookSpec>, hidden_env: Vec<String>, last: Option<PathBuf>) -> Self {
+        let matchers = specs
+            .iter()
+            .map(|s| {
+                s.matcher
+                    .as_ref()
+                    .map(|m| regex::Regex::new(&format!("^(?:{m})$")))
+                    .transpose()
+            })
+            .collect();
         HookRunner {
             specs,
+            matchers,
             hidden_env,
             last,
         }
@@ -46,17 +59,22 @@ impl HookRunner {
 
     /// Whether `spec` applies to this input: its tool matches (airlock's name or Claude Code's),
     /// and for `bash`, the command starts with its prefix.
-    fn matches(spec: &HookSpec, input: &HookInput) -> bool {
+    fn matches(
+        spec: &HookSpec,
+        matcher: &Result<Option<regex::Regex>, regex::Error>,
+        input: &HookInput,
+    ) -> bool {
         let Some(tool) = &input.tool else {
             return spec.matcher.is_none() && spec.command_prefix.is_none();
         };
-        if let Some(matcher) = &spec.matcher {
-            let Ok(re) = regex::Regex::new(&format!("^(?:{matcher})$")) else {
-                return false;
-            };
-            if !re.is_match(tool) && !re.is_match(&claude::tool_name(tool)) {
+        match matcher {
+            Err(_) => return false,
+            Ok(Some(re))
+                if !re.is_match(tool) && !re.is_match(&crate::protocol::claude_tool_name(tool)) =>
+            {
                 return false;
             }
+            Ok(_) => {}
         }
         match &spec.command_prefix {
             None => true,
@@ -225,8 +243,9 @@ impl Hooks for HookRunner {
             let runs = self
                 .specs
                 .iter()
-                .filter(|s| s.event == event && Self::matches(s, &input))
-                .map(|spec| self.run_one(spec, event, &stdin));
+                .zip(&self.matchers)
+                .filter(|(s, m)| s.event == event && Self::matches(s, m, &input))
+                .map(|(spec, _)| self.run_one(spec, event, &stdin));
             futures_util::future::join_all(runs).await
         })
     }

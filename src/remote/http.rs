@@ -14,12 +14,13 @@ use hyper::http::request::Parts;
 use hyper::http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use serde_json::Value;
 
+use super::Scope;
 use super::page::{self, MarkedPart, Waiting};
 use super::pairing::{Guesses, TokenRefused, Tokens};
-use super::{Scope, same};
 use crate::clock::now_ms;
 use crate::protocol::PairedDevice;
 use crate::store::db::{DeviceRow, Store, StoreError};
+use crate::store::key::same_text as same;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "airlock_device";

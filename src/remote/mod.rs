@@ -264,9 +264,3 @@ fn secret_path(state: &std::path::Path) -> Result<String, String> {
     }
     Ok(secret)
 }
-
-/// Two texts compared in time that depends only on their length.
-pub(crate) fn same(a: &str, b: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
-}

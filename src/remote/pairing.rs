@@ -42,7 +42,11 @@ impl Tokens {
     /// Whether `token` would pair now, without using it (the pairing form is shown for it).
     pub fn check(&self, token: &str, now: u64) -> Result<(), TokenRefused> {
         let wanted = hash(token);
-        match self.live.iter().find(|(h, _)| super::same(h, &wanted)) {
+        match self
+            .live
+            .iter()
+            .find(|(h, _)| crate::store::key::same_text(h, &wanted))
+        {
             None => Err(TokenRefused::UnknownOrUsed),
             Some((_, until)) if *until <= now => Err(TokenRefused::Expired),
             Some(_) => Ok(()),
