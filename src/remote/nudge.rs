@@ -15,13 +15,16 @@ pub const MESSAGE: &str =
 /// Nudges at most this often (a batch of requests is one nudge).
 const AT_MOST_EVERY: Duration = Duration::from_secs(10);
 
+/// How soon the nudge reads again when the state database could not be read (busy, or not
+/// made yet): a change it was woken for is not lost to a read that failed.
+const READ_AGAIN: Duration = Duration::from_millis(500);
+
 pub async fn run(url: String, page: String, shared: Arc<Shared>) {
-    let Some(watch) = shared
+    // Where the kernel gives no inotify watch (its per-user limit reached), the nudge looks
+    // every few seconds instead of never.
+    let watch = shared
         .db_dir()
-        .and_then(|d| crate::store::watch::DirWatch::new(&d))
-    else {
-        return;
-    };
+        .and_then(|d| crate::store::watch::DirWatch::new(&d));
     // reqwest is built without a crypto provider of its own: ring, as for the model's HTTP.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
@@ -34,11 +37,14 @@ pub async fn run(url: String, page: String, shared: Arc<Shared>) {
     let mut last: Option<tokio::time::Instant> = None;
     loop {
         let look = shared.clone();
-        let ids = tokio::task::spawn_blocking(move || look.waiting_ids())
+        let read = tokio::task::spawn_blocking(move || look.waiting_ids())
             .await
             .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
+            .and_then(Result::ok);
+        let Some(ids) = read else {
+            tokio::time::sleep(READ_AGAIN).await;
+            continue;
+        };
         let new = ids.iter().any(|id| !seen.contains(id));
         seen = ids;
         if new {
@@ -55,6 +61,9 @@ pub async fn run(url: String, page: String, shared: Arc<Shared>) {
                 .send()
                 .await;
         }
-        watch.changed().await;
+        match &watch {
+            Some(watch) => watch.changed().await,
+            None => tokio::time::sleep(crate::store::watch::LONGEST_WAIT).await,
+        }
     }
 }

@@ -110,8 +110,9 @@ fn approval_mac(store: &Store, row: &ApprovalRow, state: &str, decision: Option<
     )
 }
 
-/// The file written after each answer is committed (see `Store::ring_bell`).
-pub const BELL: &str = "answered.bell";
+/// The file written after each new request and each answer is committed (see
+/// `Store::ring_bell`).
+pub const BELL: &str = "approvals.bell";
 
 /// The message for a row whose signature does not verify.
 pub fn tampered(call_id: &str) -> String {
@@ -233,6 +234,9 @@ impl Store {
         )
         .map_err(|e| self.sqlite(e))?;
         tx.commit().map_err(|e| self.sqlite(e))?;
+        // Whoever waits for new requests (another cockpit's inbox, the page's nudge) wakes to
+        // find this one.
+        self.ring_bell();
         Ok(code)
     }
 
@@ -391,11 +395,11 @@ impl Store {
         Err(StoreError::Refused(why))
     }
 
-    /// Tells whoever waits on the state directory (`super::super::watch`) that an answer is
-    /// committed and visible. The commit's own writes to the WAL can wake a waiter before the
-    /// WAL index (shared memory, whose writes make no event) names the new frames; that waiter
-    /// then reads the old state, and no later event would wake it. This write comes after the
-    /// commit, so the wake it makes finds the answer.
+    /// Tells whoever waits on the state directory (`super::super::watch`) that a request or an
+    /// answer is committed and visible. The commit's own writes to the WAL can wake a waiter
+    /// before the WAL index (shared memory, whose writes make no event) names the new frames;
+    /// that waiter then reads the old state, and no later event would wake it. This write
+    /// comes after the commit, so the wake it makes finds the change.
     fn ring_bell(&self) {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;

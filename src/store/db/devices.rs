@@ -238,7 +238,8 @@ mod bell_tests {
     use crate::protocol::FrozenCall;
 
     #[test]
-    fn an_answer_rings_the_bell_after_its_commit_so_a_waiter_wakes_to_find_it() {
+    fn a_request_and_an_answer_each_ring_the_bell_after_their_commit_so_a_waiter_wakes_to_find_them()
+     {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("airlock.db")).unwrap();
         let frozen = FrozenCall::freeze("bash", &serde_json::json!({"command": "make"}));
@@ -246,11 +247,13 @@ mod bell_tests {
         store
             .save_run("s", "s", std::path::Path::new("/w"), "live", None, now)
             .unwrap();
+        let bell = dir.path().join(super::super::approvals::BELL);
+        assert!(!bell.exists(), "nothing asked, nothing rung");
         let code = store
             .add_approval("s", "s", "c1", &frozen, "{}", now, 60_000)
             .unwrap();
-        let bell = dir.path().join(super::super::approvals::BELL);
-        assert!(!bell.exists(), "asking rings nothing");
+        assert!(bell.exists(), "the new request rang the bell");
+        std::fs::remove_file(&bell).unwrap();
         let watch = crate::store::watch::DirWatch::new(dir.path()).unwrap();
         store
             .decide(&code, r#"{"decision":"allow_once"}"#, now + 1)
