@@ -58,14 +58,22 @@ fn the_nudge_says_only_that_an_approval_waits_and_links_to_the_page() {
     let asked = run.wait_for("approval_requested");
     let code = asked["request"]["code"].as_str().unwrap().to_string();
     let request = pushed.recv_timeout(Duration::from_secs(20)).unwrap();
-    let lower = request.to_ascii_lowercase();
     assert!(request.starts_with("POST /airlock "), "{request}");
     assert!(
         request.contains("An approval request waits for your answer in airlock."),
         "{request}"
     );
-    assert!(
-        lower.contains(&format!("click: {origin}/")),
+    // Header names in any case; the link exactly (its secret path is case-sensitive).
+    let click = request
+        .lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("click"))
+        })
+        .map(|(_, v)| v.trim());
+    assert_eq!(
+        click,
+        Some(format!("{origin}/").as_str()),
         "links to the page: {request}"
     );
     for secret in ["secret-words", "made.txt", "echo", code.as_str(), "bash"] {

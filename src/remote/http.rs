@@ -67,7 +67,7 @@ pub struct Shared {
     scope: Scope,
     secure: bool,
     hosts: Vec<String>,
-    /// The secret path the page is served under (`/p/<hex>`; empty in tests): the cookie is
+    /// The secret path the page is served under (`/p/<secret>`; empty in tests): the cookie is
     /// scoped to it, so a server on another port of this host (which a browser sends the
     /// host's cookies to) is never sent the device's cookie.
     base: String,

@@ -187,8 +187,7 @@ impl RemotePairing for RemotePage {
     fn offer(&self) -> Result<PairingOffer, String> {
         // 128 bits: plenty for a token that lives minutes, pairs once and is rate-limited, and
         // a shorter URL makes a smaller QR code (one a 30-row terminal shows whole).
-        let mut token = crate::store::db::new_secret().map_err(|e| e.to_string())?;
-        token.truncate(32);
+        let token = pairing::url_secret(16)?;
         let expires_ms = self.shared.add_token(&token, self.pairing_ttl_ms);
         let url = format!("{}/pair?token={token}", self.origin);
         Ok(PairingOffer {
@@ -225,7 +224,11 @@ fn secret_path(state: &std::path::Path) -> Result<String, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = state.join("remote");
     let file = dir.join("path");
-    let valid = |text: &str| text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit());
+    // 64 bits in base64url (or in hex, as an earlier airlock kept it).
+    let valid = |text: &str| {
+        pairing::is_url_secret(text, 8)
+            || (text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
     if let Ok(text) = std::fs::read_to_string(&file)
         && valid(text.trim())
     {
@@ -240,8 +243,7 @@ fn secret_path(state: &std::path::Path) -> Result<String, String> {
     crate::store::private_dir(&dir).map_err(|e| fail(&e))?;
     // 64 bits: another server on this host would have to make the browser guess it, one request
     // a guess, and a shorter link makes a QR code a 30-row terminal shows whole.
-    let mut secret = crate::store::db::new_secret().map_err(|e| fail(&e))?;
-    secret.truncate(16);
+    let secret = pairing::url_secret(8).map_err(|e| fail(&e))?;
     let made = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

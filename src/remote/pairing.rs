@@ -16,6 +16,37 @@ pub const GUESSES_PER_MINUTE: usize = 20;
 
 const MINUTE_MS: u64 = 60 * 1000;
 
+/// `n` bytes from /dev/urandom in base64url without padding: a secret for a URL, a third
+/// shorter than hex, so the pairing link fits one line of an 80-column window.
+pub fn url_secret(n: usize) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("cannot read /dev/urandom for a secret: {e}"))?;
+    Ok(base64url(&bytes))
+}
+
+/// Whether `text` is what [`url_secret`] makes of `n` bytes.
+pub fn is_url_secret(text: &str, n: usize) -> bool {
+    text.len() == (n * 8).div_ceil(6) && text.bytes().all(|b| ALPHABET.contains(&b))
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn base64url(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity((bytes.len() * 8).div_ceil(6));
+    for chunk in bytes.chunks(3) {
+        let mut word = [0u8; 3];
+        word[..chunk.len()].copy_from_slice(chunk);
+        let bits = u32::from(word[0]) << 16 | u32::from(word[1]) << 8 | u32::from(word[2]);
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(bits >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
 /// The tokens shown and not yet used or expired.
 #[derive(Debug, Default)]
 pub struct Tokens {
@@ -104,6 +135,25 @@ impl Guesses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_base64url_without_padding_as_rfc_4648_spells_it() {
+        // RFC 4648's test vectors, in the URL-safe alphabet, unpadded.
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+        let token = url_secret(16).unwrap();
+        assert!(is_url_secret(&token, 16), "{token}");
+        assert_eq!(token.len(), 22);
+        assert_ne!(token, url_secret(16).unwrap());
+        assert!(
+            !is_url_secret("0123456789abcdef", 8),
+            "hex of 8 bytes is longer"
+        );
+        assert!(!is_url_secret("abc/def+ghi", 8));
+    }
 
     #[test]
     fn a_token_pairs_once() {

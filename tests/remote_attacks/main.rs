@@ -108,7 +108,7 @@ fn cookie_header(cookie: &str) -> String {
 }
 
 /// Where a run's page is: `host:port`, and the secret path every route lives under
-/// (`/p/<16 hex>`, no slash at the end).
+/// (`/p/<11 base64url characters>`, no slash at the end).
 #[derive(Debug, Clone)]
 struct Page {
     addr: String,
@@ -129,7 +129,10 @@ fn page(run: &PageRun) -> Page {
     let base = format!("/{path}");
     let secret = base.strip_prefix("/p/").unwrap();
     assert!(
-        secret.len() == 16 && secret.bytes().all(|b| b.is_ascii_hexdigit()),
+        secret.len() == 11
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
         "{}",
         run.origin
     );

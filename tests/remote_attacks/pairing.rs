@@ -562,7 +562,7 @@ fn no_path_reads_a_file() {
         "/p".to_string(),
         "/p/".to_string(),
         format!("/p/{}/", "0".repeat(32)),
-        format!("/p/{}/", secret.to_ascii_uppercase()),
+        format!("/p/{}/", other_case(secret)),
         format!("/p/{}/", &secret[..secret.len() - 1]),
         format!("{}x/", p.base),
         format!("{}/", p.base.replace("/p/", "/p//")),
@@ -749,4 +749,25 @@ async fn a_server_on_another_port_of_the_same_host_cannot_answer_with_what_the_b
         w.query("SELECT state FROM approvals ORDER BY id LIMIT 1"),
         "pending"
     );
+}
+
+/// `secret` with the case of its letters swapped (and, should it hold none, its last character
+/// changed): a path that differs from the secret only as a case-blind server would not see.
+fn other_case(secret: &str) -> String {
+    let swapped: String = secret
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    if swapped != secret {
+        return swapped;
+    }
+    let mut changed = secret[..secret.len() - 1].to_string();
+    changed.push(if secret.ends_with('A') { 'B' } else { 'A' });
+    changed
 }
