@@ -112,9 +112,12 @@ pub fn output(event: HookEvent, code: i32, stdout: &str, stderr: &str) -> Result
     if text.is_empty() {
         return Ok(Said::default());
     }
-    let value: Value = match serde_json::from_str(text) {
+    let value: Value = match strict_json(text) {
         Ok(value @ Value::Object(_)) => value,
         _ if !event.decides() => return Ok(Said::default()),
+        Err(why) if why.contains("appears twice") => {
+            return Err(format!("its answer is ambiguous: {why}"));
+        }
         _ => {
             return Err(format!(
                 "it printed something that is not its JSON answer: {}",
@@ -137,31 +140,122 @@ pub fn output(event: HookEvent, code: i32, stdout: &str, stderr: &str) -> Result
     if !event.decides() {
         return Ok(said);
     }
-    // The newer form first, then PermissionRequest's, then the older one.
-    let (decision, reason) = if let Some(d) = specific["permissionDecision"].as_str() {
-        (Some(d), text_of(&specific["permissionDecisionReason"]))
-    } else if let Some(d) = specific["decision"]["behavior"].as_str() {
-        (Some(d), text_of(&specific["decision"]["message"]))
-    } else if let Some(d) = value["decision"].as_str() {
-        (Some(d), text_of(&value["reason"]))
-    } else if value["continue"] == false {
-        (Some("deny"), text_of(&value["stopReason"]))
-    } else {
-        (None, None)
+    // Every form an answer may take (the newer one, PermissionRequest's, the older one, and
+    // `continue: false`, which stops everything): when they disagree, the strictest stands.
+    let mut answers: Vec<(HookSay, Option<String>)> = Vec::new();
+    let forms = [
+        (
+            &specific["permissionDecision"],
+            &specific["permissionDecisionReason"],
+        ),
+        (
+            &specific["decision"]["behavior"],
+            &specific["decision"]["message"],
+        ),
+        (&value["decision"], &value["reason"]),
+    ];
+    for (decision, why) in forms {
+        let Some(decision) = decision.as_str() else {
+            continue;
+        };
+        let say = match decision {
+            "allow" | "approve" => HookSay::Allow,
+            "deny" | "block" => HookSay::Deny,
+            "ask" => HookSay::Ask,
+            other => {
+                return Err(format!(
+                    "it answered `{other}`, which is not allow, deny or ask"
+                ));
+            }
+        };
+        answers.push((say, text_of(why)));
+    }
+    if value["continue"] == false {
+        answers.push((HookSay::Deny, text_of(&value["stopReason"])));
+    }
+    let strictest = |say: HookSay| answers.iter().find(|(s, _)| *s == say);
+    let (say, reason) = match strictest(HookSay::Deny)
+        .or_else(|| strictest(HookSay::Ask))
+        .or_else(|| strictest(HookSay::Allow))
+    {
+        Some((say, reason)) => (Some(*say), reason.clone()),
+        None => (None, None),
     };
-    said.say = match decision {
-        None => None,
-        Some("allow" | "approve") => Some(HookSay::Allow),
-        Some("deny" | "block") => Some(HookSay::Deny),
-        Some("ask") => Some(HookSay::Ask),
-        Some(other) => {
-            return Err(format!(
-                "it answered `{other}`, which is not allow, deny or ask"
-            ));
-        }
-    };
+    said.say = say;
     said.reason = reason;
     Ok(said)
+}
+
+/// `text` as JSON, refusing an object that names a key twice (a parser keeps one of the two
+/// and another may keep the other: such an answer says two things).
+fn strict_json(text: &str) -> Result<Value, String> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let Strict(value) = Strict::deserialize(&mut de).map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{key}` appears twice"
+                )));
+            }
+            let Strict(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 fn first_line(text: &str) -> String {
@@ -216,6 +310,23 @@ mod tests {
             output(HookEvent::PreToolUse, 0, "", "").unwrap(),
             Said::default()
         );
+    }
+
+    #[test]
+    fn an_answer_that_says_two_things_is_read_as_the_strictest_or_not_at_all() {
+        let said = |text: &str| output(HookEvent::PreToolUse, 0, text, "");
+        let stop = r#"{"continue":false,"stopReason":"stop","hookSpecificOutput":{"permissionDecision":"allow"}}"#;
+        assert_eq!(said(stop).unwrap().say, Some(HookSay::Deny));
+        let block = r#"{"decision":"block","reason":"no","hookSpecificOutput":{"permissionDecision":"allow"}}"#;
+        assert_eq!(said(block).unwrap().say, Some(HookSay::Deny));
+        assert_eq!(said(block).unwrap().reason.as_deref(), Some("no"));
+        let ask = r#"{"decision":"approve","hookSpecificOutput":{"permissionDecision":"ask"}}"#;
+        assert_eq!(said(ask).unwrap().say, Some(HookSay::Ask));
+        let twice =
+            r#"{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecision":"allow"}}"#;
+        assert!(said(twice).unwrap_err().contains("appears twice"));
+        let two = "{\"decision\":\"block\"}\n{\"decision\":\"approve\"}";
+        assert!(said(two).is_err(), "two answers are none");
     }
 
     #[test]

@@ -19,7 +19,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::protocol::{HookEvent, HookInput, HookOutcome, HookSpec, Hooks};
 
-/// What a hook may print on each stream before the rest is dropped.
+/// What a hook may print on each stream. A hook that prints more has no say (an answer cut
+/// short could read as another answer); its standard error past this is dropped.
 const OUTPUT_LIMIT: u64 = 1024 * 1024;
 
 /// The hooks in force, ready to run.
@@ -138,6 +139,10 @@ impl HookRunner {
         for name in &self.hidden_env {
             command.env_remove(name);
         }
+        // It runs in the workspace, which the agent writes: Python (the hook, or a program it
+        // starts) would import a module the agent left there (`json.py`) before the standard
+        // library's. With this, neither the working directory nor a script's own is searched.
+        command.env("PYTHONSAFEPATH", "1");
         let mut child = command
             .spawn()
             .map_err(|e| format!("it cannot be started ({program}: {e})"))?;
@@ -155,7 +160,8 @@ impl HookRunner {
             let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
             let read_out = async {
                 if let Some(pipe) = out.as_mut() {
-                    let _ = pipe.take(OUTPUT_LIMIT).read_to_end(&mut stdout).await;
+                    // One byte past the limit tells a whole answer from a cut one.
+                    let _ = pipe.take(OUTPUT_LIMIT + 1).read_to_end(&mut stdout).await;
                 }
             };
             let read_err = async {
@@ -178,11 +184,15 @@ impl HookRunner {
                     }
                     (None, None) => return Err("it ended without an exit code".into()),
                 };
-                Ok((
-                    code,
-                    String::from_utf8_lossy(&stdout).into_owned(),
-                    String::from_utf8_lossy(&stderr).into_owned(),
-                ))
+                if stdout.len() as u64 > OUTPUT_LIMIT {
+                    return Err(format!(
+                        "it printed more than {} MiB, so its answer was not read",
+                        OUTPUT_LIMIT / (1024 * 1024)
+                    ));
+                }
+                let stdout = String::from_utf8(stdout)
+                    .map_err(|_| "its output is not UTF-8 text, so it was not read".to_string())?;
+                Ok((code, stdout, String::from_utf8_lossy(&stderr).into_owned()))
             }
             Ok((Err(e), _, _)) => Err(format!("it could not be waited for: {e}")),
             Err(_) => {

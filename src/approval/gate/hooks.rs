@@ -123,6 +123,10 @@ impl Gate {
         let Some(sandbox) = &self.policy.sandbox else {
             return false;
         };
+        // No sandbox on this machine: every command would run with all of the user's rights.
+        if sandbox.support.missing().is_some() {
+            return false;
+        }
         match sandbox.profile_of(args) {
             Ok(profile) => profile != crate::sandbox::Profile::Off,
             Err(_) => false,
