@@ -164,6 +164,7 @@ pub async fn test(
         args,
         response: given.get("tool_response").cloned(),
         message: given["message"].as_str().map(str::to_string),
+        path: None,
     };
     let Some(runner) = runner(config, state) else {
         writeln!(out, "no hooks in force")?;

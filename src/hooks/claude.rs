@@ -9,8 +9,10 @@ use serde_json::{Map, Value, json};
 use crate::protocol::{HookEvent, HookInput, HookSay, claude_tool_name as tool_name};
 
 /// A tool's arguments under the names a Claude Code script reads (paths made absolute, as
-/// Claude Code gives them); anything else keeps its name.
-pub fn tool_input(tool: &str, args: &Value, cwd: &str) -> Value {
+/// Claude Code gives them; `path`, where the gate resolved it, is where the call lands);
+/// anything else keeps its name. An argument already under a Claude Code name that airlock's
+/// tool does not read (`new_string` beside `new`) is left out: the hook sees what runs.
+pub fn tool_input(tool: &str, args: &Value, cwd: &str, path: Option<&str>) -> Value {
     let Some(fields) = args.as_object() else {
         return args.clone();
     };
@@ -25,13 +27,17 @@ pub fn tool_input(tool: &str, args: &Value, cwd: &str) -> Value {
     };
     let mut out = Map::new();
     for (key, value) in fields {
+        if renames.iter().any(|(_, to)| to == key) {
+            continue;
+        }
         let renamed = renames
             .iter()
             .find(|(from, _)| from == key)
             .map_or(key.as_str(), |(_, to)| to);
-        let value = match (renamed, value.as_str()) {
-            ("file_path", Some(path)) if !path.starts_with('/') => {
-                Value::String(format!("{}/{path}", cwd.trim_end_matches('/')))
+        let value = match (renamed, value.as_str(), path) {
+            ("file_path", Some(_), Some(resolved)) => Value::String(resolved.to_string()),
+            ("file_path", Some(spelled), None) if !spelled.starts_with('/') => {
+                Value::String(format!("{}/{spelled}", cwd.trim_end_matches('/')))
             }
             _ => value.clone(),
         };
@@ -51,7 +57,7 @@ pub fn input(event: HookEvent, input: &HookInput) -> Value {
     if let Some(tool) = &input.tool {
         value["tool_name"] = Value::String(tool_name(tool));
         let args = input.args.clone().unwrap_or(Value::Null);
-        value["tool_input"] = tool_input(tool, &args, &input.cwd);
+        value["tool_input"] = tool_input(tool, &args, &input.cwd, input.path.as_deref());
         // airlock's own names too, for hooks written for airlock.
         value["airlock"] = json!({"tool": tool, "args": args, "call_id": input.call_id});
     }
@@ -282,10 +288,23 @@ mod tests {
             "edit_file",
             &json!({"path": "src/a.rs", "old": "x", "new": "y"}),
             "/ws",
+            None,
         );
         assert_eq!(
             edit,
             json!({"file_path": "/ws/src/a.rs", "old_string": "x", "new_string": "y"})
+        );
+        // A decoy under Claude Code's name is not what runs; the resolved path is.
+        let decoy = tool_input(
+            "edit_file",
+            &json!({"path": "docs/../k", "old": "x", "new": "EVIL", "new_string": "fine",
+                    "file_path": "/elsewhere"}),
+            "/ws",
+            Some("/ws/k"),
+        );
+        assert_eq!(
+            decoy,
+            json!({"file_path": "/ws/k", "old_string": "x", "new_string": "EVIL"})
         );
     }
 

@@ -107,6 +107,9 @@ pub struct HookInput {
     /// airlock's tool name and arguments.
     pub tool: Option<String>,
     pub args: Option<serde_json::Value>,
+    /// For a file tool: the path the call lands on, as the gate judged it (links and `..`
+    /// resolved), which a hook is shown as `file_path` instead of the call's spelling.
+    pub path: Option<String>,
     /// PostToolUse: what the call returned.
     pub response: Option<serde_json::Value>,
     /// Notification: what the person is told.

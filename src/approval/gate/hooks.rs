@@ -71,23 +71,30 @@ impl HookVerdict {
 
 impl Gate {
     /// The input hooks get about `call` (judged as `args`).
-    fn hook_input(&self, call: &ToolCall, args: &Value) -> HookInput {
+    fn hook_input(
+        &self,
+        call: &ToolCall,
+        args: &Value,
+        path: Option<&std::path::Path>,
+    ) -> HookInput {
         HookInput {
             session_id: self.config.session.clone(),
             cwd: self.workspace().display().to_string(),
             call_id: Some(call.id.clone()),
             tool: Some(call.tool.clone()),
             args: Some(args.clone()),
+            path: path.map(|p| p.display().to_string()),
             ..HookInput::default()
         }
     }
 
-    /// Runs the hooks of `event` on `call`, adding what they said to `verdict`.
+    /// Runs the hooks of `event` on `call` (landing on `path`, for a file tool), adding what
+    /// they said to `verdict`.
     pub(super) async fn run_hooks(
         &self,
         event: HookEvent,
         call: &ToolCall,
-        args: &Value,
+        (args, path): (&Value, Option<&std::path::Path>),
         verdict: &mut HookVerdict,
     ) {
         let Some(hooks) = &self.hooks else {
@@ -96,7 +103,7 @@ impl Gate {
         if !hooks.any(event) {
             return;
         }
-        let outcomes = hooks.run(event, self.hook_input(call, args)).await;
+        let outcomes = hooks.run(event, self.hook_input(call, args, path)).await;
         if !outcomes.is_empty() {
             let record = json!({"call_id": call.id, "event": event.as_str(), "hooks": outcomes});
             let _ = self.stage("hooks", record);

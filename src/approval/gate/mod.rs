@@ -491,10 +491,11 @@ impl Gate {
         // The person's hooks: never over a hard deny.
         let mut hooked = hooks::HookVerdict::default();
         if verdict.ruling != Ruling::Deny {
-            self.run_hooks(HookEvent::PreToolUse, call, args, &mut hooked)
+            let on = (args, judged.path.as_deref());
+            self.run_hooks(HookEvent::PreToolUse, call, on, &mut hooked)
                 .await;
             if verdict.ruling == Ruling::Ask || hooked.ask {
-                self.run_hooks(HookEvent::PermissionRequest, call, args, &mut hooked)
+                self.run_hooks(HookEvent::PermissionRequest, call, on, &mut hooked)
                     .await;
             }
         }
