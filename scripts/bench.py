@@ -16,7 +16,11 @@ S1  10M lines of tool output: the cockpit and `airlock exec` against `seq | cat`
 S2  keys typed while two tools flood: key -> frame latency.
 S3  8 parallel `sleep 1` calls from one model turn (every sample <= 1.10 s), and 64 parallel
     `sleep 1` calls (every sample <= 1.20 s); cockpit and `airlock exec`, interleaved with one
-    `sleep 1`.
+    `sleep 1`. Beside the 64-call arms, two floors that run no airlock at all, started by one
+    bash loop: 64 `bash -c 'sleep 1'` bare, and the same each in namespaces of its own made by
+    util-linux `unshare` (user, PID with a fork, mount, network: what the sandbox makes per
+    command, without Landlock, covers or a launcher), so what the machine charges for 64
+    namespaced processes is measured in the same run.
 S4  write_file over a 50k-line file: the diff and the approval modal's frame in-process
     (`airlock bench-cockpit diff --old FILE --new FILE --repeat N`, N = BENCH_DIFF_REPEAT, 20:
     the median of N in each round, then the median over the rounds) against a whole
@@ -260,20 +264,28 @@ def s3(work, env):
     all arms interleaved with the floor (one `sleep 1`)."""
     s3 = scenario(work, "s3", ["sleep 1"] * 8)
     s3_64 = scenario(work, "s3-64", ["sleep 1"] * 64)
+    loop = "for i in $(seq 64); do {} bash -c 'sleep 1' & done; wait"
+    namespaces = "unshare --user --map-root-user --pid --fork --mount --net"
     arms = {
         "cockpit": cockpit_argv(work, "flood", s3),
         "headless": exec_argv(work, s3),
         "cockpit_64": cockpit_argv(work, "flood", s3_64),
         "headless_64": exec_argv(work, s3_64),
         "floor": ["sleep", "1"],
+        "bare_64": ["bash", "-c", loop.format("")],
         **baseline_arms(work, s3),
     }
+    # Only where this user may make those namespaces (as the sandbox itself would).
+    if subprocess.run(namespaces.split() + ["true"], capture_output=True).returncode == 0:
+        arms["namespaces_64"] = ["bash", "-c", loop.format(namespaces)]
     samples = interleave(arms, env)
     m = {k: median(v, "wall_s") for k, v in samples.items()}
     c, h, f = m["cockpit"], m["headless"], m["floor"]
     worst = max(s["wall_s"] for k in ("cockpit", "headless") for s in samples[k])
     worst_64 = max(s["wall_s"] for k in ("cockpit_64", "headless_64") for s in samples[k])
     finished_64 = {len(s["report"]["lines_seen"]) for s in samples["cockpit_64"]}
+    floors_64 = f"; floors for 64: bare {m['bare_64']:.3f} s" + (
+        f", in namespaces {m['namespaces_64']:.3f} s" if "namespaces_64" in m else "")
     write({"id": "S3", "scenario": "8 approved `sleep 1` calls from one model turn, whole "
            "process: the cockpit (until all are drawn finished) and `airlock exec`; and the same "
            "with 64 calls", "samples": samples, "median_s": m,
@@ -284,7 +296,7 @@ def s3(work, env):
            "summary": f"8 calls: cockpit median {c:.3f} s, exec {h:.3f} s, worst {worst:.3f} s; "
                       f"64 calls: cockpit median {m['cockpit_64']:.3f} s, exec "
                       f"{m['headless_64']:.3f} s, worst {worst_64:.3f} s (floor {f:.3f} s)"
-                      + baseline_summary(samples, f)})
+                      + floors_64 + baseline_summary(samples, f)})
 
 
 def s4(work, env):

@@ -27,9 +27,15 @@ impl Gate {
             verdict,
             judged,
             hooks,
+            hook_asks,
         } = asked;
         let workspace = self.workspace();
-        if let Some(ids) = self.covering_grants(&call.tool, args, &verdict, &workspace) {
+        let granted = if hook_asks {
+            None
+        } else {
+            self.covering_grants(&call.tool, args, &verdict, &workspace)
+        };
+        if let Some(ids) = granted {
             return self.approve(
                 call,
                 frozen,
@@ -306,6 +312,8 @@ pub(super) struct Asked<'a> {
     pub judged: Judged,
     /// What the person's hooks said about it, for the modal.
     pub hooks: Vec<String>,
+    /// A hook asked for a person (or failed): no session grant answers in their place.
+    pub hook_asks: bool,
 }
 
 /// The call frozen again, after its question took the first frozen text: the same arguments,

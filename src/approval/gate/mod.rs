@@ -554,6 +554,7 @@ impl Gate {
                     verdict,
                     judged,
                     hooks: hooked.lines,
+                    hook_asks: hooked.ask,
                 };
                 self.ask(asked, frozen, cancel).await
             }
