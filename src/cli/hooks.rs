@@ -165,6 +165,7 @@ pub async fn test(
         response: given.get("tool_response").cloned(),
         message: given["message"].as_str().map(str::to_string),
         path: None,
+        commands: None,
     };
     let Some(runner) = runner(config, state) else {
         writeln!(out, "no hooks in force")?;

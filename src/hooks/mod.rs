@@ -59,7 +59,8 @@ impl HookRunner {
     }
 
     /// Whether `spec` applies to this input: its tool matches (airlock's name or Claude Code's),
-    /// and for `bash`, the command starts with its prefix.
+    /// and for `bash`, some simple command of the line starts with its prefix (or cannot be
+    /// known before it runs: the hook is asked rather than skipped).
     fn matches(
         spec: &HookSpec,
         matcher: &Result<Option<regex::Regex>, regex::Error>,
@@ -81,11 +82,25 @@ impl HookRunner {
             None => true,
             Some(prefix) => {
                 tool == "bash"
-                    && input
-                        .args
-                        .as_ref()
-                        .and_then(|a| a["command"].as_str())
-                        .is_some_and(|c| c.trim_start().starts_with(prefix.as_str()))
+                    && commands_of(input)
+                        .iter()
+                        .any(|argv| argv.as_ref().is_none_or(|argv| starts_with(argv, prefix)))
+            }
+        }
+    }
+
+    /// Whether a hook's allow covers the whole call: with a `command_prefix`, every simple
+    /// command of the line starts with it (a line that also runs something else, or a word
+    /// only known when it runs, is not what the hook was written to allow).
+    fn allow_covers(spec: &HookSpec, input: &HookInput) -> bool {
+        match &spec.command_prefix {
+            None => true,
+            Some(prefix) => {
+                let commands = commands_of(input);
+                !commands.is_empty()
+                    && commands
+                        .iter()
+                        .all(|argv| argv.as_ref().is_some_and(|argv| starts_with(argv, prefix)))
             }
         }
     }
@@ -238,6 +253,27 @@ impl HookRunner {
     }
 }
 
+/// The simple commands of a `bash` call: as the gate parsed them, else (no parse given, as in
+/// `airlock hooks test`) the line split at its words, as one command.
+fn commands_of(input: &HookInput) -> Vec<Option<Vec<String>>> {
+    if let Some(commands) = &input.commands {
+        return commands.clone();
+    }
+    let line = input
+        .args
+        .as_ref()
+        .and_then(|a| a["command"].as_str())
+        .unwrap_or("");
+    vec![Some(line.split_whitespace().map(str::to_string).collect())]
+}
+
+/// Whether `argv` starts with the words of `prefix` (`"git push"` matches `git push origin`,
+/// and `git  push`; `"cargo "` matches `cargo build`, not `cargo-audit`).
+fn starts_with(argv: &[String], prefix: &str) -> bool {
+    let words: Vec<&str> = prefix.split_whitespace().collect();
+    !words.is_empty() && argv.len() >= words.len() && argv.iter().zip(&words).all(|(a, w)| a == w)
+}
+
 impl Hooks for HookRunner {
     fn any(&self, event: HookEvent) -> bool {
         self.specs.iter().any(|s| s.event == event)
@@ -255,7 +291,21 @@ impl Hooks for HookRunner {
                 .iter()
                 .zip(&self.matchers)
                 .filter(|(s, m)| s.event == event && Self::matches(s, m, &input))
-                .map(|(spec, _)| self.run_one(spec, event, &stdin));
+                .map(|(spec, _)| async {
+                    let mut outcome = self.run_one(spec, event, &stdin).await;
+                    if outcome.say == Some(crate::protocol::HookSay::Allow)
+                        && !Self::allow_covers(spec, &input)
+                    {
+                        let prefix = spec.command_prefix.as_deref().unwrap_or("");
+                        outcome.say = None;
+                        outcome.failure = Some(format!(
+                            "its allow is for commands that start with `{}`, and this line runs \
+                             others too",
+                            prefix.trim()
+                        ));
+                    }
+                    outcome
+                });
             futures_util::future::join_all(runs).await
         })
     }

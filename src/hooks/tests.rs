@@ -218,3 +218,17 @@ fn a_hook_does_not_see_airlocks_keys_and_its_last_result_is_kept() {
     let kept = last_results(&last);
     assert_eq!(kept["env.sh:d"]["event"], "PostToolUse");
 }
+
+#[test]
+fn a_command_prefix_is_matched_word_by_word_against_each_simple_command() {
+    let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    assert!(super::starts_with(
+        &argv(&["git", "push", "origin"]),
+        "git push"
+    ));
+    assert!(super::starts_with(&argv(&["git", "push"]), "git  push "));
+    assert!(super::starts_with(&argv(&["cargo", "build"]), "cargo "));
+    assert!(!super::starts_with(&argv(&["cargo-audit"]), "cargo "));
+    assert!(!super::starts_with(&argv(&["git"]), "git push"));
+    assert!(!super::starts_with(&argv(&["git", "push"]), "  "));
+}

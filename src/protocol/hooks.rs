@@ -110,6 +110,10 @@ pub struct HookInput {
     /// For a file tool: the path the call lands on, as the gate judged it (links and `..`
     /// resolved), which a hook is shown as `file_path` instead of the call's spelling.
     pub path: Option<String>,
+    /// For `bash`: each simple command of the line as the gate parsed it, its argv (`None`
+    /// where a word is computed and cannot be known before it runs). `command_prefix` is
+    /// matched against these, not against the line's text.
+    pub commands: Option<Vec<Option<Vec<String>>>>,
     /// PostToolUse: what the call returned.
     pub response: Option<serde_json::Value>,
     /// Notification: what the person is told.

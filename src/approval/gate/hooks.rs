@@ -94,7 +94,7 @@ impl Gate {
         &self,
         event: HookEvent,
         call: &ToolCall,
-        (args, path): (&Value, Option<&std::path::Path>),
+        (args, path, parts): (&Value, Option<&std::path::Path>, &[crate::protocol::Part]),
         verdict: &mut HookVerdict,
     ) {
         let Some(hooks) = &self.hooks else {
@@ -103,7 +103,11 @@ impl Gate {
         if !hooks.any(event) {
             return;
         }
-        let outcomes = hooks.run(event, self.hook_input(call, args, path)).await;
+        let mut input = self.hook_input(call, args, path);
+        if call.tool == "bash" {
+            input.commands = Some(simple_commands(parts));
+        }
+        let outcomes = hooks.run(event, input).await;
         if !outcomes.is_empty() {
             let record = json!({"call_id": call.id, "event": event.as_str(), "hooks": outcomes});
             let _ = self.stage("hooks", record);
@@ -163,6 +167,20 @@ impl Gate {
             hooks.run(HookEvent::Notification, input).await;
         });
     }
+}
+
+/// The argv of each simple command the policy judged in a bash line (`None` where it cannot
+/// be known before the line runs).
+fn simple_commands(parts: &[crate::protocol::Part]) -> Vec<Option<Vec<String>>> {
+    use crate::protocol::{PartKind, Subject};
+    parts
+        .iter()
+        .filter(|p| p.kind == PartKind::Command)
+        .map(|p| match &p.subject {
+            Some(Subject::Command(argv)) => Some(argv.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The PostToolUse hooks of a session, to run after a call finished (on the call's own task).

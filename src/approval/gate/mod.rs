@@ -491,7 +491,7 @@ impl Gate {
         // The person's hooks: never over a hard deny.
         let mut hooked = hooks::HookVerdict::default();
         if verdict.ruling != Ruling::Deny {
-            let on = (args, judged.path.as_deref());
+            let on = (args, judged.path.as_deref(), verdict.parts.as_slice());
             self.run_hooks(HookEvent::PreToolUse, call, on, &mut hooked)
                 .await;
             if verdict.ruling == Ruling::Ask || hooked.ask {
