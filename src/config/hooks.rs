@@ -20,26 +20,83 @@ pub fn names_a_file(arg: &str) -> bool {
     arg.contains('/') && !arg.chars().any(char::is_whitespace) && !arg.starts_with('-')
 }
 
+/// Whether a hook argument is a bare word that could name a file (`check.sh`: no `/`, no
+/// space, not an option).
+fn bare_word(arg: &str) -> bool {
+    !arg.is_empty()
+        && !arg.contains('/')
+        && !arg.chars().any(char::is_whitespace)
+        && !arg.starts_with('-')
+        && arg != "."
+        && arg != ".."
+}
+
 /// The files a hook's command names, as named in the config at `config` (relative to its
-/// directory).
+/// directory): every argument with a `/`, and a bare argument after the program that names a
+/// file next to the config (`["sh", "check.sh"]`).
 pub fn files_of(config: &Path, command: &[String]) -> Vec<PathBuf> {
     command
         .iter()
-        .filter(|a| names_a_file(a))
-        .map(|a| relative_to(config, Path::new(a)))
+        .enumerate()
+        .filter_map(|(i, a)| file_arg(config, i, a))
         .collect()
+}
+
+fn file_arg(config: &Path, index: usize, arg: &str) -> Option<PathBuf> {
+    if names_a_file(arg) {
+        return Some(relative_to(config, Path::new(arg)));
+    }
+    let beside = relative_to(config, Path::new(arg));
+    (index > 0 && bare_word(arg) && beside.is_file()).then_some(beside)
+}
+
+/// Every file under a project's `.airlock/` directory (the directory of its config), which a
+/// project with hooks has trusted and protected whole: a script there may source or import
+/// its neighbours. At most a few hundred, a few levels deep.
+pub fn project_dir_files(config: &Path) -> Vec<PathBuf> {
+    let Some(dir) = config.parent() else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    let mut dirs = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() && depth < 4 => dirs.push((path, depth + 1)),
+                Ok(t) if t.is_file() || t.is_symlink() => files.push(path),
+                _ => {}
+            }
+            if files.len() >= 500 {
+                return files;
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Where the hooks of a config file come from: the user's own config, or a project's (whose
+/// files must lie under its `.airlock/`), for a session in `workspace`.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub workspace: &'a Path,
+    pub project: bool,
 }
 
 /// The hooks of the config file at `config`, checked.
-pub fn specs(config: &Path, hooks: &[HookConfig]) -> Result<Vec<HookSpec>> {
+pub fn specs(config: &Path, origin: Origin<'_>, hooks: &[HookConfig]) -> Result<Vec<HookSpec>> {
     hooks
         .iter()
         .enumerate()
-        .map(|(i, hook)| spec(config, i, hook))
+        .map(|(i, hook)| spec(config, origin, i, hook))
         .collect()
 }
 
-fn spec(config: &Path, index: usize, hook: &HookConfig) -> Result<HookSpec> {
+fn spec(config: &Path, origin: Origin<'_>, index: usize, hook: &HookConfig) -> Result<HookSpec> {
     let at = format!(
         "{}: hook {} ([[hooks]] number {})",
         config.display(),
@@ -73,11 +130,29 @@ fn spec(config: &Path, index: usize, hook: &HookConfig) -> Result<HookSpec> {
     }
     let mut argv = Vec::new();
     let mut digest = Sha256::new();
-    for arg in &hook.command {
+    let home = config.parent().unwrap_or(Path::new("."));
+    for (i, arg) in hook.command.iter().enumerate() {
         digest.update((arg.len() as u64).to_be_bytes());
         digest.update(arg.as_bytes());
-        if names_a_file(arg) {
-            let path = relative_to(config, Path::new(arg));
+        // A bare name the hook's shell would find in the workspace (its working directory),
+        // which the agent writes: never run that.
+        if i > 0
+            && bare_word(arg)
+            && file_arg(config, i, arg).is_none()
+            && origin.workspace.join(arg).is_file()
+        {
+            bail!(
+                "{at}: `{arg}` is a file in the workspace, which the agent can write, and a hook runs outside the sandbox; put the script beside the config and name it by its path from there (e.g. \"hooks/{arg}\"); {fix}"
+            );
+        }
+        if let Some(path) = file_arg(config, i, arg) {
+            if origin.project && !lexically_under(&path, home) {
+                bail!(
+                    "{at}: {} is outside the project's {} directory; a project's hook files live there, where airlock trusts and protects them whole (a script may source its neighbours); {fix}",
+                    path.display(),
+                    home.display()
+                );
+            }
             let content = std::fs::read(&path).map_err(|e| {
                 anyhow::anyhow!("{at}: cannot read {} ({e}); {fix}", path.display())
             })?;
@@ -97,7 +172,7 @@ fn spec(config: &Path, index: usize, hook: &HookConfig) -> Result<HookSpec> {
             .command
             .iter()
             .rev()
-            .find(|a| names_a_file(a))
+            .find(|a| names_a_file(a) || bare_word(a))
             .unwrap_or(program);
         Path::new(file)
             .file_name()
@@ -115,9 +190,68 @@ fn spec(config: &Path, index: usize, hook: &HookConfig) -> Result<HookSpec> {
     })
 }
 
+/// Whether `path` lies under `dir`, `..` taken as written (no link followed: a link out of
+/// the directory is refused when the file is read, as anything that cannot be trusted).
+fn lexically_under(path: &Path, dir: &Path) -> bool {
+    let absolute = std::path::absolute(path).unwrap_or(path.to_path_buf());
+    let mut parts: Vec<std::path::Component> = Vec::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => parts.push(other),
+        }
+    }
+    let dir = std::path::absolute(dir).unwrap_or(dir.to_path_buf());
+    parts.iter().collect::<PathBuf>().starts_with(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn user(workspace: &Path) -> Origin<'_> {
+        Origin {
+            workspace,
+            project: false,
+        }
+    }
+
+    #[test]
+    fn a_bare_script_name_is_the_file_beside_the_config_or_refused_if_it_is_the_workspaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let project = ws.join(".airlock");
+        std::fs::create_dir_all(project.join("hooks")).unwrap();
+        let config = project.join("config.toml");
+        let origin = Origin {
+            workspace: &ws,
+            project: true,
+        };
+        std::fs::write(project.join("check.sh"), "exit 0\n").unwrap();
+        let beside = specs(&config, origin, &[hook(&["sh", "check.sh"])]).unwrap();
+        assert_eq!(
+            beside[0].argv[1],
+            project.join("check.sh").display().to_string()
+        );
+        assert_eq!(files_of(&config, &beside[0].argv).len(), 1);
+        std::fs::write(ws.join("build.sh"), "exit 0\n").unwrap();
+        let e = specs(&config, origin, &[hook(&["sh", "build.sh"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a file in the workspace"), "{e}");
+        std::fs::create_dir_all(ws.join("scripts")).unwrap();
+        std::fs::write(ws.join("scripts/x.sh"), "exit 0\n").unwrap();
+        let e = specs(&config, origin, &[hook(&["sh", "../scripts/x.sh"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("outside the project's"), "{e}");
+        // Words that are not files stay words.
+        let words = specs(&config, origin, &[hook(&["git", "status"])]).unwrap();
+        assert_eq!(words[0].argv, ["git", "status"]);
+    }
 
     fn hook(command: &[&str]) -> HookConfig {
         HookConfig {
@@ -133,17 +267,18 @@ mod tests {
         let config = dir.path().join("config.toml");
         std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
         std::fs::write(dir.path().join("hooks/a.sh"), "exit 0\n").unwrap();
-        let first = specs(&config, &[hook(&["sh", "hooks/a.sh"])]).unwrap();
+        let first = specs(&config, user(dir.path()), &[hook(&["sh", "hooks/a.sh"])]).unwrap();
         assert_eq!(first[0].name, "a.sh");
         assert!(first[0].argv[1].ends_with("/hooks/a.sh") && first[0].argv[1].starts_with('/'));
         std::fs::write(dir.path().join("hooks/a.sh"), "exit 2\n").unwrap();
-        let changed = specs(&config, &[hook(&["sh", "hooks/a.sh"])]).unwrap();
+        let changed = specs(&config, user(dir.path()), &[hook(&["sh", "hooks/a.sh"])]).unwrap();
         assert_ne!(
             first[0].digest, changed[0].digest,
             "a changed script is another hook"
         );
         let inline = specs(
             &config,
+            user(dir.path()),
             &[hook(&["sh", "-c", "curl -d x ntfy.sh/t > /dev/null"])],
         );
         assert!(inline.is_ok(), "{inline:?}");
@@ -154,15 +289,23 @@ mod tests {
     fn a_hook_naming_a_missing_script_or_no_program_is_refused_with_where() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config.toml");
-        let e = specs(&config, &[hook(&["sh", "hooks/missing.sh"])])
+        let e = specs(
+            &config,
+            user(dir.path()),
+            &[hook(&["sh", "hooks/missing.sh"])],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("missing.sh") && e.contains("config.toml"), "{e}");
+        let e = specs(&config, user(dir.path()), &[hook(&[])])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("missing.sh") && e.contains("config.toml"), "{e}");
-        let e = specs(&config, &[hook(&[])]).unwrap_err().to_string();
         assert!(e.contains("`command` is empty"), "{e}");
         let mut bad = hook(&["true"]);
         bad.matcher = Some("(".into());
-        let e = specs(&config, &[bad]).unwrap_err().to_string();
+        let e = specs(&config, user(dir.path()), &[bad])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a regular expression"), "{e}");
     }
 }

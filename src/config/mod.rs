@@ -185,7 +185,11 @@ pub fn resolve(
     let sandbox = safety::sandbox(&layers, flags, &mut ignored);
     let rules = safety::rules(&layers, flags, env);
     let (mcp_servers, mcp_not_trusted) = servers::mcp_servers(workspace, &layers, &mut ignored);
-    let mut hooks = hooks::specs(&layers.user_path, &layers.user.hooks)?;
+    let user_origin = hooks::Origin {
+        workspace,
+        project: false,
+    };
+    let mut hooks = hooks::specs(&layers.user_path, user_origin, &layers.user.hooks)?;
     let mut hook_files: Vec<PathBuf> = layers
         .user
         .hooks
@@ -202,8 +206,18 @@ pub fn resolve(
                 .iter()
                 .flat_map(|h| hooks::files_of(&layers.project_path, &h.command)),
         );
+        // Its `.airlock/` whole: a script there may source or import its neighbours.
+        hook_files.extend(hooks::project_dir_files(&layers.project_path));
         if layers.trusted {
-            hooks.extend(hooks::specs(&layers.project_path, &layers.project.hooks)?);
+            let origin = hooks::Origin {
+                workspace,
+                project: true,
+            };
+            hooks.extend(hooks::specs(
+                &layers.project_path,
+                origin,
+                &layers.project.hooks,
+            )?);
         } else {
             ignored.push(format!(
                 "[[hooks]] in {}: not run until you trust the project (`airlock trust` lists each hook's files and their hashes)",

@@ -93,7 +93,15 @@ pub fn project_files(
         path: physical(config_path)?,
         sha256: sha256(bytes),
     }];
-    for (key, named) in config.named_files(config_path) {
+    let mut named = config.named_files(config_path);
+    // A project with hooks trusts its `.airlock/` whole: a hook script may source or import
+    // its neighbours, and a change to any of them is a change to the hook.
+    if !config.hooks.is_empty() {
+        for file in super::hooks::project_dir_files(config_path) {
+            named.push(("hooks (the .airlock directory)", file));
+        }
+    }
+    for (key, named) in named {
         let path = physical(&named).with_context(|| {
             format!("`{key}` in {} names a missing file", config_path.display())
         })?;

@@ -158,6 +158,17 @@ impl HookRunner {
         // starts) would import a module the agent left there (`json.py`) before the standard
         // library's. With this, neither the working directory nor a script's own is searched.
         command.env("PYTHONSAFEPATH", "1");
+        // Nor is a program found through the workspace: a search path entry inside it (an
+        // activated virtualenv's bin/, a relative one) is dropped, and so is the virtualenv.
+        if let Some(path) = std::env::var_os("PATH") {
+            let kept: Vec<PathBuf> = std::env::split_paths(&path)
+                .filter(|dir| dir.is_absolute() && !dir.starts_with(cwd))
+                .collect();
+            if let Ok(joined) = std::env::join_paths(kept) {
+                command.env("PATH", joined);
+            }
+        }
+        command.env_remove("VIRTUAL_ENV");
         let mut child = command
             .spawn()
             .map_err(|e| format!("it cannot be started ({program}: {e})"))?;
