@@ -437,7 +437,6 @@ fn a_hook_whose_child_keeps_its_output_open_does_not_hold_airlock_past_the_timeo
 }
 
 #[test]
-#[ignore = "known gap (stop 43): a hook's child that calls setsid leaves its process group and outlives the timeout (README says so)"]
 fn a_hooks_child_that_leaves_its_process_group_is_stopped_at_the_timeout_too() {
     // README: "past it the hook is stopped (with its children)". A child that called setsid()
     // is out of the process group airlock kills.
@@ -1048,7 +1047,6 @@ fn a_hooks_ask_is_not_answered_by_an_earlier_session_grant() {
 }
 
 #[test]
-#[ignore = "known gap (stop 43): a parked request keeps no hook lines; `airlock approvals list` and the page do not say which hook asked"]
 fn a_parked_call_says_which_hook_asked_and_why() {
     // `ls` only reads: it waits only because the hook asks. Whoever decides it later (`airlock
     // approvals list`, then `airlock approve`) must see that, as the modal would show it.

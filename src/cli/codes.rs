@@ -29,9 +29,14 @@ pub struct StateDbCodes {
 /// (each with its byte range, which the approval page marks).
 pub fn summary_of(request: &ApprovalRequest) -> serde_json::Value {
     use crate::protocol::{PartKind, Ruling};
+    // What the person's hooks said (a hook that asks, one that failed) is a reason too:
+    // whoever answers later (`airlock approvals list`, the inbox, the page) sees it as the
+    // modal shows it.
+    let mut reasons = request.verdict.reason_lines();
+    reasons.extend(request.hooks.iter().map(|line| format!("⚑ {line}")));
     let mut summary = serde_json::json!({
         "risk": request.risk,
-        "reasons": request.verdict.reason_lines(),
+        "reasons": reasons,
         "preview": request.preview,
     });
     if let Some(agent) = &request.agent {

@@ -222,12 +222,16 @@ impl HookRunner {
             }
             Ok((Err(e), _, _)) => Err(format!("it could not be waited for: {e}")),
             Err(_) => {
-                // The whole group: a script's own children go with it.
+                // The whole group, and every process below the hook that left it (`setsid`):
+                // found before the group goes, while they are still the hook's descendants.
                 if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
-                    let _ = nix::sys::signal::killpg(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
+                    use nix::sys::signal::{Signal, kill, killpg};
+                    use nix::unistd::Pid;
+                    let below = descendants(pid);
+                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                    for child in below {
+                        let _ = kill(Pid::from_raw(child), Signal::SIGKILL);
+                    }
                 }
                 Err(format!(
                     "it timed out after {} and was stopped",
@@ -262,6 +266,40 @@ impl HookRunner {
             let _ = std::fs::rename(&temp, path);
         }
     }
+}
+
+/// Every process below `root` (children, theirs, …), read from `/proc`: each process's parent
+/// is the fourth field of its `stat`, after the name in parentheses.
+fn descendants(root: i32) -> Vec<i32> {
+    let mut parents: Vec<(i32, i32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<i32>().ok());
+        if let Some(parent) = parent {
+            parents.push((pid, parent));
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let of = found[i];
+        found.extend(parents.iter().filter(|(_, p)| *p == of).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// The simple commands of a `bash` call: as the gate parsed them, else (no parse given, as in
