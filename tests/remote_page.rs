@@ -208,3 +208,42 @@ fn decode_base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+#[test]
+fn behind_a_tunnel_a_taken_default_port_is_refused_not_swapped_for_another() {
+    // The tunnel forwards public_url to 127.0.0.1:8377; a page moved to another port would
+    // leave that address (and the cookie and secret path a phone sends there) to whatever
+    // holds the port now. Held here by the test itself (others' pages come and go).
+    let held = (0..200)
+        .find_map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:8377")
+                .ok()
+                .or_else(|| {
+                    std::thread::sleep(Duration::from_millis(50));
+                    None
+                })
+        })
+        .expect("port 8377 could be held for the test");
+    let w = World::new(COMMAND);
+    configure(&w, "public_url = \"https://phone.example.net\"\n");
+    let out = w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "remote",
+        ],
+        &[],
+    );
+    drop(held);
+    assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
+    let stderr = common::stderr(&out);
+    assert!(
+        stderr.contains("public_url") && stderr.contains("`listen`"),
+        "{stderr}"
+    );
+    assert!(!w.path("ws/made.txt").exists());
+}

@@ -289,6 +289,19 @@ impl Shared {
         }
     }
 
+    /// The device cookie's header: scoped to the page's path, for [`IDLE_LIMIT_MS`] from
+    /// now (the database forgets a device unused that long).
+    ///
+    /// [`IDLE_LIMIT_MS`]: crate::store::db::devices::IDLE_LIMIT_MS
+    fn set_cookie(&self, cookie: &str) -> String {
+        format!(
+            "{COOKIE}={cookie}; Path={}/; HttpOnly; SameSite=Strict; Max-Age={}{}",
+            self.base,
+            crate::store::db::devices::IDLE_LIMIT_MS / 1000,
+            if self.secure { "; Secure" } else { "" }
+        )
+    }
+
     fn not_paired(&self) -> Reply {
         Reply::refused(
             StatusCode::UNAUTHORIZED,
@@ -308,10 +321,14 @@ impl Shared {
                 let token = self
                     .with_store(|s| Ok(s.form_token(&cookie)))
                     .unwrap_or_default();
-                Reply::page(
-                    StatusCode::OK,
-                    page::requests(&waiting, &device.name, &token, now),
-                )
+                // Its cookie's lifetime starts again: a device in use is never dropped.
+                Reply {
+                    cookie: Some(self.set_cookie(&cookie)),
+                    ..Reply::page(
+                        StatusCode::OK,
+                        page::requests(&waiting, &device.name, &token, now),
+                    )
+                }
             }
             Err(e) => Reply::refused(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -437,12 +454,7 @@ impl Shared {
         };
         match self.with_store(|s| s.pair_device(name, &cookie, now)) {
             Ok(_) => Reply {
-                cookie: Some(format!(
-                    "{COOKIE}={cookie}; Path={}/; HttpOnly; SameSite=Strict; Max-Age={}{}",
-                    self.base,
-                    crate::store::db::devices::IDLE_LIMIT_MS / 1000,
-                    if self.secure { "; Secure" } else { "" }
-                )),
+                cookie: Some(self.set_cookie(&cookie)),
                 location: Some(format!("{}/", self.base)),
                 ..Reply::page(
                     StatusCode::SEE_OTHER,

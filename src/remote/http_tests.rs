@@ -459,3 +459,22 @@ fn a_request_with_two_hosts_or_a_target_naming_another_host_is_refused() {
         StatusCode::MISDIRECTED_REQUEST
     );
 }
+
+#[test]
+fn a_device_in_use_has_its_cookie_renewed_so_only_an_unused_one_must_pair_again() {
+    let page = Page::new(Scope::Everything);
+    let cookie = page.paired();
+    let seen = page.get("/", &[("cookie", &cookie)]);
+    assert_eq!(seen.status, StatusCode::OK, "{}", seen.body);
+    let renewed = seen.cookie.expect("the page renews the device's cookie");
+    assert!(renewed.starts_with(&format!("{cookie};")), "{renewed}");
+    assert!(
+        renewed.contains(&format!(
+            "Max-Age={}",
+            crate::store::db::devices::IDLE_LIMIT_MS / 1000
+        )),
+        "{renewed}"
+    );
+    // Nobody else's page view renews anything.
+    assert!(page.get("/", &[]).cookie.is_none());
+}

@@ -114,7 +114,16 @@ impl RemotePage {
         };
         let listener = match tokio::net::TcpListener::bind(listen).await {
             Ok(listener) => listener,
-            // The default port taken (another airlock's page): any free one.
+            // The default port taken (another airlock's page): any free one, unless a tunnel
+            // or proxy (`public_url`) forwards to it: that would reach whatever holds it.
+            Err(e) if settings.listen.is_none() && settings.public_url.is_some() => {
+                return Err(format!(
+                    "the approval page cannot listen on {listen} ({e}), where `public_url` under \
+                     [remote] leads through your tunnel or proxy, and another port would leave \
+                     that address to whatever holds it; stop it, or set `listen` under [remote] \
+                     (and point the tunnel there)"
+                ));
+            }
             Err(_) if settings.listen.is_none() => {
                 tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
                     .await

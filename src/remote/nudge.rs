@@ -27,8 +27,11 @@ pub async fn run(url: String, page: String, shared: Arc<Shared>) {
         .and_then(|d| crate::store::watch::DirWatch::new(&d));
     // reqwest is built without a crypto provider of its own: ring, as for the model's HTTP.
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // No redirect is followed: one elsewhere would carry the page's link (and the topic's
+    // address, as the referrer) to a host the person never named.
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
         .build();
     let Ok(client) = client else {
         return;

@@ -246,6 +246,19 @@ fn preview(w: &Waiting) -> String {
                     .filter_map(|l| l.as_str().map(line))
                     .collect()
             };
+            // Where its server runs, as the modal says it: above all a server with no sandbox,
+            // which runs with all of the person's rights.
+            if let Some(confinement) = p["confinement"].as_str() {
+                let class = if confinement.starts_with("NO SANDBOX") {
+                    "note bad"
+                } else {
+                    "label"
+                };
+                out.push_str(&format!(
+                    "<p class=\"{class}\">its server runs in: {}</p>",
+                    line(confinement)
+                ));
+            }
             let annotations = lines("annotations");
             if !annotations.is_empty() {
                 out.push_str(&format!(
@@ -257,8 +270,13 @@ fn preview(w: &Waiting) -> String {
                 "<p class=\"label\">arguments:</p><pre>{}</pre>",
                 lines("arguments").join("\n")
             ));
-            if p["change"]["kind"] == "diff" {
-                out.push_str(&diff(&p["change"]));
+            match p["change"]["kind"].as_str() {
+                Some("diff") => out.push_str(&diff(&p["change"])),
+                Some("error") => out.push_str(&format!(
+                    "<p class=\"label\">no diff: {}</p>",
+                    line(p["change"]["message"].as_str().unwrap_or(""))
+                )),
+                _ => {}
             }
             out
         }

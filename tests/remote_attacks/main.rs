@@ -14,6 +14,7 @@ mod common;
 
 mod forms;
 mod pairing;
+mod second;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

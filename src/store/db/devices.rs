@@ -1,7 +1,7 @@
 //! Devices paired with the approval page (`remote`): a phone that exchanged a one-time pairing
 //! token for a session cookie. Only the cookie's hash is kept, and each row is signed under the
 //! state key, so a row added or changed with sqlite3 pairs nothing. A device answers requests
-//! until it is revoked (in the cockpit, or `airlock remote revoke`) or goes unused for
+//! until it is revoked (in the cockpit's F6 window) or goes unused for
 //! [`IDLE_LIMIT_MS`].
 
 use rusqlite::{OptionalExtension, params};
