@@ -524,3 +524,45 @@ fn inside_the_sandbox_a_hook_script_is_read_only_to_any_program() {
         MARK
     );
 }
+
+#[test]
+fn hooks_test_matches_a_command_prefix_as_the_gate_does_against_each_simple_command() {
+    let w = World::new(&scenario("ls", "ok"));
+    user_hooks(
+        &w,
+        &[("block_push.py", BLOCK_PUSH)],
+        "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand_prefix = \"git push\"\ncommand = [\"python3\", \"hooks/block_push.py\"]\n",
+    );
+    let run = |line: &str| {
+        let mut test = w
+            .command(
+                w.dir.path(),
+                &["hooks", "test", "PreToolUse", "--workspace", "ws"],
+                &[],
+            )
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let input = serde_json::json!({"tool_name": "Bash", "tool_input": {"command": line}});
+        test.stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        test.wait_with_output().unwrap()
+    };
+    // After `&&`, with two spaces: the hook is run, as it would be in the gate (what it says
+    // is the script's business: this one only looks at the line's start).
+    let out = run("cd . &&  git  push origin main");
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let said: Value = serde_json::from_str(common::stdout(&out).trim()).unwrap();
+    assert_eq!(said["hook"], "block_push.py", "{said}");
+    assert!(said["failure"].is_null(), "{said}");
+    // No git push anywhere in the line: no hook of that prefix runs.
+    let out = run("git status && ls");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(common::stdout(&out).contains("no PreToolUse hook matches"));
+}

@@ -167,6 +167,21 @@ pub async fn test(
         path: None,
         commands: None,
     };
+    // A bash line's simple commands as the gate would parse them (a `command_prefix` is
+    // matched against each).
+    let mut input = input;
+    if input.tool.as_deref() == Some("bash")
+        && let Some(line) = input.args.as_ref().and_then(|a| a["command"].as_str())
+    {
+        let ctx = crate::facts::shell::ShellContext {
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+            cwd: PathBuf::from(&input.cwd),
+        };
+        let facts = crate::facts::shell::analyze(line, &ctx);
+        input.commands = Some(facts.commands.iter().map(|c| c.literal_argv()).collect());
+    }
     let Some(runner) = runner(config, state) else {
         writeln!(out, "no hooks in force")?;
         return Ok(1);
