@@ -359,23 +359,10 @@ fn hooks_list_shows_each_hook_and_its_last_result_and_hooks_test_runs_one_on_an_
     let listed = common::stdout(&w.airlock(&["hooks", "list", "--workspace", "ws"], &[]));
     assert!(listed.contains("PreToolUse  block_push.py"), "{listed}");
     assert!(listed.contains("last: never ran"), "{listed}");
-    let mut test = w
-        .command(
-            w.dir.path(),
-            &["hooks", "test", "PreToolUse", "--workspace", "ws"],
-            &[],
-        )
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    test.stdin
-        .take()
-        .unwrap()
-        .write_all(br#"{"tool_name": "Bash", "tool_input": {"command": "git push origin main"}}"#)
-        .unwrap();
-    let out = test.wait_with_output().unwrap();
+    let out = w.hooks_test(
+        "PreToolUse",
+        r#"{"tool_name": "Bash", "tool_input": {"command": "git push origin main"}}"#,
+    );
     assert_eq!(out.status.code(), Some(0));
     let said: Value = serde_json::from_str(common::stdout(&out).trim()).unwrap();
     assert_eq!(said["say"], "deny");
@@ -534,25 +521,8 @@ fn hooks_test_matches_a_command_prefix_as_the_gate_does_against_each_simple_comm
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand_prefix = \"git push\"\ncommand = [\"python3\", \"hooks/block_push.py\"]\n",
     );
     let run = |line: &str| {
-        let mut test = w
-            .command(
-                w.dir.path(),
-                &["hooks", "test", "PreToolUse", "--workspace", "ws"],
-                &[],
-            )
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
         let input = serde_json::json!({"tool_name": "Bash", "tool_input": {"command": line}});
-        test.stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        test.wait_with_output().unwrap()
+        w.hooks_test("PreToolUse", &input.to_string())
     };
     // After `&&`, with two spaces: the hook is run, as it would be in the gate (what it says
     // is the script's business: this one only looks at the line's start).

@@ -400,16 +400,22 @@ fn a_hook_that_ignores_sigterm_is_still_stopped_at_its_timeout() {
         ),
         "",
     );
+    stopped_in_time(&w, "hook.pid");
+}
+
+/// Runs the scenario with its hook: airlock waits no longer than the hook's time limit, the
+/// hook has no say, and the process whose pid the hook wrote to `ws/PID_FILE` is gone.
+fn stopped_in_time(w: &World, pid_file: &str) {
     let start = Instant::now();
-    let out = exec(&w, "deny", &[], &[]);
+    let out = exec(w, "deny", &[], &[]);
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "{:?}",
         start.elapsed()
     );
-    assert_no_say(&w, &out);
-    let pid = read_pid(&w.path("ws/hook.pid"));
-    assert!(!alive(&pid), "the hook {pid} still runs");
+    assert_no_say(w, &out);
+    let pid = read_pid(&w.path(&format!("ws/{pid_file}")));
+    assert!(!alive(&pid), "{pid} (from {pid_file}) still runs");
 }
 
 #[test]
@@ -424,16 +430,7 @@ fn a_hook_whose_child_keeps_its_output_open_does_not_hold_airlock_past_the_timeo
         ),
         "",
     );
-    let start = Instant::now();
-    let out = exec(&w, "deny", &[], &[]);
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        start.elapsed()
-    );
-    assert_no_say(&w, &out);
-    let pid = read_pid(&w.path("ws/child.pid"));
-    assert!(!alive(&pid), "the hook's child {pid} still runs");
+    stopped_in_time(&w, "child.pid");
 }
 
 #[test]
@@ -582,28 +579,8 @@ fn a_matcher_on_bash_matches_the_real_bash_and_never_an_mcp_tool_named_bash() {
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = [\"sh\", \"hooks/mark.sh\"]\n",
     );
     let test = |tool: &str| -> bool {
-        let mut child = w
-            .command(
-                w.dir.path(),
-                &["hooks", "test", "PreToolUse", "--workspace", "ws"],
-                &[],
-            )
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(
-                json!({"tool_name": tool, "tool_input": {"command": "ls"}})
-                    .to_string()
-                    .as_bytes(),
-            )
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let input = json!({"tool_name": tool, "tool_input": {"command": "ls"}});
+        let out = w.hooks_test("PreToolUse", &input.to_string());
         let text = common::stdout(&out);
         assert!(
             out.status.code() == Some(0) || text.contains("no PreToolUse hook matches"),

@@ -50,6 +50,31 @@ impl World {
         self.command(cwd, args, env).output().unwrap()
     }
 
+    /// `airlock hooks test EVENT --workspace ws`, given `input` on standard input.
+    #[allow(dead_code)]
+    pub fn hooks_test(&self, event: &str, input: &str) -> Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
+            .command(
+                self.dir.path(),
+                &["hooks", "test", event, "--workspace", "ws"],
+                &[],
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
     /// Runs the scenario with `--approvals park`; returns (run id, code).
     pub fn park(&self, env: &[(&str, &str)]) -> (String, String) {
         self.park_with(&[], env)
