@@ -139,6 +139,7 @@ fn spec(config: &Path, origin: Origin<'_>, index: usize, hook: &HookConfig) -> R
         if i > 0
             && bare_word(arg)
             && file_arg(config, i, arg).is_none()
+            && runs_as_script(program, arg)
             && origin.workspace.join(arg).is_file()
         {
             bail!(
@@ -188,6 +189,26 @@ fn spec(config: &Path, origin: Origin<'_>, index: usize, hook: &HookConfig) -> R
         timeout_ms: hook.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS) * 1000,
         source: config.display().to_string(),
     })
+}
+
+/// Whether `arg`, given to `program`, is run as a script: the program is a shell or an
+/// interpreter, or the name ends as a script's does. (`["make", "lint"]` with a file `lint`
+/// in the workspace is a target, not a script: such a hook is not refused for the name.)
+fn runs_as_script(program: &str, arg: &str) -> bool {
+    const INTERPRETERS: &[&str] = &[
+        "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python3", "node", "deno", "bun",
+        "ruby", "perl", "php", "lua", "tclsh", "pwsh",
+    ];
+    const SCRIPTS: &[&str] = &[
+        ".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".lua",
+        ".ps1",
+    ];
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program);
+    let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS.contains(&name) || SCRIPTS.iter().any(|ext| arg.ends_with(ext))
 }
 
 /// Whether `path` lies under `dir`, `..` taken as written (no link followed: a link out of
@@ -248,9 +269,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("outside the project's"), "{e}");
-        // Words that are not files stay words.
+        // Words that are not files stay words; a make target that is also a file's name is a
+        // target.
         let words = specs(&config, origin, &[hook(&["git", "status"])]).unwrap();
         assert_eq!(words[0].argv, ["git", "status"]);
+        std::fs::write(ws.join("lint"), "x\n").unwrap();
+        assert!(specs(&config, origin, &[hook(&["make", "lint"])]).is_ok());
+        let e = specs(&config, origin, &[hook(&["python3.11", "lint"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a file in the workspace"), "{e}");
     }
 
     fn hook(command: &[&str]) -> HookConfig {
