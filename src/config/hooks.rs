@@ -147,7 +147,7 @@ fn spec(config: &Path, origin: Origin<'_>, index: usize, hook: &HookConfig) -> R
             );
         }
         if let Some(path) = file_arg(config, i, arg) {
-            if origin.project && !lexically_under(&path, home) {
+            if origin.project && path.exists() && !under(&path, home) {
                 bail!(
                     "{at}: {} is outside the project's {} directory; a project's hook files live there, where airlock trusts and protects them whole (a script may source its neighbours); {fix}",
                     path.display(),
@@ -211,22 +211,14 @@ fn runs_as_script(program: &str, arg: &str) -> bool {
     INTERPRETERS.contains(&name) || SCRIPTS.iter().any(|ext| arg.ends_with(ext))
 }
 
-/// Whether `path` lies under `dir`, `..` taken as written (no link followed: a link out of
-/// the directory is refused when the file is read, as anything that cannot be trusted).
-fn lexically_under(path: &Path, dir: &Path) -> bool {
-    let absolute = std::path::absolute(path).unwrap_or(path.to_path_buf());
-    let mut parts: Vec<std::path::Component> = Vec::new();
-    for part in absolute.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => parts.push(other),
-        }
+/// Whether `path` lies under `dir`, both taken physically (links and `..` resolved): a link
+/// in `.airlock/` to a script elsewhere in the workspace leaves that script's neighbours
+/// outside what trust covers. A path that cannot be resolved is not under anything.
+fn under(path: &Path, dir: &Path) -> bool {
+    match (std::fs::canonicalize(path), std::fs::canonicalize(dir)) {
+        (Ok(path), Ok(dir)) => path.starts_with(dir),
+        _ => false,
     }
-    let dir = std::path::absolute(dir).unwrap_or(dir.to_path_buf());
-    parts.iter().collect::<PathBuf>().starts_with(dir)
 }
 
 #[cfg(test)]
@@ -266,6 +258,12 @@ mod tests {
         std::fs::create_dir_all(ws.join("scripts")).unwrap();
         std::fs::write(ws.join("scripts/x.sh"), "exit 0\n").unwrap();
         let e = specs(&config, origin, &[hook(&["sh", "../scripts/x.sh"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("outside the project's"), "{e}");
+        // Nor through a link in .airlock/ to it.
+        std::os::unix::fs::symlink("../../scripts/x.sh", project.join("hooks/x.sh")).unwrap();
+        let e = specs(&config, origin, &[hook(&["sh", "hooks/x.sh"])])
             .unwrap_err()
             .to_string();
         assert!(e.contains("outside the project's"), "{e}");
