@@ -182,8 +182,7 @@ fn a_hook_script_reached_through_a_symlink_is_out_of_the_agents_reach() {
         "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"hooks/a.sh\"]\n",
     )
     .unwrap();
-    let listed = trust(&w);
-    assert!(listed.contains("scripts/real.sh"), "{listed}");
+    // Before trust: the script the link leads to is out of the agent's reach already.
     let out = exec(&w, "dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     assert!(denial(&events, "c1").contains("real.sh"));
@@ -196,6 +195,16 @@ fn a_hook_script_reached_through_a_symlink_is_out_of_the_agents_reach() {
     assert_eq!(
         std::fs::read_to_string(w.path("ws/scripts/real.sh")).unwrap(),
         original
+    );
+    // Trusted, such a hook is refused: its script lies outside .airlock/, where its
+    // neighbours would not be covered.
+    trust(&w);
+    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
+    assert!(
+        common::stderr(&out).contains("outside the project's"),
+        "{}",
+        common::stderr(&out)
     );
     assert!(!w.path("home/pwned").exists());
 }
