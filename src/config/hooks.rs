@@ -97,12 +97,14 @@ pub fn specs(config: &Path, origin: Origin<'_>, hooks: &[HookConfig]) -> Result<
 }
 
 fn spec(config: &Path, origin: Origin<'_>, index: usize, hook: &HookConfig) -> Result<HookSpec> {
-    let at = format!(
-        "{}: hook {} ([[hooks]] number {})",
-        config.display(),
-        hook.name.as_deref().unwrap_or("?"),
-        index + 1
-    );
+    let at = match &hook.name {
+        Some(name) => format!(
+            "{}: hook {name} ([[hooks]] number {})",
+            config.display(),
+            index + 1
+        ),
+        None => format!("{}: [[hooks]] number {}", config.display(), index + 1),
+    };
     let fix = "fix it there (see README.md, Hooks)";
     let Some(event) = HookEvent::parse(&hook.event) else {
         let known: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();

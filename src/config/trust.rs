@@ -93,6 +93,18 @@ pub fn project_files(
         path: physical(config_path)?,
         sha256: sha256(bytes),
     }];
+    // Hooks that could not run once trusted are refused here, with the same words.
+    if !config.hooks.is_empty() {
+        let workspace = config_path
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        let origin = super::hooks::Origin {
+            workspace,
+            project: true,
+        };
+        super::hooks::specs(config_path, origin, &config.hooks)?;
+    }
     let mut named = config.named_files(config_path);
     // A project with hooks trusts its `.airlock/` whole: a hook script may source or import
     // its neighbours, and a change to any of them is a change to the hook.

@@ -27,18 +27,21 @@ fn a_project_hook_naming_a_workspace_script_without_a_slash_never_runs_it() {
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"check.sh\"]\n",
     )
     .unwrap();
-    let listed = trust(&w);
-    std::fs::write(w.path("ws/check.sh"), PWN_SH).unwrap();
-    let out = exec(&w, "deny", &[], &[]);
-    assert!(
-        !w.path("home/pwned").exists(),
-        "a hook script changed after trust ran; trust listed only:\n{listed}"
-    );
-    assert!(
-        common::stderr(&out).contains("is a file in the workspace"),
+    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
         "{}",
-        common::stderr(&out)
+        common::stdout(&refused)
     );
+    assert!(
+        common::stderr(&refused).contains("is a file in the workspace"),
+        "{}",
+        common::stderr(&refused)
+    );
+    std::fs::write(w.path("ws/check.sh"), PWN_SH).unwrap();
+    exec(&w, "deny", &[], &[]);
+    assert!(!w.path("home/pwned").exists(), "the workspace's script ran");
 }
 
 #[test]
@@ -60,16 +63,14 @@ fn the_agent_cannot_rewrite_a_script_a_hook_names_without_a_slash() {
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"check.sh\"]\n",
     )
     .unwrap();
-    trust(&w);
+    // Such a hook is never trusted, so never runs, whatever the agent writes to check.sh.
+    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
+    assert_eq!(refused.status.code(), Some(1));
     let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
     assert!(
         !w.path("home/pwned").exists(),
         "the agent's script ran as a hook: {}",
         common::stdout(&out)
-    );
-    assert_eq!(
-        std::fs::read_to_string(w.path("ws/check.sh")).unwrap(),
-        "cat > /dev/null\nexit 0\n"
     );
 }
 
@@ -120,16 +121,15 @@ fn the_agent_cannot_rewrite_a_file_a_hook_script_sources() {
         "[[hooks]]\nevent = \"Stop\"\ncommand = [\"sh\", \"../scripts/check.sh\"]\n",
     )
     .unwrap();
-    trust(&w);
+    // A hook script outside .airlock/ is never trusted, so whatever the agent writes beside
+    // it never runs as a hook.
+    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
+    assert_eq!(refused.status.code(), Some(1));
     let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
     assert!(
         !w.path("home/pwned").exists(),
         "the agent's code ran as a hook: {}",
         common::stdout(&out)
-    );
-    assert_eq!(
-        std::fs::read_to_string(w.path("ws/scripts/lib.sh")).unwrap(),
-        "true\n"
     );
 }
 
@@ -196,15 +196,19 @@ fn a_hook_script_reached_through_a_symlink_is_out_of_the_agents_reach() {
         std::fs::read_to_string(w.path("ws/scripts/real.sh")).unwrap(),
         original
     );
-    // Trusted, such a hook is refused: its script lies outside .airlock/, where its
-    // neighbours would not be covered.
-    trust(&w);
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
-    assert!(
-        common::stderr(&out).contains("outside the project's"),
+    // Such a hook cannot be trusted: its script lies outside .airlock/, where its neighbours
+    // would not be covered.
+    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
         "{}",
-        common::stderr(&out)
+        common::stdout(&refused)
+    );
+    assert!(
+        common::stderr(&refused).contains("outside the project's"),
+        "{}",
+        common::stderr(&refused)
     );
     assert!(!w.path("home/pwned").exists());
 }
