@@ -133,53 +133,48 @@ fn spec(config: &Path, origin: Origin<'_>, index: usize, hook: &HookConfig) -> R
     let mut argv = Vec::new();
     let mut digest = Sha256::new();
     let home = config.parent().unwrap_or(Path::new("."));
+    // What the hook is called when it names itself nothing: its last file, else its program.
+    let mut script: Option<String> = None;
     for (i, arg) in hook.command.iter().enumerate() {
         digest.update((arg.len() as u64).to_be_bytes());
         digest.update(arg.as_bytes());
-        // A bare name the hook's shell would find in the workspace (its working directory),
-        // which the agent writes: never run that.
-        if i > 0
-            && bare_word(arg)
-            && file_arg(config, i, arg).is_none()
-            && runs_as_script(program, arg)
-            && origin.workspace.join(arg).is_file()
-        {
-            bail!(
-                "{at}: `{arg}` is a file in the workspace, which the agent can write, and a hook runs outside the sandbox; put the script beside the config and name it by its path from there (e.g. \"hooks/{arg}\"); {fix}"
-            );
-        }
-        if let Some(path) = file_arg(config, i, arg) {
-            if origin.project && path.exists() && !under(&path, home) {
+        let Some(path) = file_arg(config, i, arg) else {
+            // A bare name the hook's shell would find in the workspace (its working
+            // directory), which the agent writes: never run that.
+            if i > 0
+                && bare_word(arg)
+                && runs_as_script(program, arg)
+                && origin.workspace.join(arg).is_file()
+            {
                 bail!(
-                    "{at}: {} is outside the project's {} directory; a project's hook files live there, where airlock trusts and protects them whole (a script may source its neighbours); {fix}",
-                    path.display(),
-                    home.display()
+                    "{at}: `{arg}` is a file in the workspace, which the agent can write, and a hook runs outside the sandbox; put the script beside the config and name it by its path from there (e.g. \"hooks/{arg}\"); {fix}"
                 );
             }
-            let content = std::fs::read(&path).map_err(|e| {
-                anyhow::anyhow!("{at}: cannot read {} ({e}); {fix}", path.display())
-            })?;
-            digest.update(Sha256::digest(&content));
-            argv.push(
-                std::path::absolute(&path)
-                    .unwrap_or(path)
-                    .display()
-                    .to_string(),
-            );
-        } else {
             argv.push(arg.clone());
+            continue;
+        };
+        if origin.project && path.exists() && !under(&path, home) {
+            bail!(
+                "{at}: {} is outside the project's {} directory; a project's hook files live there, where airlock trusts and protects them whole (a script may source its neighbours); {fix}",
+                path.display(),
+                home.display()
+            );
         }
+        let content = std::fs::read(&path)
+            .map_err(|e| anyhow::anyhow!("{at}: cannot read {} ({e}); {fix}", path.display()))?;
+        digest.update(Sha256::digest(&content));
+        script = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        argv.push(
+            std::path::absolute(&path)
+                .unwrap_or(path)
+                .display()
+                .to_string(),
+        );
     }
-    let name = hook.name.clone().unwrap_or_else(|| {
-        let file = hook
-            .command
-            .iter()
-            .rev()
-            .find(|a| names_a_file(a) || bare_word(a))
-            .unwrap_or(program);
-        Path::new(file)
+    let name = hook.name.clone().or(script).unwrap_or_else(|| {
+        Path::new(program)
             .file_name()
-            .map_or(file.clone(), |n| n.to_string_lossy().into_owned())
+            .map_or(program.clone(), |n| n.to_string_lossy().into_owned())
     });
     Ok(HookSpec {
         name,

@@ -196,7 +196,7 @@ impl RemotePairing for RemotePage {
     fn offer(&self) -> Result<PairingOffer, String> {
         // 128 bits: plenty for a token that lives minutes, pairs once and is rate-limited, and
         // a shorter URL makes a smaller QR code (one a 30-row terminal shows whole).
-        let token = pairing::url_secret(16)?;
+        let token = pairing::url_secret::<16>()?;
         let expires_ms = self.shared.add_token(&token, self.pairing_ttl_ms);
         let url = format!("{}/pair?token={token}", self.origin);
         Ok(PairingOffer {
@@ -252,7 +252,7 @@ fn secret_path(state: &std::path::Path) -> Result<String, String> {
     crate::store::private_dir(&dir).map_err(|e| fail(&e))?;
     // 64 bits: another server on this host would have to make the browser guess it, one request
     // a guess, and a shorter link makes a QR code a 30-row terminal shows whole.
-    let secret = pairing::url_secret(8).map_err(|e| fail(&e))?;
+    let secret = pairing::url_secret::<8>().map_err(|e| fail(&e))?;
     let made = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -16,15 +16,12 @@ pub const GUESSES_PER_MINUTE: usize = 20;
 
 const MINUTE_MS: u64 = 60 * 1000;
 
-/// `n` bytes from /dev/urandom in base64url without padding: a secret for a URL, a third
+/// `N` bytes from /dev/urandom in base64url without padding: a secret for a URL, a third
 /// shorter than hex, so the pairing link fits one line of an 80-column window.
-pub fn url_secret(n: usize) -> Result<String, String> {
-    use std::io::Read;
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| format!("cannot read /dev/urandom for a secret: {e}"))?;
-    Ok(base64url(&bytes))
+pub fn url_secret<const N: usize>() -> Result<String, String> {
+    crate::store::db::random_bytes::<N>("a secret")
+        .map(|bytes| base64url(&bytes))
+        .map_err(|e| e.to_string())
 }
 
 /// Whether `text` is what [`url_secret`] makes of `n` bytes.
@@ -144,10 +141,10 @@ mod tests {
         assert_eq!(base64url(b"foo"), "Zm9v");
         assert_eq!(base64url(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
-        let token = url_secret(16).unwrap();
+        let token = url_secret::<16>().unwrap();
         assert!(is_url_secret(&token, 16), "{token}");
         assert_eq!(token.len(), 22);
-        assert_ne!(token, url_secret(16).unwrap());
+        assert_ne!(token, url_secret::<16>().unwrap());
         assert!(
             !is_url_secret("0123456789abcdef", 8),
             "hex of 8 bytes is longer"

@@ -69,14 +69,8 @@ pub fn code_hash(code: &str) -> String {
 
 /// A fresh one-time code, `XXXX-XXXX` from an alphabet without look-alikes.
 pub fn new_code() -> Result<String, StoreError> {
-    use std::io::Read;
     const ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
-    let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| {
-            StoreError::Refused(format!("cannot read /dev/urandom for a one-time code: {e}"))
-        })?;
+    let bytes = super::devices::random_bytes::<8>("a one-time code")?;
     let chars: String = bytes
         .iter()
         .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)

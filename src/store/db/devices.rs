@@ -28,14 +28,19 @@ pub struct DeviceRow {
     pub revoked_ms: Option<u64>,
 }
 
-/// A fresh secret: 32 bytes from /dev/urandom, as hex (a pairing token, a session cookie).
-pub fn new_secret() -> Result<String, StoreError> {
+/// `N` bytes from /dev/urandom, for `what` (named in the error).
+pub fn random_bytes<const N: usize>(what: &str) -> Result<[u8; N], StoreError> {
     use std::io::Read;
-    let mut bytes = [0u8; 32];
+    let mut bytes = [0u8; N];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| StoreError::Refused(format!("cannot read /dev/urandom for a secret: {e}")))?;
-    Ok(hex(&bytes))
+        .map_err(|e| StoreError::Refused(format!("cannot read /dev/urandom for {what}: {e}")))?;
+    Ok(bytes)
+}
+
+/// A fresh secret: 32 bytes from /dev/urandom, as hex (a session cookie).
+pub fn new_secret() -> Result<String, StoreError> {
+    Ok(hex(&random_bytes::<32>("a secret")?))
 }
 
 fn cookie_hash(cookie: &str) -> String {

@@ -36,7 +36,7 @@ mod mcp_pins;
 pub use mcp_pins::StatePins;
 
 pub mod devices;
-pub use devices::{DeviceRow, new_secret};
+pub use devices::{DeviceRow, new_secret, random_bytes};
 
 pub mod health;
 
