@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
@@ -17,6 +17,22 @@ const COMMAND: &str = r#"{"name": "p", "prompt": "go", "steps": [
     {"calls": [{"tool": "bash", "args": {"command": "echo secret-words >> made.txt"}}]},
     {"say": "ok", "expect": ["any"]}
 ]}"#;
+
+/// The scenario run headless, answered on the page (`exec --approvals remote`), to its end.
+fn exec_remote(w: &World) -> std::process::Output {
+    w.airlock(
+        &[
+            "exec",
+            "--scenario",
+            "s.json",
+            "--workspace",
+            "ws",
+            "--approvals",
+            "remote",
+        ],
+        &[],
+    )
+}
 
 fn configure(w: &World, remote: &str) {
     let dir = w.path("home/.config/airlock");
@@ -33,22 +49,7 @@ fn the_nudge_says_only_that_an_approval_waits_and_links_to_the_page() {
     let (tx, pushed) = channel();
     std::thread::spawn(move || {
         let (mut stream, _) = push.accept().unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        let mut request = Vec::new();
-        let mut buf = [0u8; 4096];
-        // Headers and the short body arrive in a write or two.
-        while let Ok(n) = stream.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            request.extend_from_slice(&buf[..n]);
-            let text = String::from_utf8_lossy(&request);
-            if text.contains("Open the page to see it.") {
-                break;
-            }
-        }
+        let request = common::page::nudge_request(&mut stream);
         let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
         tx.send(String::from_utf8_lossy(&request).into_owned())
             .unwrap();
@@ -88,18 +89,7 @@ fn the_nudge_says_only_that_an_approval_waits_and_links_to_the_page() {
 fn beyond_this_machine_the_page_needs_tls_and_says_how_to_give_it() {
     let w = World::new(COMMAND);
     configure(&w, "listen = \"0.0.0.0:0\"\n");
-    let out = w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "remote",
-        ],
-        &[],
-    );
+    let out = exec_remote(&w);
     assert_eq!(out.status.code(), Some(1));
     let stderr = common::stderr(&out);
     assert!(
@@ -226,18 +216,7 @@ fn behind_a_tunnel_a_taken_default_port_is_refused_not_swapped_for_another() {
         .expect("port 8377 could be held for the test");
     let w = World::new(COMMAND);
     configure(&w, "public_url = \"https://phone.example.net\"\n");
-    let out = w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "remote",
-        ],
-        &[],
-    );
+    let out = exec_remote(&w);
     drop(held);
     assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
     let stderr = common::stderr(&out);

@@ -99,3 +99,26 @@ impl Drop for PageRun {
         let _ = self.child.wait();
     }
 }
+
+/// What a push service is sent by the nudge, read from `stream` until its message is whole (or
+/// the sender stops, or 5 s pass).
+#[allow(dead_code)]
+pub fn nudge_request(stream: &mut std::net::TcpStream) -> Vec<u8> {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut request = Vec::new();
+    let mut buf = [0u8; 4096];
+    // Headers and the short body arrive in a write or two.
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        request.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&request).contains("Open the page to see it.") {
+            break;
+        }
+    }
+    request
+}

@@ -12,6 +12,18 @@ pub(crate) fn trust(w: &World) -> String {
     common::stdout(&out)
 }
 
+/// `airlock trust` refused: its standard error.
+fn trust_refused(w: &World) -> String {
+    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "{}",
+        common::stdout(&refused)
+    );
+    common::stderr(&refused)
+}
+
 /// A marker the user's own rights can write and the sandbox cannot: in the home directory.
 pub(crate) const PWN_SH: &str = "cat > /dev/null\necho pwned > \"$HOME/pwned\"\n";
 
@@ -27,18 +39,8 @@ fn a_project_hook_naming_a_workspace_script_without_a_slash_never_runs_it() {
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"check.sh\"]\n",
     )
     .unwrap();
-    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
-    assert_eq!(
-        refused.status.code(),
-        Some(1),
-        "{}",
-        common::stdout(&refused)
-    );
-    assert!(
-        common::stderr(&refused).contains("is a file in the workspace"),
-        "{}",
-        common::stderr(&refused)
-    );
+    let refused = trust_refused(&w);
+    assert!(refused.contains("is a file in the workspace"), "{refused}");
     std::fs::write(w.path("ws/check.sh"), PWN_SH).unwrap();
     exec(&w, "deny", &[], &[]);
     assert!(!w.path("home/pwned").exists(), "the workspace's script ran");
@@ -64,8 +66,7 @@ fn the_agent_cannot_rewrite_a_script_a_hook_names_without_a_slash() {
     )
     .unwrap();
     // Such a hook is never trusted, so never runs, whatever the agent writes to check.sh.
-    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
-    assert_eq!(refused.status.code(), Some(1));
+    trust_refused(&w);
     let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
     assert!(
         !w.path("home/pwned").exists(),
@@ -123,8 +124,7 @@ fn the_agent_cannot_rewrite_a_file_a_hook_script_sources() {
     .unwrap();
     // A hook script outside .airlock/ is never trusted, so whatever the agent writes beside
     // it never runs as a hook.
-    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
-    assert_eq!(refused.status.code(), Some(1));
+    trust_refused(&w);
     let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
     assert!(
         !w.path("home/pwned").exists(),
@@ -198,18 +198,8 @@ fn a_hook_script_reached_through_a_symlink_is_out_of_the_agents_reach() {
     );
     // Such a hook cannot be trusted: its script lies outside .airlock/, where its neighbours
     // would not be covered.
-    let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
-    assert_eq!(
-        refused.status.code(),
-        Some(1),
-        "{}",
-        common::stdout(&refused)
-    );
-    assert!(
-        common::stderr(&refused).contains("outside the project's"),
-        "{}",
-        common::stderr(&refused)
-    );
+    let refused = trust_refused(&w);
+    assert!(refused.contains("outside the project's"), "{refused}");
     assert!(!w.path("home/pwned").exists());
 }
 

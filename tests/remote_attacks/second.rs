@@ -489,20 +489,7 @@ fn the_nudge_follows_no_redirect_to_another_host() {
     let (pushed_tx, pushed) = channel();
     std::thread::spawn(move || {
         let (mut stream, _) = push.accept().unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        let mut request = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stream.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            request.extend_from_slice(&buf[..n]);
-            if String::from_utf8_lossy(&request).contains("Open the page to see it.") {
-                break;
-            }
-        }
+        let _ = crate::common::page::nudge_request(&mut stream);
         let _ = stream.write_all(
             format!(
                 "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://{elsewhere_addr}/stolen\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
