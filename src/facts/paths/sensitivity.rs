@@ -410,16 +410,7 @@ pub(super) fn classify_by_name(ctx: &PathContext, path: &Path, out: &mut BTreeSe
     let name = parts.last().map(String::as_str).unwrap_or("");
     let homes = home_relatives(ctx, &parts);
 
-    for (rule, pattern) in RULES.iter().zip(rule_patterns()) {
-        let hit = match rule.anchor {
-            Anchor::Root => matches_anchored(pattern, &parts),
-            Anchor::Home => homes.iter().any(|rel| matches_anchored(pattern, rel)),
-            Anchor::Anywhere => matches_anywhere(pattern, &parts),
-        };
-        if hit && !rule.except.iter().any(|e| glob(e, name)) {
-            out.insert(rule.sensitivity);
-        }
-    }
+    table_hits(&parts, &homes, rule_index().candidates(name), out);
 
     // `/etc/passwd` is world-readable and holds no secrets.
     let is_etc_passwd = parts.len() == 2 && parts[0] == "etc" && parts[1] == "passwd";
@@ -449,17 +440,77 @@ pub(super) fn classify_by_name(ctx: &PathContext, path: &Path, out: &mut BTreeSe
     }
 }
 
-/// Each rule's pattern split at `/`, once: a path is judged against every rule, and the sandbox
-/// plan judges each entry of `/`, `/tmp` and the homes it walks (splitting every pattern for each
-/// was most of the plan's time).
-fn rule_patterns() -> &'static [Vec<&'static str>] {
-    static PATTERNS: std::sync::LazyLock<Vec<Vec<&'static str>>> = std::sync::LazyLock::new(|| {
-        RULES
+/// The rules, each pattern split at `/` once, and indexed by what a path's last component must
+/// be for it to match: the sandbox plan judges every entry of `/`, `/etc`, `/tmp` and the homes
+/// it walks, and most rules end in a plain name (`id_rsa`, `credentials`) that only one entry
+/// in hundreds has. Splitting every pattern for each path was most of the plan's time once;
+/// trying all of them was most of what was left.
+struct RuleIndex {
+    /// `patterns[i]` is `RULES[i].pattern` split at `/`.
+    patterns: Vec<Vec<&'static str>>,
+    /// The rules whose pattern ends in a plain name (no `*`, not `**`), by that name: only a
+    /// path whose last component is that name can match one (a component without `*` globs
+    /// only itself, and every anchor matches the pattern's end at the path's end).
+    by_last: std::collections::HashMap<&'static str, Vec<usize>>,
+    /// Every other rule, tried for every path.
+    others: Vec<usize>,
+}
+
+impl RuleIndex {
+    /// The rules a path whose last component is `name` can match, by their place in [`RULES`].
+    fn candidates(&self, name: &str) -> impl Iterator<Item = usize> + '_ {
+        let named = self.by_last.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        named.iter().chain(&self.others).copied()
+    }
+}
+
+/// Adds what the rules numbered `rules` (places in [`RULES`]) say of a path, `parts` its
+/// lower-cased components and `homes` its remainders below each home it may be in.
+fn table_hits(
+    parts: &[String],
+    homes: &[&[String]],
+    rules: impl Iterator<Item = usize>,
+    out: &mut BTreeSet<Sensitivity>,
+) {
+    let name = parts.last().map(String::as_str).unwrap_or("");
+    let patterns = &rule_index().patterns;
+    for i in rules {
+        let (rule, pattern) = (&RULES[i], &patterns[i]);
+        let hit = match rule.anchor {
+            Anchor::Root => matches_anchored(pattern, parts),
+            Anchor::Home => homes.iter().any(|rel| matches_anchored(pattern, rel)),
+            Anchor::Anywhere => matches_anywhere(pattern, parts),
+        };
+        if hit && !rule.except.iter().any(|e| glob(e, name)) {
+            out.insert(rule.sensitivity);
+        }
+    }
+}
+
+fn rule_index() -> &'static RuleIndex {
+    static INDEX: std::sync::LazyLock<RuleIndex> = std::sync::LazyLock::new(|| {
+        let patterns: Vec<Vec<&'static str>> = RULES
             .iter()
             .map(|rule| rule.pattern.split('/').collect())
-            .collect()
+            .collect();
+        let mut by_last: std::collections::HashMap<&'static str, Vec<usize>> =
+            std::collections::HashMap::new();
+        let mut others = Vec::new();
+        for (i, pattern) in patterns.iter().enumerate() {
+            match pattern.last() {
+                Some(&last) if last != "**" && !last.contains('*') && !last.is_empty() => {
+                    by_last.entry(last).or_default().push(i)
+                }
+                _ => others.push(i),
+            }
+        }
+        RuleIndex {
+            patterns,
+            by_last,
+            others,
+        }
     });
-    &PATTERNS
+    &INDEX
 }
 
 fn is_system_path(ctx: &PathContext, path: &Path, parts: &[String]) -> bool {
@@ -605,4 +656,79 @@ pub(super) fn sniff(path: &Path, out: &mut BTreeSet<Sensitivity>) {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Paths made from every rule's own pattern (each `*` filled in three ways, `**` as nothing
+    /// and as two levels), under `/`, a home, `/root`, a project and a Windows home, upper-cased
+    /// too, and one level deeper and shallower.
+    fn paths_from_the_table() -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for rule in RULES {
+            for fill in ["", "x", "prod.secret"] {
+                for tail in ["", "/a/b"] {
+                    let body = rule.pattern.replace("/**", tail).replace('*', fill);
+                    let body = body.trim_start_matches('/');
+                    for base in ["/", "/home/u/", "/root/", "/srv/project/", "/tmp/ws/deep/"] {
+                        let path = format!("{base}{body}");
+                        if let Some((parent, _)) = path.rsplit_once('/') {
+                            out.push(PathBuf::from(parent));
+                        }
+                        out.push(PathBuf::from(path.to_uppercase()));
+                        out.push(PathBuf::from(format!("{path}/child")));
+                        out.push(PathBuf::from(path));
+                    }
+                    out.push(PathBuf::from(format!(
+                        "/srv/C:\\Users\\me\\{}",
+                        body.replace('/', "\\")
+                    )));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn looking_rules_up_by_the_last_component_finds_what_trying_every_rule_finds() {
+        let ctx = PathContext {
+            workspace: PathBuf::from("/srv/project"),
+            home: PathBuf::from("/home/u"),
+            temp_dirs: vec![PathBuf::from("/tmp")],
+            state_dir: PathBuf::from("/home/u/.local/state/airlock"),
+            protected_files: Vec::new(),
+            program_dirs: Vec::new(),
+        };
+        let mut paths = paths_from_the_table();
+        // And what this machine has where the sandbox plan walks.
+        for dir in ["/", "/etc", "/tmp", "/root", "/home", "/usr/lib"] {
+            for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+                paths.push(entry.path());
+            }
+        }
+        let mut sensitive = 0;
+        for path in &paths {
+            let parts = matching_view(windows_view(lower_components(path)));
+            let name = parts.last().map(String::as_str).unwrap_or("");
+            let homes = home_relatives(&ctx, &parts);
+            let (mut every, mut indexed) = (BTreeSet::new(), BTreeSet::new());
+            table_hits(&parts, &homes, 0..RULES.len(), &mut every);
+            table_hits(&parts, &homes, rule_index().candidates(name), &mut indexed);
+            assert_eq!(indexed, every, "{}", path.display());
+            sensitive += usize::from(!every.is_empty());
+        }
+        assert!(paths.len() > 5_000, "only {} paths were tried", paths.len());
+        assert!(sensitive > 2_000, "only {sensitive} of them are sensitive");
+    }
+
+    #[test]
+    fn most_rules_are_looked_up_by_name_and_each_rule_is_in_the_index_once() {
+        let index = rule_index();
+        let named: usize = index.by_last.values().map(Vec::len).sum();
+        assert_eq!(named + index.others.len(), RULES.len());
+        assert!(named * 2 > RULES.len(), "{named} of {}", RULES.len());
+    }
 }

@@ -122,6 +122,30 @@ impl Plan {
         profile: Profile,
         own_temp: impl FnOnce() -> Result<PathBuf, String>,
     ) -> Result<Plan, String> {
+        let system_temp = physical(&std::env::temp_dir());
+        let mut own_temp = Some(own_temp);
+        // Called at most once, early or late.
+        let mut own_dir = || {
+            own_temp.take().map_or_else(
+                || Err("airlock's own temp dir was asked for twice".to_string()),
+                |make| make(),
+            )
+        };
+        let mut own = None;
+        // The system temp dir is writable only under a root that holds it. When none can,
+        // airlock's own is made now, before anything is listed: made after, in a directory
+        // the walk lists (`/tmp`, beside a state dir or workspace there), it would make the
+        // plan stale at once, and the session's first command would wait for a second walk.
+        let roots = ctx
+            .temp_dirs
+            .iter()
+            .chain(profile.writes_workspace().then_some(&ctx.workspace));
+        if !roots
+            .map(|r| physical(r))
+            .any(|r| system_temp.starts_with(r))
+        {
+            own = Some(own_dir()?);
+        }
         let made = SystemTime::now();
         let (protected, pattern_dirs) = protected_places(ctx);
         let mut walk = Walk::new(ctx, &protected);
@@ -138,11 +162,13 @@ impl Plan {
             walk.grant(temp, 0, &mut write);
             writable_mounts.push(physical(temp));
         }
-        let system_temp = physical(&std::env::temp_dir());
         let temp = if write.iter().any(|w| system_temp.starts_with(w)) {
             None
         } else {
-            let own = own_temp()?;
+            let own = match own {
+                Some(own) => own,
+                None => own_dir()?,
+            };
             walk.grant(&own, 0, &mut write);
             writable_mounts.push(own.clone());
             Some(own)

@@ -169,3 +169,22 @@ fn airlocks_state_directory_inside_a_writable_root_is_neither_readable_nor_writa
     assert!(plan.is_protected(&state.join("airlock.key")));
     assert!(plan.may_write(&workspace.join("src/a.rs")));
 }
+
+#[test]
+fn a_plan_that_needs_a_temp_dir_of_its_own_is_not_stale_the_moment_it_is_made() {
+    // The workspace lies in the system temp dir, so the plan needs a temp dir of airlock's own,
+    // made here beside the workspace: in a directory the walk lists (it holds the home's keys
+    // and the state dir). Made after the listing, it made every such plan stale at once.
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    fs::create_dir_all(&ctx.state_dir).unwrap();
+    let plan = Plan::make(&ctx, Profile::WorkspaceWrite, || make_own_temp(dir.path())).unwrap();
+    let root = physical(dir.path());
+    assert!(plan.temp.as_ref().is_some_and(|t| t.starts_with(&root)));
+    assert!(
+        plan.listed.iter().any(|(d, _)| *d == root),
+        "{:?}",
+        plan.listed
+    );
+    assert!(!plan.is_stale());
+}

@@ -166,7 +166,7 @@ impl<'a> Walk<'a> {
     /// where it leads), or a file in a home whose first bytes are a private key.
     fn unreadable(&self, listed: &Path, real: &Path) -> bool {
         unreadable_by_name(self.ctx, listed)
-            || unreadable_by_name(self.ctx, real)
+            || (real != listed && unreadable_by_name(self.ctx, real))
             || (self.homes.iter().any(|h| real.starts_with(h)) && looks_like_private_key(real))
     }
 }
