@@ -77,9 +77,6 @@ impl Agent {
         let mut parked: Option<(usize, Box<crate::protocol::ApprovalRequest>)> = None;
         for (index, call) in calls.iter().enumerate().skip(from) {
             batch.next = index;
-            if index > from {
-                self.checkpoint(calls, &batch.results, batch.next, &batch.started);
-            }
             let outcome = match first.take() {
                 Some(settled) => Some(settled),
                 None if cancel.is_cancelled() => None,
@@ -142,10 +139,13 @@ impl Agent {
         if let Some(outcome) = check.as_mut().now_or_never() {
             return outcome;
         }
-        // The gate waits (a person, a server): what it approved so far starts, on record as
-        // started first.
+        // The gate waits (a person, a hook, a server): on record as waiting for this call, so a
+        // run stopped now resumes here, and what it approved so far starts, on record as
+        // started first. Calls decided at once are not each written down with the whole
+        // batch: a batch of 64 approved calls wrote 63 checkpoints of 64 calls before the
+        // first could start.
+        self.checkpoint(calls, &batch.results, batch.next, &batch.started);
         if !batch.ready.is_empty() {
-            self.checkpoint(calls, &batch.results, batch.next, &batch.started);
             self.launch(&mut batch.ready, &mut batch.running);
         }
         loop {

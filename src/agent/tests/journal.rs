@@ -138,6 +138,59 @@ async fn quitting_while_a_request_waits_keeps_the_session_where_it_stood_and_it_
 }
 
 #[tokio::test]
+async fn a_batch_waiting_for_its_second_call_is_kept_waiting_there_with_the_first_on_record_as_started()
+ {
+    let scenario = json!({"name": "t", "steps": [
+        {"calls": [
+            {"tool": "read_file", "args": {"path": "notes.txt"}},
+            bash("touch held")
+        ]},
+        {"say": "done", "expect": ["ok", "ok"]}
+    ]});
+    let (mut rig, memory) = journaled(scenario.clone(), Approvals::Driver);
+    rig.submit();
+    loop {
+        if let AgentEvent::ApprovalRequested { request } = rig.next().await {
+            assert_eq!(request.call_id, "c2");
+            break;
+        }
+    }
+    // The read was decided at once and kept no checkpoint of its own; the wait for the second
+    // call does (written as the gate starts waiting, on the agent's task).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let waiting = loop {
+        let first = lock(&memory.0).iter().find(|c| c.parked == 1).cloned();
+        if let Some(kept) = first {
+            break kept;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing kept the wait"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // (Kept before the read was launched, on record as started.)
+    assert_eq!(waiting.started, vec![0]);
+    assert_eq!(waiting.results, vec![None, None]);
+    rig.op(Op::Shutdown);
+    loop {
+        if let AgentEvent::ShutdownComplete = rig.next().await {
+            break;
+        }
+    }
+    // Reopened: the second call is asked again; the first, on record as started, is not run.
+    let kept = memory.last();
+    let mut again = resumed_asking(scenario, &rig, kept, Approvals::Driver);
+    loop {
+        if let AgentEvent::ApprovalRequested { request } = again.next().await {
+            assert_eq!(request.call_id, "c2");
+            break;
+        }
+    }
+    assert!(!exists(&again.workspace, "held"));
+}
+
+#[tokio::test]
 async fn a_session_reopened_between_turns_goes_on_from_its_conversation() {
     let scenario = json!({"name": "t", "steps": [
         {"say": "first answer"},
