@@ -1,5 +1,6 @@
 //! In-process benchmarks (criterion): the diff the approval modal shows, the frames the cockpit
-//! draws, how tool output is taken in, and freezing a large call. `cargo bench`; the
+//! draws, how tool output is taken in, freezing a large call, and the sandbox's plan (the walk
+//! every session's first command waits for). `cargo bench`; the
 //! whole-process scenarios are in `scripts/bench.sh` (see BENCHMARKS.md). S4 times the diff and
 //! the modal frame with the release build alone (`airlock bench-cockpit diff`), on the same
 //! request as here.
@@ -217,9 +218,35 @@ fn freezing(c: &mut Criterion) {
     group.finish();
 }
 
+/// The sandbox's plan for `workspace-write` on this machine, with a workspace in the system temp
+/// dir beside the state dir (as a trial or `scripts/bench.py` has it): the walk of `/`, `/etc`,
+/// `/tmp` and the homes, every entry judged by name.
+fn sandbox_plan(c: &mut Criterion) {
+    use airlock::facts::paths::PathContext;
+    use airlock::sandbox::{Profile, plan::Plan};
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let (ws, state, own) = (
+        dir.path().join("ws"),
+        dir.path().join("state"),
+        dir.path().join("own"),
+    );
+    for d in [&ws, &state, &own] {
+        let _ = std::fs::create_dir_all(d);
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| "/root".into(), std::path::PathBuf::from);
+    let Ok(ctx) = PathContext::new(&ws, &home, &state) else {
+        return;
+    };
+    c.bench_function("sandbox plan, workspace-write", |b| {
+        b.iter(|| Plan::make(black_box(&ctx), Profile::WorkspaceWrite, || Ok(own.clone())))
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = diffs, frames, ingestion, freezing
+    targets = diffs, frames, ingestion, freezing, sandbox_plan
 }
 criterion_main!(benches);
