@@ -5,7 +5,9 @@ reports medians and the ratio, and writes one JSON per scenario to target/bench/
 Run through scripts/bench.sh (it builds the release binary first). BENCH_ROUNDS sets the rounds.
 BENCH_BASELINE=/path/to/another/airlock adds that build's cockpit and exec arms to S1 and S3
 (and its denied and parked arms to S8), interleaved with the rest, so two builds are compared
-under the same load. BENCH_WRITE_MB sets the size of S8's write (100 by default). BENCH_BUSY=N
+under the same load. BENCH_AIRLOCK=/path/to/airlock runs every scenario on that build instead of
+target/release/airlock (for scenarios without a baseline arm: run the two builds in turn).
+BENCH_WRITE_MB sets the size of S8's write (100 by default). BENCH_BUSY=N
 keeps N cores busy (`yes > /dev/null`) for the whole run: S1's goal is stated for a machine that is
 doing something else too (load about 1.5 on two cores with BENCH_BUSY=1).
 
@@ -76,7 +78,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-AIRLOCK = ROOT / "target" / "release" / "airlock"
+AIRLOCK = Path(os.environ.get("BENCH_AIRLOCK", ROOT / "target" / "release" / "airlock"))
 OUT = ROOT / "target" / "bench"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 BASELINE = os.environ.get("BENCH_BASELINE")
