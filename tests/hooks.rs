@@ -45,18 +45,7 @@ fn user_hooks(w: &World, scripts: &[(&str, &str)], hooks: &str) {
 }
 
 fn exec(w: &World, approvals: &str) -> std::process::Output {
-    w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            approvals,
-        ],
-        &[],
-    )
+    w.exec(approvals, &[], &[])
 }
 
 fn event<'a>(events: &'a [Value], name: &str) -> &'a Value {

@@ -299,20 +299,9 @@ fn kill_nine_of_a_running_exec_then_resume_loses_nothing_and_runs_nothing_twice(
             {"say": "done", "expect": ["failed", "ok"]}
         ]}"#,
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .current_dir(w.dir.path())
-        .args([
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "dangerously-allow-all",
-        ])
-        .env("HOME", w.path("home"))
-        .env("AIRLOCK_HOME", w.path("state"))
-        .env("XDG_CONFIG_HOME", w.path("home/.config"))
+    let args = common::exec_args("dangerously-allow-all", &[]);
+    let mut child = w
+        .command(w.dir.path(), &args, &[])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -517,18 +506,7 @@ const TWO_AGENTS: &str = r#"{"name": "p", "prompt": "go", "steps": [
 
 /// Runs the scenario headless with asks parked; the `parked` event it printed.
 fn parks(w: &World) -> Value {
-    let out = w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "park",
-        ],
-        &[],
-    );
+    let out = w.exec("park", &[], &[]);
     assert_eq!(
         out.status.code(),
         Some(5),
@@ -670,18 +648,7 @@ fn airlock_undo_lists_a_headless_runs_calls_and_puts_back_what_one_changed() {
         ]}"#,
     );
     std::fs::write(w.path("ws/notes.txt"), "keep me\n").unwrap();
-    let out = w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "dangerously-allow-all",
-        ],
-        &[],
-    );
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", common::stdout(&out));
     assert!(
         World::events(&out)

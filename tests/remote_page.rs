@@ -18,22 +18,6 @@ const COMMAND: &str = r#"{"name": "p", "prompt": "go", "steps": [
     {"say": "ok", "expect": ["any"]}
 ]}"#;
 
-/// The scenario run headless, answered on the page (`exec --approvals remote`), to its end.
-fn exec_remote(w: &World) -> std::process::Output {
-    w.airlock(
-        &[
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "remote",
-        ],
-        &[],
-    )
-}
-
 fn configure(w: &World, remote: &str) {
     let dir = w.path("home/.config/airlock");
     std::fs::create_dir_all(&dir).unwrap();
@@ -89,7 +73,7 @@ fn the_nudge_says_only_that_an_approval_waits_and_links_to_the_page() {
 fn beyond_this_machine_the_page_needs_tls_and_says_how_to_give_it() {
     let w = World::new(COMMAND);
     configure(&w, "listen = \"0.0.0.0:0\"\n");
-    let out = exec_remote(&w);
+    let out = w.exec("remote", &[], &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = common::stderr(&out);
     assert!(
@@ -216,7 +200,7 @@ fn behind_a_tunnel_a_taken_default_port_is_refused_not_swapped_for_another() {
         .expect("port 8377 could be held for the test");
     let w = World::new(COMMAND);
     configure(&w, "public_url = \"https://phone.example.net\"\n");
-    let out = exec_remote(&w);
+    let out = w.exec("remote", &[], &[]);
     drop(held);
     assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
     let stderr = common::stderr(&out);

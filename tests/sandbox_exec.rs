@@ -11,26 +11,7 @@ use serde_json::{Value, json};
 const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted-secret\n";
 
 fn exec(w: &World, approvals: &str, env: &[(&str, &str)]) -> std::process::Output {
-    exec_with(w, approvals, &[], env)
-}
-
-fn exec_with(
-    w: &World,
-    approvals: &str,
-    extra: &[&str],
-    env: &[(&str, &str)],
-) -> std::process::Output {
-    let mut args = vec![
-        "exec",
-        "--scenario",
-        "s.json",
-        "--workspace",
-        "ws",
-        "--approvals",
-        approvals,
-    ];
-    args.extend_from_slice(extra);
-    w.airlock(&args, env)
+    w.exec(approvals, &[], env)
 }
 
 fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -182,7 +163,7 @@ fn allow_all_never_runs_a_call_the_model_asked_to_run_without_the_sandbox() {
     assert!(!w.path("ws/marker").exists(), "it ran unconfined");
 
     // The person's own choice still holds: `--sandbox off` runs it.
-    let chosen = exec_with(&w, "dangerously-allow-all", &["--sandbox", "off"], &[]);
+    let chosen = w.exec("dangerously-allow-all", &["--sandbox", "off"], &[]);
     assert!(chosen.status.success(), "{}", stderr(&chosen));
     assert!(w.path("ws/marker").exists());
 }

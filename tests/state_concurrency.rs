@@ -144,19 +144,12 @@ fn race(w: &Arc<World>, tally: &Arc<Tally>, n: usize, args: &[&str]) -> Vec<Outp
     racers.into_iter().map(|r| r.join().unwrap()).collect()
 }
 
-const PARK_ARGS: [&str; 7] = [
-    "exec",
-    "--scenario",
-    "s.json",
-    "--workspace",
-    "ws",
-    "--approvals",
-    "park",
-];
-
 fn park(w: &World, tally: &Tally) -> Option<(String, String)> {
     tally.processes.fetch_add(1, Ordering::Relaxed);
-    let out = w.command(w.dir.path(), &PARK_ARGS, &[]).output().unwrap();
+    let out = w
+        .command(w.dir.path(), &common::exec_args("park", &[]), &[])
+        .output()
+        .unwrap();
     if out.status.code() != Some(5) {
         tally.fail(format!("a park ended {:?}: {}", out.status, text(&out)));
         return None;

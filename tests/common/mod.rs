@@ -46,6 +46,13 @@ impl World {
         self.airlock_in(self.dir.path(), args, env)
     }
 
+    /// `airlock exec` of the world's scenario (`s.json`) in its workspace (`ws`), with
+    /// `--approvals approvals`, then `extra`.
+    #[allow(dead_code)]
+    pub fn exec(&self, approvals: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        self.airlock(&exec_args(approvals, extra), env)
+    }
+
     pub fn airlock_in(&self, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         self.command(cwd, args, env).output().unwrap()
     }
@@ -82,17 +89,7 @@ impl World {
 
     /// `park`, with more arguments for `exec`.
     pub fn park_with(&self, extra: &[&str], env: &[(&str, &str)]) -> (String, String) {
-        let mut args = vec![
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "park",
-        ];
-        args.extend_from_slice(extra);
-        let out = self.airlock(&args, env);
+        let out = self.exec("park", extra, env);
         assert_eq!(
             out.status.code(),
             Some(5),
@@ -143,6 +140,23 @@ impl World {
             .query_row(statement, [], |r| r.get(0))
             .unwrap()
     }
+}
+
+/// The arguments of `airlock exec` of a world's scenario (`s.json`) in its workspace (`ws`),
+/// with `--approvals approvals`, then `extra`.
+#[allow(dead_code)]
+pub fn exec_args<'a>(approvals: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "exec",
+        "--scenario",
+        "s.json",
+        "--workspace",
+        "ws",
+        "--approvals",
+        approvals,
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 pub fn stderr(out: &Output) -> String {

@@ -23,15 +23,7 @@ pub struct PageRun {
 impl PageRun {
     /// Starts the scenario; returns once the page is up (its `remote` event printed).
     pub fn start(w: &World, env: &[(&str, &str)]) -> PageRun {
-        let args = [
-            "exec",
-            "--scenario",
-            "s.json",
-            "--workspace",
-            "ws",
-            "--approvals",
-            "remote",
-        ];
+        let args = super::exec_args("remote", &[]);
         let mut child = w
             .command(w.dir.path(), &args, env)
             .stdout(Stdio::piped())

@@ -21,7 +21,7 @@ fn a_deny_hook_for_a_command_prefix_sees_that_command_anywhere_in_a_compound_com
         "matcher = \"Bash\"\ncommand_prefix = \"git push\"",
     );
     // Even where every ask is allowed: the hook's deny comes first.
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     for call in ["c1", "c2", "c3", "c4"] {
         let message = event_of(&events, "tool_denied", call)
@@ -44,7 +44,7 @@ fn a_hooks_allow_for_a_command_prefix_does_not_cover_commands_chained_after_it()
         &allow_script(),
         "matcher = \"Bash\"\ncommand_prefix = \"cargo \"",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_not_allowed(&w, &out);
 }
 
@@ -75,7 +75,7 @@ fn a_hook_is_shown_the_edit_the_tool_makes_not_a_decoy_argument() {
         &[("guard.py", GUARD)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write|Edit\"\ncommand = [\"python3\", \"hooks/guard.py\"]\n",
     );
-    exec(&w, "dangerously-allow-all", &[], &[]);
+    w.exec("dangerously-allow-all", &[], &[]);
     assert!(!w.path("ws/b.txt").exists(), "the write got past the guard");
     assert_eq!(
         std::fs::read_to_string(w.path("ws/a.txt")).unwrap(),
@@ -99,7 +99,7 @@ fn a_hook_is_shown_the_path_a_write_lands_on_not_its_spelling() {
         &[("guard.py", GUARD)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write|Edit\"\ncommand = [\"python3\", \"hooks/guard.py\"]\n",
     );
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     assert!(
         denial(&events, "c1").starts_with("denied by hook guard.py"),

@@ -31,7 +31,7 @@ fn a_permission_request_hooks_allow_and_deny_are_audited_with_the_digest_hooks_l
             .find_map(|l| l.trim().strip_prefix("digest "))
             .unwrap_or_else(|| panic!("{listed}"))
             .to_string();
-        let out = exec(&w, "deny", &[], &[]);
+        let out = w.exec("deny", &[], &[]);
         assert_eq!(
             started(&World::events(&out), "c1"),
             decision == "allow",
@@ -138,7 +138,7 @@ fn a_sub_agents_calls_pass_the_same_hooks() {
         "cat > /dev/null\necho 'Blocked: pushes go through review' >&2\nexit 2\n",
         "matcher = \"Bash\"",
     );
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     let denied = events
         .iter()
@@ -176,7 +176,7 @@ fn a_project_hook_run_as_a_dot_slash_script_is_covered_by_trust_and_out_of_the_a
     .unwrap();
     let listed = trust(&w);
     assert!(listed.contains(".airlock/check.sh"), "{listed}");
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     assert!(denial(&events, "c1").contains("check.sh"));
     assert!(
@@ -186,7 +186,7 @@ fn a_project_hook_run_as_a_dot_slash_script_is_covered_by_trust_and_out_of_the_a
     assert!(!w.path("home/pwned").exists());
     std::fs::remove_file(w.path("ws/ran.seen")).unwrap();
     std::fs::write(&script, format!("{original}echo changed\n")).unwrap();
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert!(
         !w.path("ws/ran.seen").exists(),
         "a hook changed after trust ran"
@@ -247,8 +247,7 @@ fn a_hook_never_runs_a_program_the_agent_can_change_through_the_path() {
         venv.join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = exec(
-        &w,
+    let out = w.exec(
         "deny",
         &["--mode", "auto-edit"],
         &[

@@ -56,20 +56,6 @@ fn pre_tool_use(w: &World, script: &str, extra: &str) {
     );
 }
 
-fn exec(w: &World, approvals: &str, extra: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut args = vec![
-        "exec",
-        "--scenario",
-        "s.json",
-        "--workspace",
-        "ws",
-        "--approvals",
-        approvals,
-    ];
-    args.extend_from_slice(extra);
-    w.airlock(&args, env)
-}
-
 /// The event `name` about call `call`, if there is one.
 fn event_of<'a>(events: &'a [Value], name: &str, call: &str) -> Option<&'a Value> {
     events
@@ -180,12 +166,7 @@ fn a_hooks_allow_never_runs_a_command_on_a_machine_without_a_sandbox() {
     // come to a person (here: nobody, so denied), not be approved by the hook and then refused.
     let w = World::new(&calls(json!([bash("make --version")])));
     pre_tool_use(&w, &allow_script(), "");
-    let out = exec(
-        &w,
-        "deny",
-        &[],
-        &[("AIRLOCK_SANDBOX_PRETEND_NO_LANDLOCK", "1")],
-    );
+    let out = w.exec("deny", &[], &[("AIRLOCK_SANDBOX_PRETEND_NO_LANDLOCK", "1")]);
     let events = World::events(&out);
     assert!(
         event_of(&events, "tool_denied", "c1")
@@ -210,7 +191,7 @@ fn no_mode_rule_or_sandbox_setting_is_lifted_by_a_hooks_allow() {
         (&["--rules", "rules.toml"][..], "deny bash(make *)"),
         (&["--sandbox", "off"][..], NOBODY),
     ] {
-        let out = exec(&w, "deny", extra, &[]);
+        let out = w.exec("deny", extra, &[]);
         let events = World::events(&out);
         assert!(
             !started(&events, "c1"),
@@ -224,7 +205,7 @@ fn no_mode_rule_or_sandbox_setting_is_lifted_by_a_hooks_allow() {
     let config = w.path("home/.config/airlock/config.toml");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("sandbox = \"off\"\n{text}")).unwrap();
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert!(denial(&World::events(&out), "c1").contains(NOBODY));
     assert!(!allowed_by_a_hook(&w));
 }
@@ -244,7 +225,7 @@ fn a_permission_request_hooks_allow_does_not_overrule_a_pre_tool_use_hooks_ask()
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/ask.sh\"]\n\
          [[hooks]]\nevent = \"PermissionRequest\"\ncommand = [\"sh\", \"hooks/allow.sh\"]\n",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_not_allowed(&w, &out);
     assert!(denial(&World::events(&out), "c1").contains(NOBODY));
 }
@@ -262,7 +243,7 @@ fn a_failed_hook_is_not_outvoted_by_another_hooks_allow() {
          [[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/allow.sh\"]\n\
          [[hooks]]\nevent = \"PermissionRequest\"\ncommand = [\"sh\", \"hooks/allow.sh\"]\n",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_no_say(&w, &out);
 }
 
@@ -281,7 +262,7 @@ echo '{"continue":false,"stopReason":"stop everything","hookSpecificOutput":{"pe
 "#,
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_not_allowed(&w, &out);
 }
 
@@ -295,7 +276,7 @@ echo '{"decision":"block","reason":"no builds","hookSpecificOutput":{"permission
 "#,
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_not_allowed(&w, &out);
 }
 
@@ -311,7 +292,7 @@ echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecision":"a
 "#,
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_not_allowed(&w, &out);
 }
 
@@ -323,7 +304,7 @@ fn a_hook_whose_output_is_not_utf8_has_no_say() {
         "cat > /dev/null\nprintf '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\",\"permissionDecisionReason\":\"\\377\\376\"}}\\n'\n",
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_no_say(&w, &out);
 }
 
@@ -339,7 +320,7 @@ fn a_hooks_answer_cut_at_the_output_limit_is_not_read_as_an_allow() {
         ),
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_no_say(&w, &out);
 }
 
@@ -353,7 +334,7 @@ fn a_hook_that_prints_two_answers_deny_and_allow_has_no_say() {
         ),
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_no_say(&w, &out);
 }
 
@@ -362,7 +343,7 @@ fn a_hook_that_prints_allow_but_exits_oddly_has_no_say() {
     for ending in ["exit 1", "exit 3", "exit 255", "kill -9 $$"] {
         let w = World::new(&calls(json!([bash("make")])));
         pre_tool_use(&w, &format!("{}{ending}\n", allow_script()), "");
-        let out = exec(&w, "deny", &[], &[]);
+        let out = w.exec("deny", &[], &[]);
         assert_no_say(&w, &out);
         let failure = hook_outcomes(&w)[0]["failure"]
             .as_str()
@@ -386,7 +367,7 @@ fn a_hook_that_prints_hundreds_of_megabytes_is_stopped_at_its_timeout_and_has_no
         "",
     );
     let start = Instant::now();
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -412,7 +393,7 @@ fn a_hook_that_ignores_sigterm_is_still_stopped_at_its_timeout() {
 /// hook has no say, and the process whose pid the hook wrote to `ws/PID_FILE` is gone.
 fn stopped_in_time(w: &World, pid_file: &str) {
     let start = Instant::now();
-    let out = exec(w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -448,7 +429,7 @@ fn a_hooks_child_that_leaves_its_process_group_is_stopped_at_the_timeout_too() {
         "cat > /dev/null\nsetsid sh -c 'echo $$ > \"$CLAUDE_PROJECT_DIR/child.pid\"; exec sleep 30' > /dev/null 2>&1 &\nsleep 30\n",
         "",
     );
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert_no_say(&w, &out);
     let pid = read_pid(&w.path("ws/child.pid"));
     let lives = alive(&pid);

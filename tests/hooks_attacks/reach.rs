@@ -13,6 +13,16 @@ pub(crate) fn trust(w: &World) -> String {
 }
 
 /// `airlock trust` refused: its standard error.
+/// The project's config: one hook for `event` running `command` (a TOML array).
+fn project_hook(w: &World, event: &str, command: &str) {
+    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
+    std::fs::write(
+        w.path("ws/.airlock/config.toml"),
+        format!("[[hooks]]\nevent = \"{event}\"\ncommand = {command}\n"),
+    )
+    .unwrap();
+}
+
 fn trust_refused(w: &World) -> String {
     let refused = w.airlock(&["trust", "--workspace", "ws"], &[]);
     assert_eq!(
@@ -32,17 +42,12 @@ fn a_project_hook_naming_a_workspace_script_without_a_slash_never_runs_it() {
     // `command = ["sh", "check.sh"]`: the hook would run the workspace's check.sh (its working
     // directory), a file the agent writes. Such a hook is refused, with how to name it instead.
     let w = World::new(&calls(json!([bash("ls")])));
-    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
     std::fs::write(w.path("ws/check.sh"), "cat > /dev/null\nexit 0\n").unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"check.sh\"]\n",
-    )
-    .unwrap();
+    project_hook(&w, "PreToolUse", r#"["sh", "check.sh"]"#);
     let refused = trust_refused(&w);
     assert!(refused.contains("is a file in the workspace"), "{refused}");
     std::fs::write(w.path("ws/check.sh"), PWN_SH).unwrap();
-    exec(&w, "deny", &[], &[]);
+    w.exec("deny", &[], &[]);
     assert!(!w.path("home/pwned").exists(), "the workspace's script ran");
 }
 
@@ -58,16 +63,11 @@ fn the_agent_cannot_rewrite_a_script_a_hook_names_without_a_slash() {
         ]})
         .to_string(),
     );
-    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
     std::fs::write(w.path("ws/check.sh"), "cat > /dev/null\nexit 0\n").unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"check.sh\"]\n",
-    )
-    .unwrap();
+    project_hook(&w, "PreToolUse", r#"["sh", "check.sh"]"#);
     // Such a hook is never trusted, so never runs, whatever the agent writes to check.sh.
     trust_refused(&w);
-    let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
+    let out = w.exec("deny", &["--mode", "auto-edit"], &[]);
     assert!(
         !w.path("home/pwned").exists(),
         "the agent's script ran as a hook: {}",
@@ -84,13 +84,9 @@ fn a_file_a_trusted_hook_script_sources_is_covered_by_trust() {
     std::fs::create_dir_all(w.path("ws/.airlock/hooks")).unwrap();
     std::fs::write(w.path("ws/.airlock/hooks/check.sh"), SOURCES_LIB).unwrap();
     std::fs::write(w.path("ws/.airlock/hooks/lib.sh"), "true\n").unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"hooks/check.sh\"]\n",
-    )
-    .unwrap();
+    project_hook(&w, "SessionStart", r#"["sh", "hooks/check.sh"]"#);
     trust(&w);
-    exec(&w, "deny", &[], &[]);
+    w.exec("deny", &[], &[]);
     assert!(
         w.path("ws/ran.seen").exists(),
         "the trusted hook did not run"
@@ -98,7 +94,7 @@ fn a_file_a_trusted_hook_script_sources_is_covered_by_trust() {
     std::fs::remove_file(w.path("ws/ran.seen")).unwrap();
     // Changed after trust (a pull, a teammate): the project is not trusted any more.
     std::fs::write(w.path("ws/.airlock/hooks/lib.sh"), PWN_SH).unwrap();
-    let out = exec(&w, "deny", &[], &[]);
+    let out = w.exec("deny", &[], &[]);
     assert!(
         !w.path("home/pwned").exists() && !w.path("ws/ran.seen").exists(),
         "a hook ran code changed after trust: {}",
@@ -113,19 +109,14 @@ fn the_agent_cannot_rewrite_a_file_a_hook_script_sources() {
     let w = World::new(&calls(json!([
         {"tool": "write_file", "args": {"path": "scripts/lib.sh", "content": PWN_SH}}
     ])));
-    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
     std::fs::create_dir_all(w.path("ws/scripts")).unwrap();
     std::fs::write(w.path("ws/scripts/check.sh"), SOURCES_LIB).unwrap();
     std::fs::write(w.path("ws/scripts/lib.sh"), "true\n").unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"Stop\"\ncommand = [\"sh\", \"../scripts/check.sh\"]\n",
-    )
-    .unwrap();
+    project_hook(&w, "Stop", r#"["sh", "../scripts/check.sh"]"#);
     // A hook script outside .airlock/ is never trusted, so whatever the agent writes beside
     // it never runs as a hook.
     trust_refused(&w);
-    let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
+    let out = w.exec("deny", &["--mode", "auto-edit"], &[]);
     assert!(
         !w.path("home/pwned").exists(),
         "the agent's code ran as a hook: {}",
@@ -153,7 +144,7 @@ out=$(python3 -m pyflakes "$file" 2>&1) || { echo "$out" >&2; exit 2; }
         &[("lint.sh", lint)],
         "[[hooks]]\nevent = \"PostToolUse\"\nmatcher = \"Write|Edit\"\ncommand = [\"sh\", \"hooks/lint.sh\"]\n",
     );
-    let out = exec(&w, "deny", &["--mode", "auto-edit"], &[]);
+    let out = w.exec("deny", &["--mode", "auto-edit"], &[]);
     assert!(
         started(&World::events(&out), "c1"),
         "{}",
@@ -177,13 +168,9 @@ fn a_hook_script_reached_through_a_symlink_is_out_of_the_agents_reach() {
     std::fs::create_dir_all(w.path("ws/scripts")).unwrap();
     std::fs::write(w.path("ws/scripts/real.sh"), original).unwrap();
     std::os::unix::fs::symlink("../../scripts/real.sh", w.path("ws/.airlock/hooks/a.sh")).unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"hooks/a.sh\"]\n",
-    )
-    .unwrap();
+    project_hook(&w, "SessionStart", r#"["sh", "hooks/a.sh"]"#);
     // Before trust: the script the link leads to is out of the agent's reach already.
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     assert!(denial(&events, "c1").contains("real.sh"));
     assert!(denial(&events, "c2").contains("real.sh"));
@@ -216,15 +203,10 @@ fn inside_the_sandbox_a_hook_script_cannot_be_replaced_renamed_away_or_unlinked(
         bash("python3 -c \"import os; os.link('scripts/mark.sh', 'scripts/hard')\""),
     ])));
     let original = "cat > /dev/null\nexit 0\n";
-    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
     std::fs::create_dir_all(w.path("ws/scripts")).unwrap();
     std::fs::write(w.path("ws/scripts/mark.sh"), original).unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"../scripts/mark.sh\"]\n",
-    )
-    .unwrap();
-    let out = exec(&w, "dangerously-allow-all", &[], &[]);
+    project_hook(&w, "SessionStart", r#"["sh", "../scripts/mark.sh"]"#);
+    let out = w.exec("dangerously-allow-all", &[], &[]);
     let events = World::events(&out);
     for call in ["c1", "c2", "c3", "c4"] {
         let finished = event_of(&events, "tool_finished", call);
@@ -244,12 +226,11 @@ fn inside_the_sandbox_a_hook_script_cannot_be_replaced_renamed_away_or_unlinked(
 #[test]
 fn hooks_test_never_runs_an_untrusted_projects_hook() {
     let w = World::new(&calls(json!([])));
-    std::fs::create_dir_all(w.path("ws/.airlock")).unwrap();
-    std::fs::write(
-        w.path("ws/.airlock/config.toml"),
-        "[[hooks]]\nevent = \"SessionStart\"\ncommand = [\"sh\", \"-c\", \"touch \\\"$HOME/pwned\\\"\"]\n",
-    )
-    .unwrap();
+    project_hook(
+        &w,
+        "SessionStart",
+        r#"["sh", "-c", "touch \"$HOME/pwned\""]"#,
+    );
     let out = w
         .command(
             w.dir.path(),
@@ -299,7 +280,7 @@ open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "env.seen"), "w").write(json
         ("ANTHROPIC_API_KEY", "secret-anthropic-key"),
         ("GITHUB_TOKEN", "secret-github-token"),
     ];
-    exec(&w, "deny", &[], &secrets);
+    w.exec("deny", &[], &secrets);
     let seen: Value =
         serde_json::from_str(&std::fs::read_to_string(w.path("ws/env.seen")).unwrap()).unwrap();
     let env = seen["env"].as_object().unwrap();
