@@ -154,7 +154,7 @@ pub async fn test(
         Some(tool) => airlock_args(tool, input),
         None => input.clone(),
     });
-    let input = HookInput {
+    let mut input = HookInput {
         session_id: given["session_id"].as_str().unwrap_or("test").to_string(),
         cwd: given["cwd"]
             .as_str()
@@ -169,7 +169,6 @@ pub async fn test(
     };
     // A bash line's simple commands as the gate would parse them (a `command_prefix` is
     // matched against each).
-    let mut input = input;
     if input.tool.as_deref() == Some("bash")
         && let Some(line) = input.args.as_ref().and_then(|a| a["command"].as_str())
     {
