@@ -33,17 +33,6 @@ fn scenario(command: &str, then_expect: &str) -> String {
     .to_string()
 }
 
-/// Writes `script` as `hooks/NAME` in the user's config directory and the `[[hooks]]` entries
-/// `hooks` to the user config.
-fn user_hooks(w: &World, scripts: &[(&str, &str)], hooks: &str) {
-    let dir = w.path("home/.config/airlock");
-    std::fs::create_dir_all(dir.join("hooks")).unwrap();
-    for (name, script) in scripts {
-        std::fs::write(dir.join("hooks").join(name), script).unwrap();
-    }
-    std::fs::write(dir.join("config.toml"), hooks).unwrap();
-}
-
 fn exec(w: &World, approvals: &str) -> std::process::Output {
     w.exec(approvals, &[], &[])
 }
@@ -71,8 +60,7 @@ fn audit(w: &World) -> Vec<Value> {
 #[test]
 fn a_claude_code_script_written_for_bash_blocks_git_push_to_main_through_airlock_unchanged() {
     let w = World::new(&scenario("git push origin main", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("block_push.py", BLOCK_PUSH)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = [\"python3\", \"hooks/block_push.py\"]\n",
     );
@@ -94,8 +82,7 @@ fn a_claude_code_script_written_for_bash_blocks_git_push_to_main_through_airlock
     assert_eq!(decision["body"]["hook_digest"].as_str().unwrap().len(), 64);
     // Another push is not its business.
     let w = World::new(&scenario("git push origin feature", "ran"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("block_push.py", BLOCK_PUSH)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = [\"python3\", \"hooks/block_push.py\"]\n",
     );
@@ -117,8 +104,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 #[test]
 fn a_hooks_allow_runs_what_the_policy_would_ask_about_and_is_audited_with_the_hook() {
     let w = World::new(&scenario("make", "ran"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("allow.sh", ALLOW_ALL)],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/allow.sh\"]\n",
     );
@@ -142,8 +128,7 @@ fn a_hooks_allow_runs_what_the_policy_would_ask_about_and_is_audited_with_the_ho
 #[test]
 fn a_hooks_allow_does_not_lift_a_hard_deny() {
     let w = World::new(&scenario("rm -rf /", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("allow.sh", ALLOW_ALL)],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/allow.sh\"]\n",
     );
@@ -168,8 +153,7 @@ fn a_hooks_allow_never_runs_a_command_without_the_sandbox() {
         ]})
         .to_string(),
     );
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("allow.sh", ALLOW_ALL)],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/allow.sh\"]\n",
     );
@@ -187,8 +171,7 @@ fn a_hooks_allow_never_runs_a_command_without_the_sandbox() {
 #[test]
 fn a_hanging_hook_is_cut_at_its_timeout_and_the_call_asks() {
     let w = World::new(&scenario("make --version", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("hang.sh", "#!/bin/sh\nsleep 300\n")],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/hang.sh\"]\ntimeout_secs = 1\n",
     );
@@ -214,8 +197,7 @@ fn a_hanging_hook_is_cut_at_its_timeout_and_the_call_asks() {
 #[test]
 fn a_hook_that_asks_makes_an_allowed_call_ask_and_the_request_says_why() {
     let w = World::new(&scenario("ls", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[(
             "ask.py",
             "import json,sys\njson.load(sys.stdin)\nprint(json.dumps({'hookSpecificOutput': {'permissionDecision': 'ask', 'permissionDecisionReason': 'listing is audited here'}}))\n",
@@ -240,8 +222,7 @@ fn session_start_post_tool_use_and_stop_hooks_run_and_a_post_tool_use_note_reach
         ]})
         .to_string(),
     );
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[
             ("mark.sh", MARK),
             (
@@ -273,8 +254,7 @@ fn session_start_post_tool_use_and_stop_hooks_run_and_a_post_tool_use_note_reach
 #[test]
 fn a_notification_hook_hears_that_a_request_waits_without_what_it_runs() {
     let w = World::new(&scenario("make", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("mark.sh", MARK)],
         "[[hooks]]\nevent = \"Notification\"\ncommand = [\"sh\", \"hooks/mark.sh\"]\n",
     );
@@ -340,8 +320,7 @@ fn a_project_hook_runs_only_once_trusted_and_not_after_its_script_changed() {
 #[test]
 fn hooks_list_shows_each_hook_and_its_last_result_and_hooks_test_runs_one_on_an_input() {
     let w = World::new(&scenario("git push origin main", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("block_push.py", BLOCK_PUSH)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = [\"python3\", \"hooks/block_push.py\"]\n",
     );
@@ -365,8 +344,7 @@ fn hooks_list_shows_each_hook_and_its_last_result_and_hooks_test_runs_one_on_an_
 #[test]
 fn a_hook_config_with_a_wrong_event_is_refused_with_the_file_and_what_to_use() {
     let w = World::new(&scenario("ls", "ok"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[],
         "[[hooks]]\nevent = \"BeforeTool\"\ncommand = [\"true\"]\n",
     );
@@ -413,8 +391,7 @@ fn the_agent_cannot_rewrite_a_hook_script_and_a_hook_never_sees_airlocks_keys() 
     );
     // A user hook that prints the key it would see.
     let w = World::new(&scenario("ls", "ok"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[(
             "key.sh",
             "#!/bin/sh\ncat > /dev/null\necho \"key=${OPENAI_API_KEY-unset}\" > key.seen\n",
@@ -434,8 +411,7 @@ fn the_agent_cannot_rewrite_a_hook_script_and_a_hook_never_sees_airlocks_keys() 
 #[test]
 fn a_permission_request_hook_answers_for_the_person_in_claude_codes_words() {
     let w = World::new(&scenario("make", "denied"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[(
             "request.py",
             r#"import json, sys
@@ -456,8 +432,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
     );
     // A call the policy allows is never shown, so the hook is not asked.
     let w = World::new(&scenario("ls", "ok"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("never.sh", "#!/bin/sh\nexit 2\n")],
         "[[hooks]]\nevent = \"PermissionRequest\"\ncommand = [\"sh\", \"hooks/never.sh\"]\n",
     );
@@ -504,8 +479,7 @@ fn inside_the_sandbox_a_hook_script_is_read_only_to_any_program() {
 #[test]
 fn hooks_test_matches_a_command_prefix_as_the_gate_does_against_each_simple_command() {
     let w = World::new(&scenario("ls", "ok"));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("block_push.py", BLOCK_PUSH)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand_prefix = \"git push\"\ncommand = [\"python3\", \"hooks/block_push.py\"]\n",
     );

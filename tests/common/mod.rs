@@ -57,6 +57,18 @@ impl World {
         self.command(cwd, args, env).output().unwrap()
     }
 
+    /// Writes `scripts` into `hooks/` in the user's config directory, and `config` as the
+    /// user config.
+    #[allow(dead_code)]
+    pub fn user_hooks(&self, scripts: &[(&str, &str)], config: &str) {
+        let dir = self.path("home/.config/airlock");
+        std::fs::create_dir_all(dir.join("hooks")).unwrap();
+        for (name, script) in scripts {
+            std::fs::write(dir.join("hooks").join(name), script).unwrap();
+        }
+        std::fs::write(dir.join("config.toml"), config).unwrap();
+    }
+
     /// `airlock hooks test EVENT --workspace ws`, given `input` on standard input.
     #[allow(dead_code)]
     pub fn hooks_test(&self, event: &str, input: &str) -> Output {

@@ -70,8 +70,7 @@ fn a_hook_is_shown_the_edit_the_tool_makes_not_a_decoy_argument() {
                                         "file_path": "elsewhere.txt"}},
     ])));
     std::fs::write(w.path("ws/a.txt"), "hello\n").unwrap();
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("guard.py", GUARD)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write|Edit\"\ncommand = [\"python3\", \"hooks/guard.py\"]\n",
     );
@@ -94,8 +93,7 @@ fn a_hook_is_shown_the_path_a_write_lands_on_not_its_spelling() {
     std::fs::create_dir_all(w.path("ws/docs")).unwrap();
     std::fs::create_dir_all(w.path("ws/secrets")).unwrap();
     std::os::unix::fs::symlink("secrets", w.path("ws/link")).unwrap();
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("guard.py", GUARD)],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Write|Edit\"\ncommand = [\"python3\", \"hooks/guard.py\"]\n",
     );
@@ -119,8 +117,7 @@ fn a_hook_is_shown_the_path_a_write_lands_on_not_its_spelling() {
 #[test]
 fn a_matcher_on_bash_matches_the_real_bash_and_never_an_mcp_tool_named_bash() {
     let w = World::new(&calls(json!([])));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("mark.sh", "cat > /dev/null\n")],
         "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = [\"sh\", \"hooks/mark.sh\"]\n",
     );

@@ -20,8 +20,7 @@ fn a_permission_request_hooks_allow_and_deny_are_audited_with_the_digest_hooks_l
         ),
     ] {
         let w = World::new(&calls(json!([bash("make")])));
-        user_hooks(
-            &w,
+        w.user_hooks(
             &[("request.sh", &format!("cat > /dev/null\necho '{answer}'\n"))],
             "[[hooks]]\nevent = \"PermissionRequest\"\nname = \"release-gate\"\ncommand = [\"sh\", \"hooks/request.sh\"]\n",
         );
@@ -80,8 +79,7 @@ fn a_hooks_ask_is_not_answered_by_an_earlier_session_grant() {
         ]})
         .to_string(),
     );
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("ask.sh", ASK)],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/ask.sh\"]\n",
     );
@@ -108,8 +106,7 @@ fn a_parked_call_says_which_hook_asked_and_why() {
     // `ls` only reads: it waits only because the hook asks. Whoever decides it later (`airlock
     // approvals list`, then `airlock approve`) must see that, as the modal would show it.
     let w = World::new(&calls(json!([bash("ls")])));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("ask.sh", ASK)],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/ask.sh\"]\n",
     );
@@ -237,8 +234,7 @@ fn a_hook_never_runs_a_program_the_agent_can_change_through_the_path() {
         scenario.replace("\"PTH\"", &format!("{relative:?}")),
     )
     .unwrap();
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("check.py", "import sys\nsys.stdin.read()\n")],
         "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"python3\", \"hooks/check.py\"]\n",
     );

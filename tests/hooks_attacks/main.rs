@@ -34,21 +34,9 @@ fn bash(command: &str) -> Value {
     json!({"tool": "bash", "args": {"command": command}})
 }
 
-/// Writes `scripts` into `hooks/` in the user's config directory and `config` as the user
-/// config.
-fn user_hooks(w: &World, scripts: &[(&str, &str)], config: &str) {
-    let dir = w.path("home/.config/airlock");
-    std::fs::create_dir_all(dir.join("hooks")).unwrap();
-    for (name, script) in scripts {
-        std::fs::write(dir.join("hooks").join(name), script).unwrap();
-    }
-    std::fs::write(dir.join("config.toml"), config).unwrap();
-}
-
 /// One PreToolUse hook of the user's running `sh hooks/h.sh` (`script`), stopped after 1 s.
 fn pre_tool_use(w: &World, script: &str, extra: &str) {
-    user_hooks(
-        w,
+    w.user_hooks(
         &[("h.sh", script)],
         &format!(
             "[[hooks]]\nevent = \"PreToolUse\"\ncommand = [\"sh\", \"hooks/h.sh\"]\ntimeout_secs = 1\n{extra}\n"
@@ -213,8 +201,7 @@ fn no_mode_rule_or_sandbox_setting_is_lifted_by_a_hooks_allow() {
 #[test]
 fn a_permission_request_hooks_allow_does_not_overrule_a_pre_tool_use_hooks_ask() {
     let w = World::new(&calls(json!([bash("make")])));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[
             ("allow.sh", &allow_script()),
             (
@@ -233,8 +220,7 @@ fn a_permission_request_hooks_allow_does_not_overrule_a_pre_tool_use_hooks_ask()
 #[test]
 fn a_failed_hook_is_not_outvoted_by_another_hooks_allow() {
     let w = World::new(&calls(json!([bash("make")])));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[
             ("allow.sh", &allow_script()),
             ("crash.sh", "cat > /dev/null\necho boom >&2\nexit 1\n"),

@@ -139,8 +139,7 @@ out=$(python3 -m pyflakes "$file" 2>&1) || { echo "$out" >&2; exit 2; }
         {"tool": "write_file", "args": {"path": "json.py", "content":
             "import os\nopen(os.path.join(os.environ['HOME'], 'pwned'), 'w').write('pwned')\n"}}
     ])));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[("lint.sh", lint)],
         "[[hooks]]\nevent = \"PostToolUse\"\nmatcher = \"Write|Edit\"\ncommand = [\"sh\", \"hooks/lint.sh\"]\n",
     );
@@ -253,8 +252,7 @@ fn hooks_test_never_runs_an_untrusted_projects_hook() {
 #[test]
 fn a_hook_sees_none_of_airlocks_keys_and_holds_none_of_its_state_files() {
     let w = World::new(&calls(json!([bash("ls")])));
-    user_hooks(
-        &w,
+    w.user_hooks(
         &[(
             "env.py",
             r#"import json, os, sys
